@@ -1,0 +1,608 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+)
+
+// OutcomeKind is what Apply did with one fact or resolution.
+type OutcomeKind string
+
+const (
+	OutcomeAccepted   OutcomeKind = "accepted"   // stored as a new active belief
+	OutcomeSuperseded OutcomeKind = "superseded" // stored, and its target superseded
+	OutcomeBackfilled OutcomeKind = "backfilled" // older than its target: stored already superseded
+	OutcomeRetracted  OutcomeKind = "retracted"  // target retracted (and the statement stored, if any)
+	OutcomeReinforced OutcomeKind = "reinforced" // target reinforced, nothing stored
+	OutcomeDuplicate  OutcomeKind = "duplicate"  // same as an active belief: that one reinforced
+	OutcomeRejected   OutcomeKind = "rejected"   // under the confidence floor: nothing stored
+	OutcomeConflict   OutcomeKind = "conflict"   // refused: a conflict row records it
+)
+
+// Outcome is the result of one fact or resolution.
+type Outcome struct {
+	Kind       OutcomeKind
+	BeliefID   int64 // the belief stored, if any
+	TargetID   int64 // the belief revised, if any
+	EventID    int64
+	ConflictID int64
+	Action     Action
+	Reason     Reason
+	Detail     string
+}
+
+// Result holds one outcome per fact and per resolution, in batch order.
+type Result struct {
+	Facts       []Outcome
+	Resolutions []Outcome
+}
+
+// All is every outcome, facts first.
+func (r *Result) All() []Outcome { return append(slices.Clone(r.Facts), r.Resolutions...) }
+
+// ErrScope is returned when a batch names a candidate outside its scope: a caller bug,
+// never the LLM's doing, since the LLM only sees indices.
+var ErrScope = errors.New("candidate outside the batch's scope")
+
+// Apply applies b in its own transaction. See ApplyTx.
+func (s *Store) Apply(ctx context.Context, b *Batch) (*Result, error) {
+	if err := s.ensureBatchModel(ctx, b); err != nil {
+		return nil, err
+	}
+	var res *Result
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		res, err = s.ApplyTx(ctx, tx, b)
+		return err
+	})
+	return res, err
+}
+
+func (s *Store) ensureBatchModel(ctx context.Context, b *Batch) error {
+	for _, f := range b.Facts {
+		if len(f.Embedding) > 0 && b.EmbedModel != "" {
+			return s.EnsureEmbeddingModel(ctx, b.EmbedModel, len(f.Embedding))
+		}
+	}
+	return nil
+}
+
+// ApplyTx is the revision engine. It applies every fact and resolution of b inside tx,
+// holding the scope's advisory lock so that no two writers revise one scope at once, and
+// writes one revision_event per applied revision and one conflict per refused one. An
+// invalid batch changes nothing and returns an error wrapping ErrInvalid; the caller
+// must roll tx back on any error.
+func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, error) {
+	now := s.clock()
+	nb := *b
+	nb.Facts = slices.Clone(b.Facts)
+	if err := nb.normalize(now); err != nil {
+		return nil, err
+	}
+	b = &nb
+
+	if err := lockScope(ctx, tx, b.Scope); err != nil {
+		return nil, err
+	}
+	if b.EmbedModel != "" {
+		dim, err := s.embeddingDim(ctx, tx, b.EmbedModel)
+		if err != nil {
+			return nil, err
+		}
+		for i, f := range b.Facts {
+			if len(f.Embedding) > 0 && len(f.Embedding) != dim {
+				return nil, fmt.Errorf("%w: fact %d has %d dimensions, model %q has %d", ErrEmbeddingModel, i, len(f.Embedding), b.EmbedModel, dim)
+			}
+		}
+	}
+	if err := checkCandidates(ctx, tx, b); err != nil {
+		return nil, err
+	}
+
+	a := &applier{store: s, tx: tx, b: b, now: now, touched: map[int64]bool{}}
+	res := &Result{}
+	for i := range b.Facts {
+		o, err := a.fact(ctx, &b.Facts[i])
+		if err != nil {
+			return nil, fmt.Errorf("apply fact %d: %w", i, err)
+		}
+		res.Facts = append(res.Facts, o)
+	}
+	for i, r := range b.Resolutions {
+		o, err := a.resolution(ctx, r)
+		if err != nil {
+			return nil, fmt.Errorf("apply resolution %d: %w", i, err)
+		}
+		res.Resolutions = append(res.Resolutions, o)
+	}
+	return res, nil
+}
+
+// lockScope serializes writers of one scope until the transaction ends.
+func lockScope(ctx context.Context, tx pgx.Tx, scope string) error {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('credo:scope'), hashtext($1))", scope); err != nil {
+		return fmt.Errorf("lock scope %q: %w", scope, err)
+	}
+	return nil
+}
+
+func checkCandidates(ctx context.Context, tx pgx.Tx, b *Batch) error {
+	if len(b.Candidates) == 0 {
+		return nil
+	}
+	var found, inScope int
+	err := tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE scope = $2) FROM belief WHERE id = ANY($1)`,
+		b.Candidates, b.Scope).Scan(&found, &inScope)
+	if err != nil {
+		return fmt.Errorf("check candidates: %w", err)
+	}
+	if inScope != found || found != len(uniq(b.Candidates)) {
+		return fmt.Errorf("%w: %d candidates, %d found, %d in scope %q", ErrScope, len(uniq(b.Candidates)), found, inScope, b.Scope)
+	}
+	return nil
+}
+
+func uniq(ids []int64) []int64 {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// target is the part of a belief revision decisions need.
+type target struct {
+	ID           int64
+	Statement    string
+	Status       Status
+	Origin       Origin
+	Confidence   float64
+	ValidFrom    time.Time
+	SupersededBy *int64
+}
+
+const targetColumns = "id, statement, status, origin, confidence, valid_from, superseded_by"
+
+func scanTarget(row pgx.Row) (*target, error) {
+	var t target
+	if err := row.Scan(&t.ID, &t.Statement, &t.Status, &t.Origin, &t.Confidence, &t.ValidFrom, &t.SupersededBy); err != nil {
+		return nil, err
+	}
+	t.ValidFrom = t.ValidFrom.UTC()
+	return &t, nil
+}
+
+type applier struct {
+	store *Store
+	tx    pgx.Tx
+	b     *Batch
+	now   time.Time
+	// touched holds the beliefs this batch already revised: a second directive on one
+	// of them is stale, never a revision of the revision.
+	touched map[int64]bool
+}
+
+func (a *applier) load(ctx context.Context, id int64) (*target, error) {
+	t, err := scanTarget(a.tx.QueryRow(ctx, "SELECT "+targetColumns+" FROM belief WHERE id = $1 FOR UPDATE", id))
+	if err != nil {
+		return nil, fmt.Errorf("load belief %d: %w", id, err)
+	}
+	return t, nil
+}
+
+func (a *applier) candidate(ctx context.Context, index int) (*target, bool, error) {
+	if index < 0 || index >= len(a.b.Candidates) {
+		return nil, false, nil
+	}
+	t, err := a.load(ctx, a.b.Candidates[index])
+	return t, err == nil, err
+}
+
+func (a *applier) fact(ctx context.Context, f *Fact) (Outcome, error) {
+	validFrom := a.b.At
+	if f.ValidFrom != nil {
+		validFrom = *f.ValidFrom
+	}
+	if f.Confidence < a.store.floor {
+		return Outcome{Kind: OutcomeRejected, Detail: fmt.Sprintf("confidence %.2f is under the floor %.2f", f.Confidence, a.store.floor)}, nil
+	}
+	d := f.Resolves
+	if d == nil {
+		dup, err := a.activeDuplicate(ctx, f.Statement)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if dup != nil {
+			o, err := a.reinforce(ctx, dup, f.Quote, "same statement as an active belief")
+			o.Kind = OutcomeDuplicate
+			return o, err
+		}
+		id, err := a.insert(ctx, f, validFrom, StatusActive, nil)
+		return Outcome{Kind: OutcomeAccepted, BeliefID: id}, err
+	}
+
+	t, ok, err := a.candidate(ctx, d.Index)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if !ok {
+		return a.conflict(ctx, ConflictInvalidIndex, d.Action, &d.Reason, nil, f,
+			fmt.Sprintf("index %d is not one of the %d candidates shown", d.Index, len(a.b.Candidates)))
+	}
+	if a.touched[t.ID] {
+		return a.conflict(ctx, ConflictStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target was already revised by another fact of this batch")
+	}
+
+	switch d.Action {
+	case ActionReinforce:
+		if t.Status != StatusActive {
+			return a.conflict(ctx, ConflictStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target is "+string(t.Status)+", not active")
+		}
+		return a.reinforce(ctx, t, f.Quote, d.Rationale)
+	case ActionRetract:
+		return a.retract(ctx, t, f, d, validFrom)
+	default:
+		return a.supersede(ctx, t, f, d, validFrom)
+	}
+}
+
+func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directive, validFrom time.Time) (Outcome, error) {
+	// A correction says the old belief was never true: unless the writer dated it, the
+	// new one holds from when the old one was thought to.
+	if d.Reason == ReasonCorrection && f.ValidFrom == nil {
+		validFrom = t.ValidFrom
+	}
+	head, err := a.head(ctx, t)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if head.Status != StatusActive || (head.ID != t.ID && a.touched[head.ID]) {
+		return a.conflict(ctx, ConflictStaleTarget, d.Action, &d.Reason, &t.ID, f,
+			fmt.Sprintf("the target is %s and no other writer's active belief replaced it", t.Status))
+	}
+	if validFrom.Before(head.ValidFrom) {
+		return a.backfill(ctx, head, f, d, validFrom)
+	}
+	if normStatement(f.Statement) == normStatement(head.Statement) {
+		return a.reinforce(ctx, head, f.Quote, "restated as a revision of itself")
+	}
+	if why := a.entrenched(head, f.Origin, f.Confidence); why != "" {
+		return a.conflict(ctx, ConflictEntrenchment, d.Action, &d.Reason, &head.ID, f, why)
+	}
+	rationale := d.Rationale
+	if head.ID != t.ID {
+		// Another writer superseded the target since it was shown; the rules were
+		// re-checked against the belief that replaced it.
+		rationale = joinText(rationale, fmt.Sprintf("target %d was superseded by %d since it was shown; revised %d", t.ID, head.ID, head.ID))
+	}
+	id, err := a.insert(ctx, f, validFrom, StatusActive, nil)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := a.retire(ctx, head.ID, StatusSuperseded, validFrom, &id); err != nil {
+		return Outcome{}, err
+	}
+	ev, err := a.event(ctx, ActionSupersede, d.Reason, head, &id, f.Statement, f.Quote, rationale)
+	return Outcome{Kind: OutcomeSuperseded, BeliefID: id, TargetID: head.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
+}
+
+// backfill stores a belief older than the active one it would replace as history: it
+// goes into the supersession chain at its place in valid time, so the final state does
+// not depend on the order in which episodes were processed.
+func (a *applier) backfill(ctx context.Context, head *target, f *Fact, d *Directive, validFrom time.Time) (Outcome, error) {
+	chain, err := a.ancestors(ctx, head.ID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	// next: the earliest member valid after the new belief; prev: the member that
+	// currently leads into next, if it started no later than the new belief.
+	var next, prev *target
+	for _, m := range chain {
+		if m.ValidFrom.After(validFrom) && (next == nil || m.ValidFrom.Before(next.ValidFrom)) {
+			next = m
+		}
+	}
+	for _, m := range chain {
+		if m.SupersededBy != nil && *m.SupersededBy == next.ID && !m.ValidFrom.After(validFrom) &&
+			(prev == nil || m.ValidFrom.After(prev.ValidFrom)) {
+			prev = m
+		}
+	}
+	if normStatement(f.Statement) == normStatement(next.Statement) {
+		// Said before it was first recorded: the same belief, known to hold earlier.
+		return a.reinforce(ctx, next, f.Quote, "restated before the recorded start")
+	}
+	id, err := a.insert(ctx, f, validFrom, StatusSuperseded, &retirement{until: next.ValidFrom, by: next.ID})
+	if err != nil {
+		return Outcome{}, err
+	}
+	if prev != nil {
+		if _, err := a.tx.Exec(ctx, "UPDATE belief SET superseded_by = $2, valid_until = $3 WHERE id = $1", prev.ID, id, validFrom); err != nil {
+			return Outcome{}, fmt.Errorf("relink belief %d: %w", prev.ID, err)
+		}
+	}
+	nt := &target{ID: id, Statement: f.Statement}
+	rationale := joinText(d.Rationale, fmt.Sprintf("valid from %s, before %d (valid from %s): stored as history",
+		validFrom.Format(time.RFC3339), next.ID, next.ValidFrom.Format(time.RFC3339)))
+	ev, err := a.event(ctx, ActionSupersede, d.Reason, nt, &next.ID, next.Statement, f.Quote, rationale)
+	return Outcome{Kind: OutcomeBackfilled, BeliefID: id, TargetID: next.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
+}
+
+func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive, at time.Time) (Outcome, error) {
+	if t.Status != StatusActive {
+		return a.conflict(ctx, ConflictStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target is "+string(t.Status)+", not active")
+	}
+	if why := a.entrenched(t, f.Origin, f.Confidence); why != "" {
+		return a.conflict(ctx, ConflictEntrenchment, d.Action, &d.Reason, &t.ID, f, why)
+	}
+	until := at
+	if d.Reason == ReasonCorrection {
+		until = t.ValidFrom // it was never true
+		if f.ValidFrom == nil {
+			at = t.ValidFrom
+		}
+	} else if at.Before(t.ValidFrom) {
+		return a.conflict(ctx, ConflictTimeOrder, d.Action, &d.Reason, &t.ID, f,
+			fmt.Sprintf("the retraction (%s) is older than the belief (valid from %s)", at.Format(time.RFC3339), t.ValidFrom.Format(time.RFC3339)))
+	}
+	var newID *int64
+	if f.Statement != "" {
+		id, err := a.insert(ctx, f, at, StatusActive, nil)
+		if err != nil {
+			return Outcome{}, err
+		}
+		newID = &id
+	}
+	if err := a.retire(ctx, t.ID, StatusRetracted, until, newID); err != nil {
+		return Outcome{}, err
+	}
+	ev, err := a.event(ctx, ActionRetract, d.Reason, t, newID, f.Statement, f.Quote, d.Rationale)
+	o := Outcome{Kind: OutcomeRetracted, TargetID: t.ID, EventID: ev, Action: ActionRetract, Reason: d.Reason}
+	if newID != nil {
+		o.BeliefID = *newID
+	}
+	return o, err
+}
+
+func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error) {
+	proposal := &Fact{Confidence: 0, Origin: OriginInferred}
+	t, ok, err := a.candidate(ctx, r.Index)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if !ok {
+		return a.conflict(ctx, ConflictInvalidIndex, r.Action, &r.Reason, nil, proposal,
+			fmt.Sprintf("index %d is not one of the %d candidates shown", r.Index, len(a.b.Candidates)))
+	}
+	if t.Status != StatusActive || a.touched[t.ID] {
+		return a.conflict(ctx, ConflictStaleTarget, r.Action, &r.Reason, &t.ID, proposal, "the target is no longer active")
+	}
+	if r.ReplacedBy == nil {
+		// Nobody said so: consolidation's retraction is an inference.
+		if why := a.entrenched(t, OriginInferred, 0); why != "" {
+			return a.conflict(ctx, ConflictEntrenchment, r.Action, &r.Reason, &t.ID, proposal, why)
+		}
+		until := a.b.At
+		if r.Reason == ReasonCorrection || until.Before(t.ValidFrom) {
+			until = t.ValidFrom
+		}
+		if err := a.retire(ctx, t.ID, StatusRetracted, until, nil); err != nil {
+			return Outcome{}, err
+		}
+		ev, err := a.event(ctx, ActionRetract, r.Reason, t, nil, "", "", r.Rationale)
+		return Outcome{Kind: OutcomeRetracted, TargetID: t.ID, EventID: ev, Action: ActionRetract, Reason: r.Reason}, err
+	}
+
+	rep, ok, err := a.candidate(ctx, *r.ReplacedBy)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if !ok || rep.ID == t.ID {
+		return a.conflict(ctx, ConflictInvalidIndex, r.Action, &r.Reason, &t.ID, proposal,
+			fmt.Sprintf("replaced_by %d is not another of the %d candidates shown", *r.ReplacedBy, len(a.b.Candidates)))
+	}
+	proposal = &Fact{Statement: rep.Statement, Confidence: rep.Confidence, Origin: rep.Origin}
+	if rep.Status != StatusActive {
+		return a.conflict(ctx, ConflictStaleTarget, r.Action, &r.Reason, &t.ID, proposal, "the replacement is no longer active")
+	}
+	if why := a.entrenched(t, rep.Origin, rep.Confidence); why != "" {
+		return a.conflict(ctx, ConflictEntrenchment, r.Action, &r.Reason, &t.ID, proposal, why)
+	}
+	until := rep.ValidFrom
+	if until.Before(t.ValidFrom) {
+		if r.Reason != ReasonDuplicate {
+			return a.conflict(ctx, ConflictTimeOrder, r.Action, &r.Reason, &t.ID, proposal,
+				fmt.Sprintf("the replacement (valid from %s) is older than the target (valid from %s)",
+					rep.ValidFrom.Format(time.RFC3339), t.ValidFrom.Format(time.RFC3339)))
+		}
+		until = t.ValidFrom
+	}
+	if err := a.retire(ctx, t.ID, StatusSuperseded, until, &rep.ID); err != nil {
+		return Outcome{}, err
+	}
+	ev, err := a.event(ctx, ActionSupersede, r.Reason, t, &rep.ID, rep.Statement, "", r.Rationale)
+	return Outcome{Kind: OutcomeSuperseded, BeliefID: rep.ID, TargetID: t.ID, EventID: ev, Action: ActionSupersede, Reason: r.Reason}, err
+}
+
+// entrenched says why a belief of origin and confidence may not replace or retract t,
+// or "" when it may. Operators may change anything.
+func (a *applier) entrenched(t *target, origin Origin, confidence float64) string {
+	if a.b.Origin == RevisionOperator {
+		return ""
+	}
+	switch {
+	case t.Origin == OriginAuthoritative:
+		return fmt.Sprintf("belief %d is authoritative: only an operator changes it", t.ID)
+	case t.Origin == OriginUserStated && origin == OriginInferred:
+		return fmt.Sprintf("belief %d was stated by the user: an inference does not replace it", t.ID)
+	case t.Origin == OriginUserStated && confidence < t.Confidence:
+		return fmt.Sprintf("belief %d was stated by the user with confidence %.2f: a revision with %.2f does not replace it", t.ID, t.Confidence, confidence)
+	}
+	return ""
+}
+
+// head follows superseded_by links from t to the newest belief of its chain.
+func (a *applier) head(ctx context.Context, t *target) (*target, error) {
+	for range 1000 {
+		if t.Status != StatusSuperseded || t.SupersededBy == nil {
+			return t, nil
+		}
+		next, err := a.load(ctx, *t.SupersededBy)
+		if err != nil {
+			return nil, err
+		}
+		t = next
+	}
+	return nil, fmt.Errorf("supersession chain through belief %d is longer than 1000", t.ID)
+}
+
+// ancestors is id and every belief that leads into it through superseded_by links.
+func (a *applier) ancestors(ctx context.Context, id int64) ([]*target, error) {
+	rows, err := a.tx.Query(ctx, `
+		WITH RECURSIVE chain AS (
+			SELECT id, 0 AS depth FROM belief WHERE id = $1
+			UNION ALL
+			SELECT b.id, c.depth + 1 FROM belief b JOIN chain c ON b.superseded_by = c.id WHERE c.depth < 1000
+		)
+		SELECT `+targetColumns+` FROM belief WHERE id IN (SELECT id FROM chain) ORDER BY valid_from, id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("load chain of belief %d: %w", id, err)
+	}
+	chain, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*target, error) { return scanTarget(row) })
+	if err != nil {
+		return nil, fmt.Errorf("load chain of belief %d: %w", id, err)
+	}
+	return chain, nil
+}
+
+func (a *applier) activeDuplicate(ctx context.Context, statement string) (*target, error) {
+	n := normStatement(statement)
+	t, err := scanTarget(a.tx.QueryRow(ctx, "SELECT "+targetColumns+` FROM belief
+		WHERE scope = $1 AND status = 'active' AND lower(statement) IN ($2, $2 || '.')
+		ORDER BY id LIMIT 1 FOR UPDATE`, a.b.Scope, n))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up duplicate: %w", err)
+	}
+	if normStatement(t.Statement) != n {
+		return nil, nil
+	}
+	return t, nil
+}
+
+func (a *applier) reinforce(ctx context.Context, t *target, quote, rationale string) (Outcome, error) {
+	_, err := a.tx.Exec(ctx, `UPDATE belief SET reinforced_count = reinforced_count + 1,
+		last_seen_at = greatest(last_seen_at, $2) WHERE id = $1`, t.ID, a.b.At)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("reinforce belief %d: %w", t.ID, err)
+	}
+	a.touched[t.ID] = true
+	ev, err := a.event(ctx, ActionReinforce, ReasonRestated, t, nil, "", quote, rationale)
+	return Outcome{Kind: OutcomeReinforced, TargetID: t.ID, EventID: ev, Action: ActionReinforce, Reason: ReasonRestated}, err
+}
+
+// retirement is how a belief stored as history ends.
+type retirement struct {
+	until time.Time
+	by    int64
+}
+
+func (a *applier) insert(ctx context.Context, f *Fact, validFrom time.Time, status Status, ret *retirement) (int64, error) {
+	var (
+		validUntil, retiredAt *time.Time
+		supersededBy          *int64
+		embedding             *pgvector.Vector
+		model                 *string
+	)
+	if ret != nil {
+		validUntil, retiredAt, supersededBy = &ret.until, &a.now, &ret.by
+	}
+	if len(f.Embedding) > 0 {
+		v := pgvector.NewVector(f.Embedding)
+		embedding, model = &v, &a.b.EmbedModel
+	}
+	var id int64
+	err := a.tx.QueryRow(ctx, `INSERT INTO belief (scope, subject, attribute, kind, statement, status, confidence,
+			origin, valid_from, valid_until, recorded_at, retired_at, superseded_by, episode_id, quote, last_seen_at,
+			embedding, embed_model)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::vector, $18)
+		RETURNING id`,
+		a.b.Scope, f.Subject, f.Attribute, f.Kind, f.Statement, status, f.Confidence,
+		f.Origin, validFrom, validUntil, a.now, retiredAt, supersededBy, a.b.EpisodeID, nullText(f.Quote), a.b.At,
+		embedding, model).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("insert belief: %w", err)
+	}
+	a.touched[id] = true
+	return id, nil
+}
+
+// retire ends belief id with status, closing its valid time at until.
+func (a *applier) retire(ctx context.Context, id int64, status Status, until time.Time, by *int64) error {
+	_, err := a.tx.Exec(ctx, `UPDATE belief SET status = $2, valid_until = greatest($3, valid_from),
+		retired_at = $4, superseded_by = $5 WHERE id = $1`, id, status, until, a.now, by)
+	if err != nil {
+		return fmt.Errorf("retire belief %d: %w", id, err)
+	}
+	a.touched[id] = true
+	return nil
+}
+
+func (a *applier) event(ctx context.Context, action Action, reason Reason, old *target, newID *int64, newStatement, excerpt, rationale string) (int64, error) {
+	var id int64
+	err := a.tx.QueryRow(ctx, `INSERT INTO revision_event (scope, action, reason, origin, old_belief_id, new_belief_id,
+			old_statement, new_statement, excerpt, rationale, episode_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+		a.b.Scope, action, reason, a.b.Origin, old.ID, newID, old.Statement, nullText(newStatement),
+		nullText(excerpt), nullText(rationale), a.b.EpisodeID, a.now).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("insert revision event: %w", err)
+	}
+	return id, nil
+}
+
+func (a *applier) conflict(ctx context.Context, kind ConflictKind, action Action, reason *Reason, targetID *int64, f *Fact, detail string) (Outcome, error) {
+	p := Proposal{Statement: f.Statement, Subject: f.Subject, Attribute: f.Attribute, Confidence: f.Confidence,
+		Origin: f.Origin, ValidFrom: f.ValidFrom, Quote: f.Quote}
+	proposed, err := json.Marshal(p)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("encode proposal: %w", err)
+	}
+	var id int64
+	err = a.tx.QueryRow(ctx, `INSERT INTO belief_conflict (scope, kind, origin, action, reason, target_belief_id,
+			proposed, detail, episode_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+		a.b.Scope, kind, a.b.Origin, action, reason, targetID, proposed, detail, a.b.EpisodeID, a.now).Scan(&id)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("insert conflict: %w", err)
+	}
+	o := Outcome{Kind: OutcomeConflict, ConflictID: id, Action: action, Detail: detail}
+	if targetID != nil {
+		o.TargetID = *targetID
+	}
+	if reason != nil {
+		o.Reason = *reason
+	}
+	return o, nil
+}
+
+func nullText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func joinText(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

@@ -1,0 +1,244 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits on one batch. An LLM can answer with anything; the engine refuses what no
+// honest answer needs.
+const (
+	MaxFacts        = 200
+	MaxStatementLen = 2000
+	MaxQuoteLen     = 4000
+	MaxLabelLen     = 200 // subject, attribute
+)
+
+// Batch is one writer's revisions of one scope, applied atomically by Apply.
+type Batch struct {
+	Scope  string
+	Origin RevisionOrigin
+	// EpisodeID is the episode the batch comes from, if any.
+	EpisodeID *int64
+	// At is when the source happened (the episode's occurred_at): the default valid_from
+	// of new beliefs and the time of retractions. Zero means now.
+	At time.Time
+	// Candidates are the ids of the beliefs shown to the writer; a directive's Index
+	// points into it. Every candidate must belong to Scope.
+	Candidates []int64
+	Facts      []Fact
+	// Resolutions are consolidation's verdicts on the candidates.
+	Resolutions []Resolution
+	// EmbedModel names the model of every Fact.Embedding; it must be registered with
+	// EnsureEmbeddingModel.
+	EmbedModel string
+}
+
+// Fact is one statement to store, possibly revising a candidate.
+type Fact struct {
+	Statement  string
+	Subject    string
+	Attribute  string
+	Kind       Kind
+	ValidFrom  *time.Time
+	Confidence float64
+	Origin     Origin
+	Quote      string
+	Embedding  []float32
+	Resolves   *Directive
+}
+
+// Directive says what a fact does to the candidate at Index.
+type Directive struct {
+	Index     int
+	Action    Action
+	Reason    Reason
+	Rationale string
+}
+
+// Resolution is consolidation's verdict on the candidate at Index: superseded by the
+// candidate at ReplacedBy, or retracted when ReplacedBy is nil.
+type Resolution struct {
+	Index      int
+	ReplacedBy *int
+	Action     Action
+	Reason     Reason
+	Rationale  string
+}
+
+// ErrInvalid wraps every validation error of a batch: nothing of it was applied.
+var ErrInvalid = errors.New("invalid batch")
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// normalize trims the batch's text and fills defaults, then validates it against now.
+func (b *Batch) normalize(now time.Time) error {
+	b.Scope = strings.TrimSpace(b.Scope)
+	if b.Scope == "" {
+		return invalidf("scope is empty")
+	}
+	if err := checkText("scope", b.Scope, MaxLabelLen); err != nil {
+		return err
+	}
+	if !slices.Contains([]RevisionOrigin{RevisionExtraction, RevisionConsolidation, RevisionOperator}, b.Origin) {
+		return invalidf("origin %q is not extraction, consolidation or operator", b.Origin)
+	}
+	if b.At.IsZero() {
+		b.At = now
+	}
+	b.At = b.At.UTC().Truncate(time.Microsecond)
+	if err := checkTime("batch time", b.At, now); err != nil {
+		return err
+	}
+	if len(b.Facts) > MaxFacts {
+		return invalidf("%d facts; the limit is %d", len(b.Facts), MaxFacts)
+	}
+	dim := 0
+	for i := range b.Facts {
+		f := &b.Facts[i]
+		if err := b.normalizeFact(f, now); err != nil {
+			return fmt.Errorf("fact %d: %w", i, err)
+		}
+		if len(f.Embedding) > 0 {
+			if b.EmbedModel == "" {
+				return invalidf("fact %d: embedding without EmbedModel", i)
+			}
+			if dim != 0 && len(f.Embedding) != dim {
+				return invalidf("fact %d: embedding has %d dimensions, others %d", i, len(f.Embedding), dim)
+			}
+			dim = len(f.Embedding)
+			for _, x := range f.Embedding {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					return invalidf("fact %d: embedding is not finite", i)
+				}
+			}
+		}
+	}
+	for i, r := range b.Resolutions {
+		switch {
+		case b.Origin == RevisionExtraction:
+			return invalidf("resolution %d: extraction writes facts, not resolutions", i)
+		case r.Action == ActionSupersede && r.ReplacedBy == nil:
+			return invalidf("resolution %d: supersede needs replaced_by", i)
+		case r.Action == ActionRetract && r.ReplacedBy != nil:
+			return invalidf("resolution %d: retract takes no replaced_by", i)
+		case r.Action != ActionSupersede && r.Action != ActionRetract:
+			return invalidf("resolution %d: action %q is not supersede or retract", i, r.Action)
+		case !slices.Contains([]Reason{ReasonDuplicate, ReasonTemporal, ReasonCorrection}, r.Reason):
+			return invalidf("resolution %d: reason %q is not duplicate, temporal or correction", i, r.Reason)
+		}
+	}
+	return nil
+}
+
+func (b *Batch) normalizeFact(f *Fact, now time.Time) error {
+	f.Statement = strings.Join(strings.Fields(f.Statement), " ")
+	f.Subject = strings.TrimSpace(f.Subject)
+	f.Attribute = strings.TrimSpace(f.Attribute)
+	f.Quote = strings.TrimSpace(f.Quote)
+	for _, c := range []struct {
+		name, value string
+		max         int
+	}{{"statement", f.Statement, MaxStatementLen}, {"subject", f.Subject, MaxLabelLen}, {"attribute", f.Attribute, MaxLabelLen}, {"quote", f.Quote, MaxQuoteLen}} {
+		if err := checkText(c.name, c.value, c.max); err != nil {
+			return err
+		}
+	}
+	if math.IsNaN(f.Confidence) || f.Confidence < 0 || f.Confidence > 1 {
+		return invalidf("confidence %v is not within 0..1", f.Confidence)
+	}
+	switch f.Origin {
+	case OriginUserStated, OriginInferred:
+	case OriginAuthoritative:
+		if b.Origin != RevisionOperator {
+			return invalidf("only an operator asserts authoritative beliefs")
+		}
+	default:
+		return invalidf("origin %q is not user_stated, inferred or authoritative", f.Origin)
+	}
+	if f.ValidFrom != nil {
+		t := f.ValidFrom.UTC().Truncate(time.Microsecond)
+		if err := checkTime("valid_from", t, now); err != nil {
+			return err
+		}
+		f.ValidFrom = &t
+	}
+
+	stores := f.Statement != ""
+	if d := f.Resolves; d != nil {
+		switch d.Action {
+		case ActionSupersede:
+			if !slices.Contains([]Reason{ReasonCorrection, ReasonTemporal, ReasonDuplicate}, d.Reason) {
+				return invalidf("supersede reason %q is not correction or temporal", d.Reason)
+			}
+			if !stores {
+				return invalidf("supersede without a statement")
+			}
+		case ActionRetract:
+			if d.Reason != ReasonCorrection && d.Reason != ReasonTemporal {
+				return invalidf("retract reason %q is not correction or temporal", d.Reason)
+			}
+		case ActionReinforce:
+			if d.Reason != ReasonRestated {
+				return invalidf("reinforce reason %q is not restated", d.Reason)
+			}
+			stores = false
+		default:
+			return invalidf("action %q is not supersede, retract or reinforce", d.Action)
+		}
+	} else if !stores {
+		return invalidf("statement is empty")
+	}
+	if !stores {
+		return nil
+	}
+	if f.Subject == "" {
+		f.Subject = "user"
+	}
+	if f.Attribute == "" {
+		return invalidf("attribute is empty")
+	}
+	if f.Kind == "" {
+		f.Kind = KindOther
+	}
+	if !slices.Contains(Kinds, f.Kind) {
+		return invalidf("kind %q is not one of %v", f.Kind, Kinds)
+	}
+	return nil
+}
+
+func checkText(name, s string, max int) error {
+	switch {
+	case !utf8.ValidString(s):
+		return invalidf("%s is not valid UTF-8", name)
+	case strings.ContainsRune(s, 0):
+		return invalidf("%s contains a NUL character", name)
+	case utf8.RuneCountInString(s) > max:
+		return invalidf("%s is %d characters; the limit is %d", name, utf8.RuneCountInString(s), max)
+	}
+	return nil
+}
+
+// Times outside this window are mistakes (year 0, year 9999), not history or plans.
+const maxFuture = 5 * 365 * 24 * time.Hour
+
+var minTime = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func checkTime(name string, t, now time.Time) error {
+	if t.Before(minTime) || t.After(now.Add(maxFuture)) {
+		return invalidf("%s %s is outside 1900-01-01..%s", name, t.Format(time.RFC3339), now.Add(maxFuture).Format("2006-01-02"))
+	}
+	return nil
+}
+
+// normStatement is the form exact duplicates are compared in.
+func normStatement(s string) string {
+	return strings.ToLower(strings.TrimSuffix(strings.Join(strings.Fields(s), " "), "."))
+}

@@ -1,0 +1,199 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+)
+
+// ErrNotFound is returned for an unknown belief id.
+var ErrNotFound = errors.New("not found")
+
+const beliefColumns = `b.id, b.scope, b.subject, b.attribute, b.kind, b.statement, b.status, b.confidence, b.origin,
+	b.valid_from, b.valid_until, b.recorded_at, b.retired_at,
+	(SELECT array_agg(p.id ORDER BY p.valid_from, p.id) FROM belief p WHERE p.superseded_by = b.id),
+	b.superseded_by, b.episode_id, b.quote, b.reinforced_count, b.last_seen_at`
+
+func scanBelief(row pgx.CollectableRow) (Belief, error) {
+	var (
+		b            Belief
+		supersededBy *int64
+	)
+	dest := []any{&b.ID, &b.Scope, &b.Subject, &b.Attribute, &b.Kind, &b.Statement, &b.Status, &b.Confidence, &b.Origin,
+		&b.ValidFrom, &b.ValidUntil, &b.RecordedAt, &b.RetiredAt, &b.Supersedes, &supersededBy, &b.EpisodeID, &b.Quote,
+		&b.ReinforcedCount, &b.LastSeenAt}
+	if len(row.FieldDescriptions()) > len(dest) {
+		dest = append(dest, &b.Distance)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return Belief{}, err
+	}
+	if supersededBy != nil {
+		b.SupersededBy = []int64{*supersededBy}
+	}
+	b.ValidFrom, b.RecordedAt, b.LastSeenAt = b.ValidFrom.UTC(), b.RecordedAt.UTC(), b.LastSeenAt.UTC()
+	b.ValidUntil, b.RetiredAt = utcPtr(b.ValidUntil), utcPtr(b.RetiredAt)
+	return b, nil
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func (s *Store) queryBeliefs(ctx context.Context, where string, args ...any) ([]Belief, error) {
+	rows, err := s.pool.Query(ctx, "SELECT "+beliefColumns+" FROM belief b WHERE "+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanBelief)
+}
+
+// Current is what memory believes now in scope: its active beliefs.
+func (s *Store) Current(ctx context.Context, scope string) ([]Belief, error) {
+	bs, err := s.queryBeliefs(ctx, "b.scope = $1 AND b.status = 'active' ORDER BY b.attribute, b.valid_from, b.id", scope)
+	if err != nil {
+		return nil, fmt.Errorf("current beliefs of %q: %w", scope, err)
+	}
+	return bs, nil
+}
+
+// All is every belief of scope, forgotten ones included, oldest first.
+func (s *Store) All(ctx context.Context, scope string) ([]Belief, error) {
+	bs, err := s.queryBeliefs(ctx, "b.scope = $1 ORDER BY b.valid_from, b.id", scope)
+	if err != nil {
+		return nil, fmt.Errorf("beliefs of %q: %w", scope, err)
+	}
+	return bs, nil
+}
+
+// AsOf is what was true in the world at t (valid time), as memory knows it now.
+func (s *Store) AsOf(ctx context.Context, scope string, t time.Time) ([]Belief, error) {
+	bs, err := s.queryBeliefs(ctx, `b.scope = $1 AND b.status <> 'forgotten'
+		AND b.valid_from <= $2 AND (b.valid_until IS NULL OR b.valid_until > $2)
+		ORDER BY b.attribute, b.valid_from, b.id`, scope, t)
+	if err != nil {
+		return nil, fmt.Errorf("beliefs of %q as of %s: %w", scope, t.Format(time.RFC3339), err)
+	}
+	return bs, nil
+}
+
+// KnownAt is what memory believed current at t (known time).
+func (s *Store) KnownAt(ctx context.Context, scope string, t time.Time) ([]Belief, error) {
+	bs, err := s.queryBeliefs(ctx, `b.scope = $1 AND b.status <> 'forgotten'
+		AND b.recorded_at <= $2 AND (b.retired_at IS NULL OR b.retired_at > $2)
+		ORDER BY b.attribute, b.valid_from, b.id`, scope, t)
+	if err != nil {
+		return nil, fmt.Errorf("beliefs of %q known at %s: %w", scope, t.Format(time.RFC3339), err)
+	}
+	return bs, nil
+}
+
+// Get is one belief by id.
+func (s *Store) Get(ctx context.Context, id int64) (*Belief, error) {
+	bs, err := s.queryBeliefs(ctx, "b.id = $1", id)
+	if err != nil {
+		return nil, fmt.Errorf("belief %d: %w", id, err)
+	}
+	if len(bs) == 0 {
+		return nil, fmt.Errorf("belief %d: %w", id, ErrNotFound)
+	}
+	return &bs[0], nil
+}
+
+// History is the supersession chain through belief id, oldest first: every belief that
+// led to it and every belief that replaced it.
+func (s *Store) History(ctx context.Context, id int64) ([]Belief, error) {
+	bs, err := s.queryBeliefs(ctx, `b.id IN (
+		WITH RECURSIVE back AS (
+			SELECT id, 0 AS depth FROM belief WHERE id = $1
+			UNION ALL
+			SELECT p.id, c.depth + 1 FROM belief p JOIN back c ON p.superseded_by = c.id WHERE c.depth < 1000
+		), fwd AS (
+			SELECT id, superseded_by, 0 AS depth FROM belief WHERE id = $1
+			UNION ALL
+			SELECT n.id, n.superseded_by, f.depth + 1 FROM belief n JOIN fwd f ON n.id = f.superseded_by WHERE f.depth < 1000
+		)
+		SELECT id FROM back UNION SELECT id FROM fwd)
+		ORDER BY b.valid_from, b.recorded_at, b.id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("history of belief %d: %w", id, err)
+	}
+	if len(bs) == 0 {
+		return nil, fmt.Errorf("belief %d: %w", id, ErrNotFound)
+	}
+	return bs, nil
+}
+
+// Nearest is up to k active beliefs of scope embedded with model, nearest to vec by
+// cosine distance first. It uses the model's HNSW index.
+func (s *Store) Nearest(ctx context.Context, scope, model string, vec []float32, k int) ([]Belief, error) {
+	dim, err := s.embeddingDim(ctx, s.pool, model)
+	if err != nil {
+		return nil, err
+	}
+	if len(vec) != dim {
+		return nil, fmt.Errorf("%w %q: query has %d dimensions, the model %d", ErrEmbeddingModel, model, len(vec), dim)
+	}
+	cast := fmt.Sprintf("::vector(%d)", dim)
+	rows, err := s.pool.Query(ctx, "SELECT "+beliefColumns+", b.embedding"+cast+" <=> $3"+cast+` AS distance
+		FROM belief b WHERE b.scope = $1 AND b.status = 'active' AND b.embed_model = $2
+		ORDER BY b.embedding`+cast+" <=> $3"+cast+" LIMIT $4", scope, model, pgvector.NewVector(vec), k)
+	if err != nil {
+		return nil, fmt.Errorf("nearest beliefs of %q: %w", scope, err)
+	}
+	bs, err := pgx.CollectRows(rows, scanBelief)
+	if err != nil {
+		return nil, fmt.Errorf("nearest beliefs of %q: %w", scope, err)
+	}
+	return bs, nil
+}
+
+// Events is the revision events of scope, newest first, at most limit (0: all).
+func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, scope, action, reason, origin, old_belief_id, new_belief_id,
+			old_statement, new_statement, excerpt, rationale, episode_id, created_at
+		FROM revision_event WHERE scope = $1 ORDER BY created_at DESC, id DESC LIMIT nullif($2, 0)`, scope, limit)
+	if err != nil {
+		return nil, fmt.Errorf("events of %q: %w", scope, err)
+	}
+	evs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Event, error) {
+		var e Event
+		err := row.Scan(&e.ID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.OldBeliefID, &e.NewBeliefID,
+			&e.OldStatement, &e.NewStatement, &e.Excerpt, &e.Rationale, &e.EpisodeID, &e.CreatedAt)
+		e.CreatedAt = e.CreatedAt.UTC()
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("events of %q: %w", scope, err)
+	}
+	return evs, nil
+}
+
+// Conflicts is the open conflicts of scope, oldest first.
+func (s *Store) Conflicts(ctx context.Context, scope string) ([]Conflict, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, scope, kind, origin, action, reason, target_belief_id, proposed,
+			detail, episode_id, status, created_at
+		FROM belief_conflict WHERE scope = $1 AND status = 'open' ORDER BY created_at, id`, scope)
+	if err != nil {
+		return nil, fmt.Errorf("conflicts of %q: %w", scope, err)
+	}
+	cs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Conflict, error) {
+		var c Conflict
+		err := row.Scan(&c.ID, &c.Scope, &c.Kind, &c.Origin, &c.Action, &c.Reason, &c.TargetBeliefID, &c.Proposed,
+			&c.Detail, &c.EpisodeID, &c.Status, &c.CreatedAt)
+		c.CreatedAt = c.CreatedAt.UTC()
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("conflicts of %q: %w", scope, err)
+	}
+	return cs, nil
+}

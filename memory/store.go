@@ -1,0 +1,154 @@
+package memory
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DefaultConfidenceFloor is the confidence under which a new belief is not stored.
+const DefaultConfidenceFloor = 0.5
+
+// MaxEmbeddingDim is the largest dimension pgvector's HNSW index accepts for vector.
+const MaxEmbeddingDim = 2000
+
+// Config configures a Store. The zero value is usable.
+type Config struct {
+	// ConfidenceFloor: beliefs with a lower confidence are rejected. Zero means
+	// DefaultConfidenceFloor; a negative value disables the floor.
+	ConfidenceFloor float64
+	// Now is the clock for known time (recorded_at, retired_at). Defaults to time.Now.
+	Now func() time.Time
+}
+
+// DB is what reads need: a pool, a connection or a transaction.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Store reads and revises beliefs.
+type Store struct {
+	pool  *pgxpool.Pool
+	floor float64
+	now   func() time.Time
+
+	mu     sync.Mutex
+	models map[string]int // embedding model → dimension, once registered
+}
+
+// NewStore returns a Store on pool.
+func NewStore(pool *pgxpool.Pool, cfg *Config) *Store {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	s := &Store{pool: pool, floor: cfg.ConfidenceFloor, now: cfg.Now, models: map[string]int{}}
+	if s.floor == 0 {
+		s.floor = DefaultConfidenceFloor
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// Pool is the store's connection pool.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// clock is the current time at the database's precision, so that times written and read
+// back compare equal.
+func (s *Store) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// ErrEmbeddingModel is returned for an embedding that does not fit its model's registration.
+var ErrEmbeddingModel = errors.New("embedding model")
+
+// EnsureEmbeddingModel registers model with its dimension and creates its partial HNSW
+// indexes, once. A model keeps the dimension it was first seen with: a vector of another
+// size is an error, so a misconfigured model cannot mix spaces. Call it before a
+// transaction that writes vectors of the model (index creation takes table locks).
+func (s *Store) EnsureEmbeddingModel(ctx context.Context, model string, dim int) error {
+	if model == "" {
+		return fmt.Errorf("%w: name is empty", ErrEmbeddingModel)
+	}
+	if dim < 1 || dim > MaxEmbeddingDim {
+		return fmt.Errorf("%w %q: dimension %d is outside 1..%d", ErrEmbeddingModel, model, dim, MaxEmbeddingDim)
+	}
+	s.mu.Lock()
+	known, ok := s.models[model]
+	s.mu.Unlock()
+	if ok {
+		if known != dim {
+			return fmt.Errorf("%w %q: vectors have %d dimensions, the model was registered with %d", ErrEmbeddingModel, model, dim, known)
+		}
+		return nil
+	}
+
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('credo:embedding_model'))"); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO embedding_model (model, dim) VALUES ($1, $2) ON CONFLICT (model) DO NOTHING", model, dim); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, "SELECT dim FROM embedding_model WHERE model = $1", model).Scan(&known); err != nil {
+			return err
+		}
+		if known != dim {
+			return fmt.Errorf("%w %q: vectors have %d dimensions, the model was registered with %d", ErrEmbeddingModel, model, dim, known)
+		}
+		for _, table := range []string{"belief", "revision_event"} {
+			sql := fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s USING hnsw ((embedding::vector(%d)) vector_cosine_ops) WHERE embed_model = %s",
+				pgx.Identifier{indexName(table, model, dim)}.Sanitize(), table, dim, quoteLiteral(model))
+			if _, err := tx.Exec(ctx, sql); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("register embedding model %q: %w", model, err)
+	}
+	s.mu.Lock()
+	s.models[model] = dim
+	s.mu.Unlock()
+	return nil
+}
+
+// embeddingDim is the registered dimension of model.
+func (s *Store) embeddingDim(ctx context.Context, db DB, model string) (int, error) {
+	s.mu.Lock()
+	dim, ok := s.models[model]
+	s.mu.Unlock()
+	if ok {
+		return dim, nil
+	}
+	err := db.QueryRow(ctx, "SELECT dim FROM embedding_model WHERE model = $1", model).Scan(&dim)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("%w %q is not registered (EnsureEmbeddingModel)", ErrEmbeddingModel, model)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("look up embedding model %q: %w", model, err)
+	}
+	s.mu.Lock()
+	s.models[model] = dim
+	s.mu.Unlock()
+	return dim, nil
+}
+
+func indexName(table, model string, dim int) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s/%d", model, dim)))
+	return table + "_embedding_" + hex.EncodeToString(h[:6]) + "_idx"
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+

@@ -1,0 +1,129 @@
+// Package migrations holds credo's SQL schema and applies it together with River's.
+//
+// credo's migrations are a River migration line of their own ("credo"), so rivermigrate
+// versions them in the same river_migration table as River's own: no second version
+// table, and River's tooling sees them. This is the pattern River uses for its own
+// additional lines.
+package migrations
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+// Line is the name of credo's migration line in river_migration.
+const Line = "credo"
+
+//go:embed migration/credo/*.sql
+var migrationFS embed.FS
+
+// driver adds credo's migration line to River's pgx driver. It is only used to migrate.
+type driver struct {
+	*riverpgxv5.Driver
+}
+
+func (d *driver) GetMigrationLines() []string {
+	return append(d.Driver.GetMigrationLines(), Line)
+}
+
+func (d *driver) GetMigrationDefaultLines() []string { return d.GetMigrationLines() }
+
+func (d *driver) GetMigrationFS(line string) fs.FS {
+	if line == Line {
+		return migrationFS
+	}
+	return d.Driver.GetMigrationFS(line)
+}
+
+func (d *driver) GetMigrationTruncateTables(line string, version int) []string {
+	if line == Line {
+		return []string{"belief_conflict", "revision_event", "belief", "episode", "embedding_model"}
+	}
+	return d.Driver.GetMigrationTruncateTables(line, version)
+}
+
+// lines in the order they must be applied: credo's tables do not depend on River's, but
+// River's must exist before a worker starts.
+func lines() []string { return []string{"main", Line} }
+
+// lockKey serializes migrations between processes that start at the same time.
+const lockKey = 0x63726564 // "cred"
+
+// Migrate applies every pending migration, River's then credo's. Concurrent callers wait
+// for each other on an advisory lock, so several workers can start together.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: acquire connection: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", lockKey); err != nil {
+		return fmt.Errorf("migrate: take lock: %w", err)
+	}
+	defer func() {
+		// Unlock even if ctx was canceled, or the lock stays with the pooled connection.
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lockKey)
+	}()
+
+	for _, line := range lines() {
+		m, err := migrator(pool, line, logger)
+		if err != nil {
+			return err
+		}
+		res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		if err != nil {
+			return fmt.Errorf("migrate %s line: %w", line, err)
+		}
+		for _, v := range res.Versions {
+			logger.InfoContext(ctx, "applied migration", "line", line, "version", v.Version, "name", v.Name)
+		}
+	}
+	return nil
+}
+
+// Pending lists the migrations not yet applied, as "line/version" strings; empty means
+// the schema is current.
+func Pending(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
+	var pending []string
+	for _, line := range lines() {
+		m, err := migrator(pool, line, nil)
+		if err != nil {
+			return nil, err
+		}
+		res, err := m.Validate(ctx, nil)
+		if err != nil {
+			return nil, fmt.Errorf("validate %s line: %w", line, err)
+		}
+		if !res.OK {
+			pending = append(pending, res.Messages...)
+		}
+	}
+	return pending, nil
+}
+
+func migrator(pool *pgxpool.Pool, line string, logger *slog.Logger) (*rivermigrate.Migrator[pgx.Tx], error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	d := &driver{riverpgxv5.New(pool)}
+	if !slices.Contains(d.GetMigrationLines(), line) {
+		return nil, fmt.Errorf("migrate: unknown line %q", line)
+	}
+	m, err := rivermigrate.New[pgx.Tx](d, &rivermigrate.Config{Line: line, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %s line: %w", line, err)
+	}
+	return m, nil
+}
