@@ -197,3 +197,25 @@ func (s *Store) Conflicts(ctx context.Context, scope string) ([]Conflict, error)
 	}
 	return cs, nil
 }
+
+// ActiveCount is the number of active beliefs of scope, counted up to limit.
+func (s *Store) ActiveCount(ctx context.Context, scope string, limit int) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM belief WHERE scope = $1 AND status = 'active' LIMIT $2) l`,
+		scope, limit).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count beliefs of %q: %w", scope, err)
+	}
+	return n, nil
+}
+
+// ActiveWithAttributes is up to limit active beliefs of scope filling one of attributes,
+// newest first, leaving out the ids in exclude.
+func (s *Store) ActiveWithAttributes(ctx context.Context, scope string, attributes []string, exclude []int64, limit int) ([]Belief, error) {
+	bs, err := s.queryBeliefs(ctx, `b.scope = $1 AND b.status = 'active' AND b.attribute = ANY($2) AND NOT b.id = ANY($3)
+		ORDER BY b.valid_from DESC, b.id DESC LIMIT $4`, scope, attributes, exclude, limit)
+	if err != nil {
+		return nil, fmt.Errorf("beliefs of %q by attribute: %w", scope, err)
+	}
+	return bs, nil
+}

@@ -121,9 +121,21 @@ func migrator(pool *pgxpool.Pool, line string, logger *slog.Logger) (*rivermigra
 	if !slices.Contains(d.GetMigrationLines(), line) {
 		return nil, fmt.Errorf("migrate: unknown line %q", line)
 	}
-	m, err := rivermigrate.New[pgx.Tx](d, &rivermigrate.Config{Line: line, Logger: logger})
+	// River logs every step at info; credo logs what it applied itself.
+	quiet := slog.New(&levelHandler{Handler: logger.Handler(), min: slog.LevelWarn})
+	m, err := rivermigrate.New[pgx.Tx](d, &rivermigrate.Config{Line: line, Logger: quiet})
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %s line: %w", line, err)
 	}
 	return m, nil
+}
+
+// levelHandler drops records under min.
+type levelHandler struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h *levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
 }

@@ -29,7 +29,7 @@ CREATE TABLE belief (
     kind text NOT NULL CHECK (kind IN ('attribute', 'preference', 'relation', 'event', 'plan', 'other')),
     statement text NOT NULL CHECK (statement <> ''),
     status text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'superseded', 'retracted', 'forgotten')),
-    confidence real NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+    confidence double precision NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
     origin text NOT NULL CHECK (origin IN ('user_stated', 'inferred', 'authoritative')),
     valid_from timestamptz NOT NULL,
     valid_until timestamptz CHECK (valid_until IS NULL OR valid_until >= valid_from),

@@ -1,0 +1,167 @@
+// Command beliefs reads and administers credo's memory.
+//
+//	beliefs list --scope S [--all] [--as-of T] [--known-at T] [--json]
+//	beliefs history --id ID [--json]
+//	beliefs events --scope S [--json]
+//	beliefs conflicts --scope S [--json]
+//	beliefs add --scope S --statement TEXT --attribute A [--subject S] [--authoritative]
+//	beliefs correct --id ID (--statement TEXT | --retract) [--reason correction|temporal]
+//
+// Exit codes: 0 done, 1 failed, 2 bad usage or input, 3 no such belief.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/credohq/credo/internal/app"
+	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/memory"
+)
+
+// Exit codes.
+const (
+	exitFailed   = 1
+	exitUsage    = 2
+	exitNotFound = 3
+)
+
+// usageError is bad usage or input: exit 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	os.Exit(exitCode(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr), os.Stderr))
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	var usage usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &usage):
+		fmt.Fprintln(stderr, "beliefs:", err)
+		return exitUsage
+	case errors.Is(err, memory.ErrNotFound):
+		fmt.Fprintln(stderr, "beliefs:", err)
+		return exitNotFound
+	default:
+		fmt.Fprintln(stderr, "beliefs:", err)
+		return exitFailed
+	}
+}
+
+// command is one subcommand.
+type command struct {
+	name, usage string
+	groups      config.Group
+	// flags registers the subcommand's flags; run runs it once they are parsed.
+	flags func(fs *flag.FlagSet) func(ctx context.Context, env *env) error
+}
+
+func commands() []command {
+	return []command{listCommand(), historyCommand(), eventsCommand(), conflictsCommand(), addCommand(), correctCommand()}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmds := commands()
+	usage := func() {
+		fmt.Fprintln(stderr, "usage: beliefs COMMAND [flags]\n\ncommands:")
+		for _, c := range cmds {
+			fmt.Fprintf(stderr, "  %-10s %s\n", c.name, c.usage)
+		}
+		fmt.Fprintln(stderr, "\nbeliefs COMMAND -h shows a command's flags.")
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage()
+		if len(args) == 0 {
+			return usagef("a command is required")
+		}
+		return nil
+	}
+	for _, c := range cmds {
+		if c.name != args[0] {
+			continue
+		}
+		fs := flag.NewFlagSet("beliefs "+c.name, flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		cfg, err := config.Load(fs, c.groups, getenv)
+		if err != nil {
+			return err
+		}
+		do := c.flags(fs)
+		if err := fs.Parse(args[1:]); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return usageError{err.Error()}
+		}
+		if fs.NArg() > 0 {
+			return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		}
+		if err := cfg.Check(c.groups); err != nil {
+			return usageError{err.Error()}
+		}
+		e := &env{cfg: cfg, stdout: stdout, stderr: stderr}
+		defer e.close()
+		return do(ctx, e)
+	}
+	usage()
+	return usagef("unknown command %q", args[0])
+}
+
+// env is what a running subcommand uses; the store is opened on first use, so usage
+// errors are reported without a database.
+type env struct {
+	cfg            *config.Config
+	stdout, stderr io.Writer
+	store          *memory.Store
+}
+
+func (e *env) open(ctx context.Context) (*memory.Store, error) {
+	if e.store == nil {
+		pool, err := app.OpenDB(ctx, e.cfg, 4, app.Logger(e.cfg, e.stderr))
+		if err != nil {
+			return nil, err
+		}
+		e.store = memory.NewStore(pool, nil)
+	}
+	return e.store, nil
+}
+
+func (e *env) close() {
+	if e.store != nil {
+		e.store.Pool().Close()
+	}
+}
+
+// parseTime reads RFC 3339 or a date (midnight UTC).
+func parseTime(flagName, s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, usagef("--%s %q is not an RFC 3339 time or a date like 2026-03-20", flagName, s)
+}
+
+func requireScope(scope string) error {
+	if strings.TrimSpace(scope) == "" {
+		return usagef("--scope is required")
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+// Command worker runs credo's River workers: it applies pending migrations, then
+// processes extraction jobs until SIGINT or SIGTERM, or with --drain until no job is
+// left to run.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/credohq/credo/extract"
+	"github.com/credohq/credo/internal/app"
+	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/migrations"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		os.Exit(1)
+	}
+}
+
+const groups = config.GroupDB | config.GroupLLM | config.GroupWorker
+
+// run is the whole command; ready, when set, receives the HTTP address once serving.
+// It returns when ctx is canceled (after a graceful stop) or, with --drain, when no job
+// is left.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, ready func(addr string)) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	drain := fs.Bool("drain", false, "exit once no job is left to run, retries included")
+	cfg, err := config.Load(fs, groups, getenv)
+	if err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if err := cfg.Check(groups); err != nil {
+		return err
+	}
+	logger := app.Logger(cfg, stderr)
+
+	// Connections are taken per query and never held across an LLM call, so a pool a
+	// little larger than the worker count suffices.
+	pool, err := app.OpenDB(ctx, cfg, int32(min(cfg.Workers+4, 64)), logger)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	chat, embed, err := app.Providers(cfg)
+	if err != nil {
+		return err
+	}
+	store := memory.NewStore(pool, &memory.Config{ConfidenceFloor: floor(cfg.ConfidenceFloor)})
+	extractor, err := extract.NewWorker(extract.Config{
+		Store: store, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
+		MaxCandidates: cfg.MaxCandidates, Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, extractor); err != nil {
+		return err
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Queues:               map[string]river.QueueConfig{extract.Queue: {MaxWorkers: cfg.Workers}},
+		Workers:              workers,
+		JobTimeout:           cfg.JobTimeout,
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		MaxAttempts:          cfg.MaxAttempts,
+		Logger:               logger.With("component", "river"),
+		FetchPollInterval:    pollInterval(*drain),
+	})
+	if err != nil {
+		return fmt.Errorf("river client: %w", err)
+	}
+
+	if cfg.HTTPAddr != "" {
+		srv, addr, err := serveHTTP(cfg.HTTPAddr, pool, logger)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		if ready != nil {
+			ready(addr)
+		}
+	}
+
+	// River stops on its own context's end with no grace; it gets one of its own so that
+	// a signal leads to the soft stop below.
+	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("start river: %w", err)
+	}
+	logger.InfoContext(ctx, "worker started", "provider", chat.Name(), "chat_model", chat.ChatModel(),
+		"embed_model", embed.EmbedModel(), "workers", cfg.Workers, "drain", *drain)
+
+	var runErr error
+	if *drain {
+		runErr = waitDrained(ctx, pool)
+	} else {
+		<-ctx.Done()
+	}
+	return errors.Join(runErr, shutdown(client, cfg.ShutdownTimeout, logger))
+}
+
+// floor maps CONFIDENCE_FLOOR to memory.Config, where zero means the default.
+func floor(f float64) float64 {
+	if f == 0 {
+		return -1
+	}
+	return f
+}
+
+func pollInterval(drain bool) time.Duration {
+	if drain {
+		return 100 * time.Millisecond
+	}
+	return time.Second
+}
+
+// shutdown lets running jobs finish within timeout, then cancels them: a canceled job
+// returns an error and is retried later, so nothing is lost.
+func shutdown(client *river.Client[pgx.Tx], timeout time.Duration, logger *slog.Logger) error {
+	soft, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err := client.Stop(soft)
+	if err == nil {
+		return nil
+	}
+	logger.Warn("jobs still running after the shutdown timeout; canceling them", "timeout", timeout)
+	hard, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := client.StopAndCancel(hard); err != nil {
+		return fmt.Errorf("stop river: %w", err)
+	}
+	return nil
+}
+
+// waitDrained returns once no job is waiting, running or scheduled for a retry.
+func waitDrained(ctx context.Context, pool *pgxpool.Pool) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var left int
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM river_job
+			WHERE state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left)
+		if err != nil {
+			return fmt.Errorf("count jobs: %w", err)
+		}
+		if left == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+func serveHTTP(addr string, pool *pgxpool.Pool, logger *slog.Logger) (*http.Server, string, error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		if err := pool.Ping(ctx); err != nil {
+			http.Error(w, "database unreachable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		pending, err := migrations.Pending(ctx, pool)
+		if err != nil {
+			http.Error(w, "migrations: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		if len(pending) > 0 {
+			http.Error(w, fmt.Sprintf("migrations pending: %v", pending), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("HTTP_ADDR %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("http server", "error", err)
+		}
+	}()
+	return srv, ln.Addr().String(), nil
+}

@@ -1,0 +1,173 @@
+package extract
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/credohq/credo/llm"
+	"github.com/credohq/credo/memory"
+)
+
+// Limits on one extraction answer; an honest answer about one conversation is far
+// smaller.
+const (
+	MaxOutputBytes = 256 << 10
+	MaxOutputFacts = 64
+)
+
+// output is the `extraction` schema of DESIGN.md.
+type output struct {
+	Reasoning string       `json:"reasoning"`
+	Facts     []outputFact `json:"facts"`
+}
+
+type outputFact struct {
+	Statement  *string         `json:"statement"`
+	Subject    string          `json:"subject"`
+	Attribute  string          `json:"attribute"`
+	Kind       string          `json:"kind"`
+	ValidFrom  *string         `json:"valid_from"`
+	Confidence *float64        `json:"confidence"`
+	Origin     string          `json:"origin"`
+	Quote      string          `json:"quote"`
+	Resolves   *outputResolves `json:"resolves"`
+}
+
+type outputResolves struct {
+	SessionIndex *int   `json:"session_index"`
+	Action       string `json:"action"`
+	Reason       string `json:"reason"`
+}
+
+// malformed marks an answer that breaks the schema: the model may do better if asked
+// again, so it is retried a bounded number of times.
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", llm.ErrMalformedOutput, fmt.Sprintf(format, args...))
+}
+
+// Parse validates an extraction answer for a prompt that showed candidates candidate
+// beliefs, for a conversation at occurredAt. Every problem is an error wrapping
+// llm.ErrMalformedOutput; nothing of a malformed answer is used.
+func Parse(content string, candidates int, occurredAt time.Time) ([]memory.Fact, string, error) {
+	if len(content) > MaxOutputBytes {
+		return nil, "", malformed("answer is %d bytes; the limit is %d", len(content), MaxOutputBytes)
+	}
+	dec := json.NewDecoder(strings.NewReader(content))
+	dec.DisallowUnknownFields()
+	var out output
+	if err := dec.Decode(&out); err != nil {
+		return nil, "", malformed("not the extraction schema: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, "", malformed("text after the JSON object")
+	}
+	if out.Facts == nil {
+		return nil, "", malformed("facts is missing")
+	}
+	if len(out.Facts) > MaxOutputFacts {
+		return nil, "", malformed("%d facts; the limit is %d", len(out.Facts), MaxOutputFacts)
+	}
+	facts := make([]memory.Fact, 0, len(out.Facts))
+	for i, of := range out.Facts {
+		f, err := of.fact(candidates, occurredAt)
+		if err != nil {
+			return nil, "", malformed("facts[%d]: %v", i, err)
+		}
+		facts = append(facts, f)
+	}
+	return facts, out.Reasoning, nil
+}
+
+func (of outputFact) fact(candidates int, occurredAt time.Time) (memory.Fact, error) {
+	f := memory.Fact{
+		Subject:   strings.TrimSpace(of.Subject),
+		Attribute: strings.TrimSpace(of.Attribute),
+		Kind:      memory.Kind(of.Kind),
+		Origin:    memory.Origin(of.Origin),
+		Quote:     of.Quote,
+	}
+	if of.Statement == nil {
+		return f, errors.New("statement is missing")
+	}
+	f.Statement = strings.TrimSpace(*of.Statement)
+	if of.Confidence == nil {
+		return f, errors.New("confidence is missing")
+	}
+	f.Confidence = *of.Confidence
+	if math.IsNaN(f.Confidence) || f.Confidence < 0 || f.Confidence > 1 {
+		return f, fmt.Errorf("confidence %v is not within 0..1", f.Confidence)
+	}
+	if f.Origin != memory.OriginUserStated && f.Origin != memory.OriginInferred {
+		return f, fmt.Errorf("origin %q is not user_stated or inferred", of.Origin)
+	}
+	if r := of.Resolves; r != nil {
+		d, err := r.directive(candidates)
+		if err != nil {
+			return f, fmt.Errorf("resolves: %w", err)
+		}
+		f.Resolves = d
+	}
+	pureRetract := f.Resolves != nil && f.Resolves.Action == memory.ActionRetract && f.Statement == ""
+	reinforce := f.Resolves != nil && f.Resolves.Action == memory.ActionReinforce
+	if !pureRetract && !reinforce {
+		switch {
+		case f.Statement == "":
+			return f, errors.New("statement is empty")
+		case f.Attribute == "":
+			return f, errors.New("attribute is empty")
+		case !slices.Contains(memory.Kinds, f.Kind):
+			return f, fmt.Errorf("kind %q is not one of %v", of.Kind, memory.Kinds)
+		}
+	}
+	if of.ValidFrom != nil && strings.TrimSpace(*of.ValidFrom) != "" {
+		t, err := parseDate(strings.TrimSpace(*of.ValidFrom))
+		if err != nil {
+			return f, err
+		}
+		// A belief cannot have begun years after it was talked about, nor before 1900.
+		if t.Year() < 1900 || t.After(occurredAt.AddDate(5, 0, 0)) {
+			return f, fmt.Errorf("valid_from %s is implausible for a conversation on %s", t.Format(time.DateOnly), occurredAt.Format(time.DateOnly))
+		}
+		f.ValidFrom = &t
+	}
+	return f, nil
+}
+
+func (r outputResolves) directive(candidates int) (*memory.Directive, error) {
+	if r.SessionIndex == nil {
+		return nil, errors.New("session_index is missing")
+	}
+	d := &memory.Directive{Index: *r.SessionIndex, Action: memory.Action(r.Action), Reason: memory.Reason(r.Reason)}
+	if d.Index < 0 || d.Index >= candidates {
+		return nil, fmt.Errorf("session_index %d is not one of the %d candidates shown", d.Index, candidates)
+	}
+	switch d.Action {
+	case memory.ActionSupersede, memory.ActionRetract:
+		if d.Reason != memory.ReasonCorrection && d.Reason != memory.ReasonTemporal {
+			return nil, fmt.Errorf("reason %q is not correction or temporal", r.Reason)
+		}
+	case memory.ActionReinforce:
+		if d.Reason != memory.ReasonRestated {
+			return nil, fmt.Errorf("reason %q is not restated", r.Reason)
+		}
+	default:
+		return nil, fmt.Errorf("action %q is not supersede, retract or reinforce", r.Action)
+	}
+	return d, nil
+}
+
+// parseDate accepts an ISO date or date-time; a date-time without zone is UTC.
+func parseDate(s string) (time.Time, error) {
+	for _, layout := range []string{time.DateOnly, time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("valid_from %q is not an ISO date or date-time", s)
+}

@@ -1,0 +1,349 @@
+// Package extract is the extraction job: for one episode it chooses candidate beliefs,
+// renders the prompt, calls the LLM once, validates the answer, embeds the new
+// statements in one batch and applies everything through memory.Apply, completing the
+// River job in the same transaction.
+package extract
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/credohq/credo/llm"
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/prompts"
+)
+
+// Queue is the River queue of extraction jobs.
+const Queue = "extract"
+
+// Defaults of Config.
+const (
+	DefaultMaxCandidates    = 24
+	DefaultMalformedRetries = 2
+)
+
+// Args is the extraction job of one episode. Jobs carry ids, never transcript text, so
+// that a purge of the episode leaves nothing behind in River's tables.
+type Args struct {
+	EpisodeID int64 `json:"episode_id"`
+}
+
+// Kind is the River job kind.
+func (Args) Kind() string { return "credo.extract" }
+
+// InsertOpts puts extraction jobs on their queue.
+func (Args) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: Queue} }
+
+// Config configures a Worker.
+type Config struct {
+	Store *memory.Store
+	Chat  llm.Chatter
+	Embed llm.Embedder
+	// EmbedModel is the name vectors are stored under.
+	EmbedModel string
+	// MaxCandidates (K) bounds the beliefs shown to the LLM, so that the prompt does not
+	// grow with memory.
+	MaxCandidates int
+	// MalformedRetries is how many times a malformed answer is asked again within one
+	// job before the episode fails.
+	MalformedRetries int
+	Logger           *slog.Logger
+	// Observer, when set, is told about each extraction (metrics).
+	Observer Observer
+}
+
+// Observer receives what each extraction did.
+type Observer interface {
+	Extracted(r Report)
+}
+
+// Report describes one finished or failed extraction attempt.
+type Report struct {
+	EpisodeID    int64
+	Scope        string
+	Candidates   int
+	PromptChars  int
+	ChatCalls    int
+	EmbedCalls   int
+	Usage        llm.Usage
+	Outcomes     []memory.Outcome
+	Err          error
+	Duration     time.Duration
+	ChatDuration time.Duration
+}
+
+// Worker is the River worker of Args.
+type Worker struct {
+	river.WorkerDefaults[Args]
+	cfg     Config
+	prompts *prompts.Prompts
+	log     *slog.Logger
+}
+
+// NewWorker checks cfg and returns a worker.
+func NewWorker(cfg Config) (*Worker, error) {
+	if cfg.Store == nil || cfg.Chat == nil || cfg.Embed == nil || cfg.EmbedModel == "" {
+		return nil, errors.New("extract: Store, Chat, Embed and EmbedModel are required")
+	}
+	if cfg.MaxCandidates <= 0 {
+		cfg.MaxCandidates = DefaultMaxCandidates
+	}
+	if cfg.MalformedRetries < 0 {
+		cfg.MalformedRetries = 0
+	} else if cfg.MalformedRetries == 0 {
+		cfg.MalformedRetries = DefaultMalformedRetries
+	}
+	p, err := prompts.New()
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Worker{cfg: cfg, prompts: p, log: log}, nil
+}
+
+// episode is what extraction reads of an episode.
+type episode struct {
+	ID         int64
+	Scope      string
+	Messages   []prompts.Message
+	OccurredAt time.Time
+	State      string
+}
+
+// Work processes one episode. Database connections are taken per query and never held
+// while the LLM works; the revision and the job's completion commit together.
+func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	start := time.Now()
+	rep := Report{EpisodeID: job.Args.EpisodeID}
+	err := w.work(ctx, job, &rep)
+	rep.Err, rep.Duration = err, time.Since(start)
+	if w.cfg.Observer != nil {
+		w.cfg.Observer.Extracted(rep)
+	}
+	if err == nil {
+		return nil
+	}
+	// Malformed output and invalid revisions do not improve by waiting: the episode fails
+	// now. Anything else (LLM down, timeouts, database) is retried with River's backoff.
+	permanent := llm.IsMalformed(err) || errors.Is(err, memory.ErrInvalid) || errors.Is(err, memory.ErrScope) || errors.Is(err, errNoEpisode)
+	final := permanent || job.Attempt >= job.MaxAttempts
+	if rerr := w.recordFailure(context.WithoutCancel(ctx), job, err, final); rerr != nil {
+		w.log.ErrorContext(ctx, "record episode failure", "episode", job.Args.EpisodeID, "error", rerr)
+	}
+	w.log.WarnContext(ctx, "extraction failed", "episode", job.Args.EpisodeID, "scope", rep.Scope,
+		"attempt", job.Attempt, "final", final, "error", err)
+	if permanent {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+var errNoEpisode = errors.New("episode not found")
+
+func (w *Worker) work(ctx context.Context, job *river.Job[Args], rep *Report) error {
+	ep, err := w.loadEpisode(ctx, job.Args.EpisodeID)
+	if err != nil {
+		return err
+	}
+	rep.Scope = ep.Scope
+	if ep.State == "applied" {
+		// Applied and committed with its job: this is a duplicate job row.
+		return nil
+	}
+
+	cands, embedCalls, err := w.candidates(ctx, ep)
+	if err != nil {
+		return err
+	}
+	rep.Candidates, rep.EmbedCalls = len(cands), embedCalls
+
+	pc := make([]prompts.Candidate, len(cands))
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		pc[i] = prompts.Candidate{Statement: c.Statement, Attribute: c.Attribute, ValidFrom: c.ValidFrom}
+		ids[i] = c.ID
+	}
+	system, user, err := w.prompts.Extraction(prompts.Extraction{
+		Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Messages: ep.Messages,
+	})
+	if err != nil {
+		return err
+	}
+	rep.PromptChars = len(system) + len(user)
+
+	chatStart := time.Now()
+	facts, err := w.chat(ctx, system, user, len(cands), ep.OccurredAt, rep)
+	rep.ChatDuration = time.Since(chatStart)
+	if err != nil {
+		return err
+	}
+
+	if err := w.embed(ctx, facts, rep); err != nil {
+		return err
+	}
+	batch := &memory.Batch{
+		Scope: ep.Scope, Origin: memory.RevisionExtraction, EpisodeID: &ep.ID, At: ep.OccurredAt,
+		Candidates: ids, Facts: facts, EmbedModel: w.cfg.EmbedModel,
+	}
+	for _, f := range facts {
+		if len(f.Embedding) > 0 {
+			if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(f.Embedding)); err != nil {
+				return err
+			}
+			break
+		}
+	}
+
+	return pgx.BeginFunc(ctx, w.cfg.Store.Pool(), func(tx pgx.Tx) error {
+		res, err := w.cfg.Store.ApplyTx(ctx, tx, batch)
+		if err != nil {
+			return err
+		}
+		rep.Outcomes = res.All()
+		if _, err := tx.Exec(ctx, `UPDATE episode SET state = 'applied', processed_at = now(), attempts = $2,
+			last_error = NULL WHERE id = $1`, ep.ID, job.Attempt); err != nil {
+			return fmt.Errorf("mark episode %d applied: %w", ep.ID, err)
+		}
+		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
+			return fmt.Errorf("complete job %d: %w", job.ID, err)
+		}
+		w.log.InfoContext(ctx, "extracted", "episode", ep.ID, "scope", ep.Scope, "candidates", len(cands),
+			"facts", len(facts), "prompt_tokens", rep.Usage.PromptTokens, "completion_tokens", rep.Usage.CompletionTokens)
+		return nil
+	})
+}
+
+func (w *Worker) loadEpisode(ctx context.Context, id int64) (*episode, error) {
+	ep := &episode{ID: id}
+	var raw []byte
+	err := w.cfg.Store.Pool().QueryRow(ctx, "SELECT scope, messages, occurred_at, state FROM episode WHERE id = $1", id).
+		Scan(&ep.Scope, &raw, &ep.OccurredAt, &ep.State)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %d (purged?)", errNoEpisode, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load episode %d: %w", id, err)
+	}
+	if err := json.Unmarshal(raw, &ep.Messages); err != nil {
+		return nil, fmt.Errorf("decode episode %d: %w", id, err)
+	}
+	ep.OccurredAt = ep.OccurredAt.UTC()
+	return ep, nil
+}
+
+// candidates chooses at most K beliefs to show: all active ones when there are no more
+// than K; otherwise the nearest to the transcript by embedding, plus other beliefs on
+// the attributes those fill, so that a slot is seen whole.
+func (w *Worker) candidates(ctx context.Context, ep *episode) ([]memory.Belief, int, error) {
+	k := w.cfg.MaxCandidates
+	n, err := w.cfg.Store.ActiveCount(ctx, ep.Scope, k+1)
+	if err != nil {
+		return nil, 0, err
+	}
+	if n <= k {
+		bs, err := w.cfg.Store.Current(ctx, ep.Scope)
+		return bs, 0, err
+	}
+	res, err := w.cfg.Embed.Embed(ctx, []string{prompts.Transcript(ep.Messages)})
+	if err != nil {
+		return nil, 1, fmt.Errorf("embed transcript: %w", err)
+	}
+	if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(res.Vectors[0])); err != nil {
+		return nil, 1, err
+	}
+	near, err := w.cfg.Store.Nearest(ctx, ep.Scope, w.cfg.EmbedModel, res.Vectors[0], k*2/3)
+	if err != nil {
+		return nil, 1, err
+	}
+	var attrs []string
+	ids := []int64{}
+	for _, b := range near {
+		attrs = append(attrs, b.Attribute)
+		ids = append(ids, b.ID)
+	}
+	more, err := w.cfg.Store.ActiveWithAttributes(ctx, ep.Scope, attrs, ids, k-len(near))
+	if err != nil {
+		return nil, 1, err
+	}
+	return append(near, more...), 1, nil
+}
+
+// chat asks the LLM once; a malformed answer is asked again, showing the model its
+// error, at most MalformedRetries times.
+func (w *Worker) chat(ctx context.Context, system, user string, candidates int, occurredAt time.Time, rep *Report) ([]memory.Fact, error) {
+	req := llm.ChatRequest{
+		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}},
+		SchemaName: prompts.ExtractionSchemaName,
+		Schema:     prompts.ExtractionSchema(),
+	}
+	for attempt := 0; ; attempt++ {
+		resp, err := w.cfg.Chat.Chat(ctx, req)
+		rep.ChatCalls++
+		rep.Usage.PromptTokens += resp.Usage.PromptTokens
+		rep.Usage.CompletionTokens += resp.Usage.CompletionTokens
+		var facts []memory.Fact
+		if err == nil {
+			facts, _, err = Parse(resp.Content, candidates, occurredAt)
+		}
+		if err == nil {
+			return facts, nil
+		}
+		if !llm.IsMalformed(err) || attempt >= w.cfg.MalformedRetries {
+			return nil, fmt.Errorf("extraction answer: %w", err)
+		}
+		w.log.WarnContext(ctx, "malformed extraction answer, asking again", "attempt", attempt+1, "error", err)
+		answer := resp.Content
+		if len(answer) > 2000 {
+			answer = answer[:2000] + "…"
+		}
+		req.Messages = append(req.Messages[:2],
+			llm.Message{Role: llm.RoleAssistant, Content: answer},
+			llm.Message{Role: llm.RoleUser, Content: "That answer was rejected: " + err.Error() +
+				". Answer again with one JSON object that follows the extraction schema."})
+	}
+}
+
+// embed computes the vectors of every new statement in one call.
+func (w *Worker) embed(ctx context.Context, facts []memory.Fact, rep *Report) error {
+	var texts []string
+	var idx []int
+	for i, f := range facts {
+		if f.Statement != "" && (f.Resolves == nil || f.Resolves.Action != memory.ActionReinforce) {
+			texts = append(texts, f.Statement)
+			idx = append(idx, i)
+		}
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	res, err := w.cfg.Embed.Embed(ctx, texts)
+	rep.EmbedCalls++
+	if err != nil {
+		return fmt.Errorf("embed statements: %w", err)
+	}
+	for j, i := range idx {
+		facts[i].Embedding = res.Vectors[j]
+	}
+	return nil
+}
+
+func (w *Worker) recordFailure(ctx context.Context, job *river.Job[Args], cause error, final bool) error {
+	state := "pending"
+	if final {
+		state = "failed"
+	}
+	_, err := w.cfg.Store.Pool().Exec(ctx, `UPDATE episode SET attempts = $2, last_error = $3, state = $4
+		WHERE id = $1 AND state <> 'applied'`, job.Args.EpisodeID, job.Attempt, cause.Error(), state)
+	return err
+}

@@ -1,0 +1,96 @@
+// Package app wires credo's commands: logging, the database and the LLM providers.
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/llm"
+	"github.com/credohq/credo/migrations"
+)
+
+// Logger logs to w in the configured format and level.
+func Logger(cfg *config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// OpenDB connects to DATABASE_URL and applies pending migrations (River's and credo's).
+func OpenDB(ctx context.Context, cfg *config.Config, maxConns int32, logger *slog.Logger) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if maxConns > 0 {
+		pc.MaxConns = maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	if err := migrations.Migrate(ctx, pool, logger); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
+// Providers returns the chat and embedding providers of cfg.
+func Providers(cfg *config.Config) (chat, embed llm.Provider, err error) {
+	chat, err = provider(cfg, cfg.LLMProvider)
+	if err != nil {
+		return nil, nil, err
+	}
+	embed = chat
+	if cfg.EmbedProvider != cfg.LLMProvider {
+		if embed, err = provider(cfg, cfg.EmbedProvider); err != nil {
+			return nil, nil, err
+		}
+	}
+	if cfg.EmbedDim > 0 {
+		embed = &dimChecked{Provider: embed, dim: cfg.EmbedDim}
+	}
+	return chat, embed, nil
+}
+
+func provider(cfg *config.Config, name string) (llm.Provider, error) {
+	c := llm.Config{APIKey: cfg.OpenAIAPIKey, ChatModel: cfg.ChatModel, EmbedModel: cfg.EmbedModel, Timeout: cfg.LLMTimeout}
+	switch name {
+	case llm.ProviderOpenAI:
+		c.BaseURL = cfg.OpenAIBaseURL
+		return llm.NewOpenAI(c)
+	case llm.ProviderOllama:
+		c.BaseURL = cfg.OllamaHost
+		return llm.NewOllama(c)
+	}
+	return nil, fmt.Errorf("LLM_PROVIDER: unknown provider %q", name)
+}
+
+// dimChecked refuses vectors of another dimension than EMBED_DIM, so a misconfigured
+// model fails loudly instead of filling memory with vectors nothing can be compared to.
+type dimChecked struct {
+	llm.Provider
+	dim int
+}
+
+func (d *dimChecked) Embed(ctx context.Context, inputs []string) (llm.EmbedResponse, error) {
+	res, err := d.Provider.Embed(ctx, inputs)
+	if err == nil && len(res.Vectors) > 0 && len(res.Vectors[0]) != d.dim {
+		return res, fmt.Errorf("embedding model %q answered %d dimensions, EMBED_DIM is %d", d.EmbedModel(), len(res.Vectors[0]), d.dim)
+	}
+	return res, err
+}

@@ -1,0 +1,225 @@
+// Package config reads credo's settings: every setting is a flag whose default comes
+// from an environment variable, and a bad value fails at start naming the variable.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of credo's commands; each command registers the groups it uses.
+type Config struct {
+	DatabaseURL string
+
+	LLMProvider   string
+	OllamaHost    string
+	OpenAIBaseURL string
+	OpenAIAPIKey  string
+	ChatModel     string
+	EmbedProvider string
+	EmbedModel    string
+	EmbedDim      int
+	LLMTimeout    time.Duration
+
+	JobTimeout      time.Duration
+	RescueAfter     time.Duration
+	Workers         int
+	MaxAttempts     int
+	MaxCandidates   int
+	ConfidenceFloor float64
+	HTTPAddr        string
+	ShutdownTimeout time.Duration
+	LogLevel        string
+	LogFormat       string
+}
+
+// Group selects the settings a command registers.
+type Group int
+
+const (
+	GroupDB Group = 1 << iota
+	GroupLLM
+	GroupWorker
+)
+
+// setting is one flag and its environment variable.
+type setting struct {
+	group      Group
+	flag, env  string
+	def, usage string
+	set        func(c *Config, v string) error
+}
+
+func settings() []setting {
+	return []setting{
+		{GroupDB, "database-url", "DATABASE_URL", "", "PostgreSQL URL (required)", str(func(c *Config) *string { return &c.DatabaseURL })},
+
+		{GroupLLM, "llm-provider", "LLM_PROVIDER", "ollama", "chat provider: ollama or openai", oneOf(func(c *Config) *string { return &c.LLMProvider }, "ollama", "openai")},
+		{GroupLLM, "ollama-host", "OLLAMA_HOST", "http://localhost:11434", "Ollama server URL", urlValue(func(c *Config) *string { return &c.OllamaHost })},
+		{GroupLLM, "openai-base-url", "OPENAI_BASE_URL", "https://api.openai.com/v1", "OpenAI-compatible API base URL, with /v1", urlValue(func(c *Config) *string { return &c.OpenAIBaseURL })},
+		{GroupLLM, "openai-api-key", "OPENAI_API_KEY", "", "API key for the OpenAI-compatible server", str(func(c *Config) *string { return &c.OpenAIAPIKey })},
+		{GroupLLM, "chat-model", "CHAT_MODEL", "qwen2.5:7b", "chat model for extraction and consolidation", nonEmpty(func(c *Config) *string { return &c.ChatModel })},
+		{GroupLLM, "embed-provider", "EMBED_PROVIDER", "", "embedding provider: ollama or openai (default: LLM_PROVIDER)", oneOf(func(c *Config) *string { return &c.EmbedProvider }, "", "ollama", "openai")},
+		{GroupLLM, "embed-model", "EMBED_MODEL", "nomic-embed-text", "embedding model", nonEmpty(func(c *Config) *string { return &c.EmbedModel })},
+		{GroupLLM, "embed-dim", "EMBED_DIM", "0", "embedding dimension, 1..2000 (0: learned from the model's first answer)", intRange(func(c *Config) *int { return &c.EmbedDim }, 0, 2000)},
+		{GroupLLM, "llm-timeout", "LLM_TIMEOUT", "2m", "timeout of one LLM HTTP call", duration(func(c *Config) *time.Duration { return &c.LLMTimeout })},
+
+		{GroupWorker, "job-timeout", "JOB_TIMEOUT", "5m", "how long one job may run", duration(func(c *Config) *time.Duration { return &c.JobTimeout })},
+		{GroupWorker, "rescue-after", "RESCUE_AFTER", "", "when a job left running by a crashed worker is taken over (default: JOB_TIMEOUT + 1m)", optDuration(func(c *Config) *time.Duration { return &c.RescueAfter })},
+		{GroupWorker, "workers", "WORKERS", "4", "extraction jobs run at once by this process", intRange(func(c *Config) *int { return &c.Workers }, 1, 1000)},
+		{GroupWorker, "max-attempts", "MAX_ATTEMPTS", "10", "attempts of a job before its episode fails (River backs off between them)", intRange(func(c *Config) *int { return &c.MaxAttempts }, 1, 100)},
+		{GroupWorker, "max-candidates", "MAX_CANDIDATES", "24", "most beliefs shown to the LLM per extraction (K)", intRange(func(c *Config) *int { return &c.MaxCandidates }, 1, 500)},
+		{GroupWorker, "confidence-floor", "CONFIDENCE_FLOOR", "0.5", "beliefs under this confidence are not stored", floatRange(func(c *Config) *float64 { return &c.ConfidenceFloor }, 0, 1)},
+		{GroupWorker, "http-addr", "HTTP_ADDR", ":9464", "where /healthz and /metrics are served (empty: off)", str(func(c *Config) *string { return &c.HTTPAddr })},
+		{GroupWorker, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "30s", "how long running jobs may finish after SIGTERM before they are cancelled and retried", duration(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+		{GroupDB, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", oneOf(func(c *Config) *string { return &c.LogLevel }, "debug", "info", "warn", "error")},
+		{GroupDB, "log-format", "LOG_FORMAT", "text", "text or json", oneOf(func(c *Config) *string { return &c.LogFormat }, "text", "json")},
+	}
+}
+
+// Load registers the settings of groups on fs, with defaults from getenv, and reports
+// every bad environment value by its variable's name. Call fs.Parse afterwards, then
+// Check.
+func Load(fs *flag.FlagSet, groups Group, getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c := &Config{}
+	var errs []error
+	for _, s := range settings() {
+		if s.group&groups == 0 {
+			continue
+		}
+		v, fromEnv := getenv(s.env), true
+		if v == "" {
+			v, fromEnv = s.def, false
+		}
+		if err := s.set(c, v); err != nil {
+			if fromEnv {
+				errs = append(errs, fmt.Errorf("%s: %w", s.env, err))
+			} else {
+				panic(fmt.Sprintf("config: bad default of %s: %v", s.env, err))
+			}
+		}
+		set := s.set
+		fs.Func(s.flag, fmt.Sprintf("%s (env %s, default %q)", s.usage, s.env, s.def), func(v string) error { return set(c, v) })
+	}
+	return c, errors.Join(errs...)
+}
+
+// Check validates what depends on several settings, after flags are parsed.
+func (c *Config) Check(groups Group) error {
+	var errs []error
+	if groups&GroupDB != 0 && c.DatabaseURL == "" {
+		errs = append(errs, errors.New("DATABASE_URL is required (or --database-url)"))
+	}
+	if groups&GroupLLM != 0 && c.EmbedProvider == "" {
+		c.EmbedProvider = c.LLMProvider
+	}
+	if groups&GroupWorker != 0 {
+		if c.RescueAfter == 0 {
+			c.RescueAfter = c.JobTimeout + time.Minute
+		}
+		if c.RescueAfter <= c.JobTimeout {
+			errs = append(errs, fmt.Errorf("RESCUE_AFTER (%s) must be longer than JOB_TIMEOUT (%s), or running jobs would be taken over", c.RescueAfter, c.JobTimeout))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func str(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *field(c) = v; return nil }
+}
+
+func nonEmpty(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("must not be empty")
+		}
+		*field(c) = strings.TrimSpace(v)
+		return nil
+	}
+}
+
+func oneOf(field func(*Config) *string, allowed ...string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		v = strings.ToLower(strings.TrimSpace(v))
+		for _, a := range allowed {
+			if v == a {
+				*field(c) = v
+				return nil
+			}
+		}
+		return fmt.Errorf("%q is not one of %s", v, strings.Join(nonEmptyOf(allowed), ", "))
+	}
+}
+
+func nonEmptyOf(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func urlValue(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%q is not an http(s) URL", v)
+		}
+		*field(c) = strings.TrimRight(v, "/")
+		return nil
+	}
+}
+
+func duration(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%q is not a positive duration like 90s or 5m", v)
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+func optDuration(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if v == "" {
+			*field(c) = 0
+			return nil
+		}
+		return duration(field)(c, v)
+	}
+}
+
+func intRange(field func(*Config) *int, lo, hi int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("%q is not a whole number in %d..%d", v, lo, hi)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+func floatRange(field func(*Config) *float64, lo, hi float64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || f < lo || f > hi {
+			return fmt.Errorf("%q is not a number in %g..%g", v, lo, hi)
+		}
+		*field(c) = f
+		return nil
+	}
+}

@@ -1,0 +1,124 @@
+// Package prompts holds credo's prompt templates and the JSON schemas of LLM outputs, as
+// embedded files so that prompts are reviewed as text, not as Go strings.
+package prompts
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+)
+
+//go:embed *.tmpl *.schema.json
+var files embed.FS
+
+// Schema names, as sent to the LLM.
+const (
+	ExtractionSchemaName    = "extraction"
+	ConsolidationSchemaName = "consolidation"
+)
+
+// Candidate is a belief shown to the LLM; its index in Extraction.Candidates is its
+// session_index.
+type Candidate struct {
+	Statement string
+	Attribute string
+	ValidFrom time.Time
+}
+
+// Since is the candidate's valid_from as a date, for the template.
+func (c Candidate) Since() string { return c.ValidFrom.UTC().Format(time.DateOnly) }
+
+// Example is a past revision shown as a worked example.
+type Example struct {
+	Old, Excerpt, New string
+	Action, Reason    string
+}
+
+// Message is one message of the transcript.
+type Message struct {
+	Role, Name, Content string
+	At                  *time.Time
+}
+
+// Extraction is what the extraction prompt shows.
+type Extraction struct {
+	Scope      string
+	OccurredAt time.Time
+	Candidates []Candidate
+	Examples   []Example
+	Messages   []Message
+}
+
+// Prompts renders credo's prompts.
+type Prompts struct {
+	extractionSystem string
+	extractionUser   *template.Template
+}
+
+// New parses the embedded templates.
+func New() (*Prompts, error) {
+	system, err := files.ReadFile("extraction_system.tmpl")
+	if err != nil {
+		return nil, fmt.Errorf("prompts: %w", err)
+	}
+	user, err := template.ParseFS(files, "extraction_user.tmpl")
+	if err != nil {
+		return nil, fmt.Errorf("prompts: %w", err)
+	}
+	return &Prompts{extractionSystem: string(system), extractionUser: user}, nil
+}
+
+// Extraction renders the system and user messages of one extraction call.
+func (p *Prompts) Extraction(e Extraction) (system, user string, err error) {
+	var buf bytes.Buffer
+	err = p.extractionUser.Execute(&buf, map[string]any{
+		"Date":       e.OccurredAt.UTC().Format("2006-01-02 (Monday), 15:04 UTC"),
+		"Scope":      e.Scope,
+		"Candidates": e.Candidates,
+		"Examples":   e.Examples,
+		"Transcript": Transcript(e.Messages),
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("prompts: render extraction: %w", err)
+	}
+	return p.extractionSystem, buf.String(), nil
+}
+
+// Transcript renders messages one per line as "role: content". Continuation lines of a
+// message are indented, so that no transcript line can pass for a "[N] " candidate line
+// while every line of content still appears verbatim.
+func Transcript(msgs []Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString(m.Role)
+		if m.Name != "" {
+			b.WriteString(" (" + m.Name + ")")
+		}
+		if m.At != nil {
+			b.WriteString(" at " + m.At.UTC().Format(time.RFC3339))
+		}
+		b.WriteString(": ")
+		content := strings.ReplaceAll(strings.TrimSpace(m.Content), "\r\n", "\n")
+		b.WriteString(strings.ReplaceAll(content, "\n", "\n  "))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// ExtractionSchema is the JSON schema of the extraction output.
+func ExtractionSchema() json.RawMessage { return mustRead("extraction.schema.json") }
+
+// ConsolidationSchema is the JSON schema of the consolidation output.
+func ConsolidationSchema() json.RawMessage { return mustRead("consolidation.schema.json") }
+
+func mustRead(name string) json.RawMessage {
+	b, err := files.ReadFile(name)
+	if err != nil {
+		panic("prompts: embedded file missing: " + name) // a build defect, caught by tests
+	}
+	return b
+}

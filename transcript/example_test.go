@@ -1,0 +1,41 @@
+package transcript_test
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/credohq/credo/transcript"
+)
+
+func ExampleParse() {
+	input := `{"scope": "user:42", "id": "conv-0320", "occurred_at": "2026-03-20T14:00:00Z", "messages": [{"role": "user", "content": "I moved to Miami last month."}, {"role": "assistant", "content": "Noted!"}]}
+
+{"scope": "user:42", "messages": [{"role": "user", "name": "Ana", "content": "Book me a table\nfor two.", "at": "2026-03-21T19:30:00+01:00"}]}
+`
+	now := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+	ts, err := transcript.Parse("in.jsonl", strings.NewReader(input), now, transcript.DefaultLimits())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, t := range ts {
+		fmt.Printf("%s %s, %d messages:\n%s\n", t.Scope, t.ID, len(t.Messages), t.Text())
+	}
+
+	bad := `{"scope": "user:42", "messages": [{"role": "user", "content": "hi"}]}
+{"scope": "", "ocurred_at": "2026-03-20T14:00:00", "messages": [{"role": "wizard", "content": "hi"}]}
+`
+	_, err = transcript.Parse("bad.jsonl", strings.NewReader(bad), now, transcript.DefaultLimits())
+	fmt.Println(err)
+	// Output:
+	// user:42 conv-0320, 2 messages:
+	// user: I moved to Miami last month.
+	// assistant: Noted!
+	// user:42 , 1 messages:
+	// [2026-03-21T19:30:00+01:00] user (Ana): Book me a table
+	// for two.
+	// bad.jsonl: record 2 (line 2): scope: is empty
+	// bad.jsonl: record 2 (line 2): messages[0].role: "wizard" is not one of user, assistant, system, tool
+	// bad.jsonl: record 2 (line 2): ocurred_at: unknown field (did you mean occurred_at?)
+}
