@@ -322,7 +322,8 @@ func (a *applier) backfill(ctx context.Context, head *target, f *Fact, d *Direct
 		return Outcome{}, err
 	}
 	if prev != nil {
-		if _, err := a.tx.Exec(ctx, "UPDATE belief SET superseded_by = $2, valid_until = $3 WHERE id = $1", prev.ID, id, validFrom); err != nil {
+		if _, err := a.tx.Exec(ctx, "UPDATE belief SET superseded_by = $2, valid_until = $3, updated_at = $4 WHERE id = $1",
+			prev.ID, id, validFrom, a.now); err != nil {
 			return Outcome{}, fmt.Errorf("relink belief %d: %w", prev.ID, err)
 		}
 	}
@@ -499,7 +500,7 @@ func (a *applier) activeDuplicate(ctx context.Context, statement string) (*targe
 
 func (a *applier) reinforce(ctx context.Context, t *target, quote, rationale string) (Outcome, error) {
 	_, err := a.tx.Exec(ctx, `UPDATE belief SET reinforced_count = reinforced_count + 1,
-		last_seen_at = greatest(last_seen_at, $2) WHERE id = $1`, t.ID, a.b.At)
+		last_seen_at = greatest(last_seen_at, $2), updated_at = $3 WHERE id = $1`, t.ID, a.b.At, a.now)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("reinforce belief %d: %w", t.ID, err)
 	}
@@ -531,8 +532,8 @@ func (a *applier) insert(ctx context.Context, f *Fact, validFrom time.Time, stat
 	var id int64
 	err := a.tx.QueryRow(ctx, `INSERT INTO belief (scope, subject, attribute, kind, statement, status, confidence,
 			origin, valid_from, valid_until, recorded_at, retired_at, superseded_by, episode_id, quote, last_seen_at,
-			embedding, embed_model)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::vector, $18)
+			embedding, embed_model, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::vector, $18, $11)
 		RETURNING id`,
 		a.b.Scope, f.Subject, f.Attribute, f.Kind, f.Statement, status, f.Confidence,
 		f.Origin, validFrom, validUntil, a.now, retiredAt, supersededBy, a.b.EpisodeID, nullText(f.Quote), a.b.At,
@@ -547,7 +548,7 @@ func (a *applier) insert(ctx context.Context, f *Fact, validFrom time.Time, stat
 // retire ends belief id with status, closing its valid time at until.
 func (a *applier) retire(ctx context.Context, id int64, status Status, until time.Time, by *int64) error {
 	_, err := a.tx.Exec(ctx, `UPDATE belief SET status = $2, valid_until = greatest($3, valid_from),
-		retired_at = $4, superseded_by = $5 WHERE id = $1`, id, status, until, a.now, by)
+		retired_at = $4, superseded_by = $5, updated_at = $4 WHERE id = $1`, id, status, until, a.now, by)
 	if err != nil {
 		return fmt.Errorf("retire belief %d: %w", id, err)
 	}

@@ -41,6 +41,9 @@ CREATE TABLE belief (
     quote text,
     reinforced_count integer NOT NULL DEFAULT 0,
     last_seen_at timestamptz NOT NULL,
+    -- Last time the engine changed the row (insert, retire, reinforce, relink, forget):
+    -- consolidation's watermark compares against it.
+    updated_at timestamptz NOT NULL DEFAULT now(),
     -- Any dimension up to 2,000; the model is stored with the vector and each model
     -- gets its own partial expression index (see memory.EnsureEmbeddingModel).
     embedding vector,
@@ -53,6 +56,7 @@ CREATE INDEX belief_scope_attribute_active_idx ON belief (scope, attribute) WHER
 CREATE INDEX belief_scope_statement_active_idx ON belief (scope, lower(statement)) WHERE status = 'active';
 CREATE INDEX belief_superseded_by_idx ON belief (superseded_by) WHERE superseded_by IS NOT NULL;
 CREATE INDEX belief_episode_id_idx ON belief (episode_id) WHERE episode_id IS NOT NULL;
+CREATE INDEX belief_scope_updated_at_idx ON belief (scope, updated_at);
 
 CREATE TABLE revision_event (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -93,6 +97,32 @@ CREATE TABLE belief_conflict (
 );
 
 CREATE INDEX belief_conflict_scope_status_idx ON belief_conflict (scope, status, created_at);
+
+-- Consolidation's progress per scope: beliefs changed after the watermark are the next
+-- pass's seeds; judged clusters are remembered by signature so unchanged ones are
+-- never sent to the LLM twice.
+CREATE TABLE scope_consolidation (
+    scope text PRIMARY KEY,
+    watermark timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE consolidation_judgment (
+    scope text NOT NULL,
+    signature text NOT NULL,
+    judged_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (scope, signature)
+);
+
+-- A purge leaves only this: that it happened, when, and how many rows went; the scope
+-- is kept as a hash, never in clear.
+CREATE TABLE purge_tombstone (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    scope_hash text NOT NULL,
+    what text NOT NULL CHECK (what IN ('beliefs', 'scope')),
+    counts jsonb NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
 
 -- One row per embedding model in use: its dimension, fixed once seen, and the name of
 -- its partial HNSW indexes.
