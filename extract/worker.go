@@ -262,21 +262,26 @@ func (w *Worker) candidates(ctx context.Context, ep *episode) ([]memory.Belief, 
 	if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(res.Vectors[0])); err != nil {
 		return nil, 1, err
 	}
-	near, err := w.cfg.Store.Nearest(ctx, ep.Scope, w.cfg.EmbedModel, res.Vectors[0], k*2/3)
+	near, err := w.cfg.Store.Nearest(ctx, ep.Scope, w.cfg.EmbedModel, res.Vectors[0], k)
 	if err != nil {
 		return nil, 1, err
 	}
+	// The least similar third of the nearest make room for the rest of the slots the
+	// most similar fill.
+	top := near[:min(len(near), max(1, k*2/3))]
 	var attrs []string
-	ids := []int64{}
-	for _, b := range near {
+	ids := make([]int64, 0, len(near))
+	for _, b := range top {
 		attrs = append(attrs, b.Attribute)
+	}
+	for _, b := range near {
 		ids = append(ids, b.ID)
 	}
-	more, err := w.cfg.Store.ActiveWithAttributes(ctx, ep.Scope, attrs, ids, k-len(near))
+	more, err := w.cfg.Store.ActiveWithAttributes(ctx, ep.Scope, attrs, ids, k-len(top))
 	if err != nil {
 		return nil, 1, err
 	}
-	return append(near, more...), 1, nil
+	return append(near[:min(len(near), k-len(more))], more...), 1, nil
 }
 
 // chat asks the LLM once; a malformed answer is asked again, showing the model its

@@ -91,7 +91,7 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 	if err := lockScope(ctx, tx, b.Scope); err != nil {
 		return nil, err
 	}
-	if b.EmbedModel != "" {
+	if b.EmbedModel != "" && slices.ContainsFunc(b.Facts, func(f Fact) bool { return len(f.Embedding) > 0 }) {
 		dim, err := s.embeddingDim(ctx, tx, b.EmbedModel)
 		if err != nil {
 			return nil, err

@@ -1,0 +1,211 @@
+// Package pipelinetest runs the real pipeline for tests: a per-test schema, the
+// memory store, a wire-level fake LLM with a real provider client, and a started River
+// client working extraction jobs.
+package pipelinetest
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/extract"
+	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/llm"
+	"github.com/credohq/credo/llm/llmtest"
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/transcript"
+)
+
+// Options adjusts a Pipeline.
+type Options struct {
+	// Provider is llm.ProviderOpenAI (default) or llm.ProviderOllama.
+	Provider string
+	// MaxAttempts of a job (default 3).
+	MaxAttempts int
+	// Workers is the extraction concurrency (default 4).
+	Workers int
+	// Server options of the fake LLM.
+	LLMOptions []llmtest.Option
+	// Extract adjusts the worker's configuration.
+	Extract func(*extract.Config)
+}
+
+// Pipeline is a running pipeline.
+type Pipeline struct {
+	Schema   *dbtest.Schema
+	Store    *memory.Store
+	LLM      *llmtest.Server
+	Provider llm.Provider
+	Client   *river.Client[pgx.Tx]
+}
+
+// New starts a pipeline that stops when the test ends.
+func New(t testing.TB, opts *Options) *Pipeline {
+	t.Helper()
+	if opts == nil {
+		opts = &Options{}
+	}
+	schema := dbtest.New(t)
+	srv := llmtest.NewServer(t, opts.LLMOptions...)
+	var (
+		provider llm.Provider
+		err      error
+	)
+	if opts.Provider == llm.ProviderOllama {
+		provider, err = llm.NewOllama(srv.OllamaConfig())
+	} else {
+		provider, err = llm.NewOpenAI(srv.OpenAIConfig())
+	}
+	require.NoError(t, err)
+
+	store := memory.NewStore(schema.Pool, nil)
+	cfg := extract.Config{Store: store, Chat: provider, Embed: provider, EmbedModel: provider.EmbedModel()}
+	if opts.Extract != nil {
+		opts.Extract(&cfg)
+	}
+	worker, err := extract.NewWorker(cfg)
+	require.NoError(t, err)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, worker)
+	client, err := river.NewClient(riverpgxv5.New(schema.Pool), &river.Config{
+		Queues:            map[string]river.QueueConfig{extract.Queue: {MaxWorkers: cmp.Or(opts.Workers, 4)}},
+		Workers:           workers,
+		MaxAttempts:       cmp.Or(opts.MaxAttempts, 3),
+		RetryPolicy:       quickRetry{},
+		FetchPollInterval: 20 * time.Millisecond,
+		FetchCooldown:     5 * time.Millisecond,
+		Logger:            slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.Stop(ctx)
+	})
+	return &Pipeline{Schema: schema, Store: store, LLM: srv, Provider: provider, Client: client}
+}
+
+// quickRetry retries at once: River makes a job due within its scheduler interval
+// available immediately.
+type quickRetry struct{}
+
+func (quickRetry) NextRetry(*rivertype.JobRow) time.Time {
+	return time.Now().Add(10 * time.Millisecond)
+}
+
+// Enqueue stores transcripts and inserts their jobs, as cmd/enqueue does.
+func (p *Pipeline) Enqueue(t testing.TB, ts ...transcript.Transcript) *extract.EnqueueResult {
+	t.Helper()
+	ctx := context.Background()
+	var res *extract.EnqueueResult
+	err := pgx.BeginFunc(ctx, p.Schema.Pool, func(tx pgx.Tx) error {
+		var err error
+		res, err = extract.Enqueue(ctx, tx, p.Client, ts, time.Now())
+		return err
+	})
+	require.NoError(t, err)
+	return res
+}
+
+// Drain waits until no job is waiting, running or due for a retry.
+func (p *Pipeline) Drain(t testing.TB) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var left int
+		err := p.Schema.Pool.QueryRow(context.Background(),
+			`SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left)
+		return err == nil && left == 0
+	}, 60*time.Second, 20*time.Millisecond)
+}
+
+// Episode is the processing state of one episode.
+type Episode struct {
+	State     string
+	Attempts  int
+	LastError *string
+}
+
+// Episode reads the state of episode id.
+func (p *Pipeline) Episode(t testing.TB, id int64) Episode {
+	t.Helper()
+	var e Episode
+	require.NoError(t, p.Schema.Pool.QueryRow(context.Background(),
+		"SELECT state, attempts, last_error FROM episode WHERE id = $1", id).Scan(&e.State, &e.Attempts, &e.LastError))
+	return e
+}
+
+// T is a transcript in which the user says each line and the assistant answers "Noted.".
+func T(scope, id, occurredAt string, userSays ...string) transcript.Transcript {
+	at, err := time.Parse(time.RFC3339, occurredAt)
+	if err != nil {
+		panic(err)
+	}
+	tr := transcript.Transcript{Scope: scope, ID: id, OccurredAt: &at}
+	for _, s := range userSays {
+		tr.Messages = append(tr.Messages,
+			transcript.Message{Role: transcript.RoleUser, Content: s},
+			transcript.Message{Role: transcript.RoleAssistant, Content: "Noted."})
+	}
+	return tr
+}
+
+// Fact is one fact of a scripted extraction answer.
+type Fact struct {
+	Statement  string
+	Attribute  string
+	ValidFrom  string
+	Origin     string
+	Confidence float64
+	Resolves   *Resolves
+}
+
+// Resolves is a fact's directive.
+type Resolves struct {
+	Index  int
+	Action string
+	Reason string
+}
+
+// Answer is an extraction answer holding facts.
+func Answer(facts ...Fact) string {
+	out := []map[string]any{}
+	for _, f := range facts {
+		m := map[string]any{
+			"statement": f.Statement, "subject": "user", "attribute": or(f.Attribute, "other"), "kind": "attribute",
+			"valid_from": nil, "confidence": 0.9, "origin": or(f.Origin, "user_stated"), "quote": f.Statement, "resolves": nil,
+		}
+		if f.ValidFrom != "" {
+			m["valid_from"] = f.ValidFrom
+		}
+		if f.Confidence != 0 {
+			m["confidence"] = f.Confidence
+		}
+		if r := f.Resolves; r != nil {
+			m["resolves"] = map[string]any{"session_index": r.Index, "action": r.Action, "reason": r.Reason}
+		}
+		out = append(out, m)
+	}
+	b, err := json.Marshal(map[string]any{"reasoning": "scripted", "facts": out})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
