@@ -5,6 +5,7 @@
 package extract
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
@@ -56,6 +58,8 @@ type Config struct {
 	// job before the episode fails.
 	MalformedRetries int
 	Logger           *slog.Logger
+	// Examples, when set, retrieves similar past revisions shown as worked examples.
+	Examples *learning.Retriever
 	// Observer, when set, is told about each extraction (metrics).
 	Observer Observer
 }
@@ -70,6 +74,7 @@ type Report struct {
 	EpisodeID    int64
 	Scope        string
 	Candidates   int
+	Examples     int
 	PromptChars  int
 	ChatCalls    int
 	EmbedCalls   int
@@ -162,11 +167,11 @@ func (w *Worker) work(ctx context.Context, job *river.Job[Args], rep *Report) er
 		return nil
 	}
 
-	cands, embedCalls, err := w.candidates(ctx, ep)
+	cands, examples, err := w.context(ctx, ep, rep)
 	if err != nil {
 		return err
 	}
-	rep.Candidates, rep.EmbedCalls = len(cands), embedCalls
+	rep.Candidates, rep.Examples = len(cands), len(examples)
 
 	pc := make([]prompts.Candidate, len(cands))
 	ids := make([]int64, len(cands))
@@ -174,8 +179,12 @@ func (w *Worker) work(ctx context.Context, job *river.Job[Args], rep *Report) er
 		pc[i] = prompts.Candidate{Statement: c.Statement, Attribute: c.Attribute, ValidFrom: c.ValidFrom}
 		ids[i] = c.ID
 	}
+	pe := make([]prompts.Example, len(examples))
+	for i, e := range examples {
+		pe[i] = prompts.Example{Old: e.Old, Excerpt: e.Excerpt, New: e.New, Action: e.Action, Reason: e.Reason}
+	}
 	system, user, err := w.prompts.Extraction(prompts.Extraction{
-		Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Messages: ep.Messages,
+		Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Examples: pe, Messages: ep.Messages,
 	})
 	if err != nil {
 		return err
@@ -189,7 +198,7 @@ func (w *Worker) work(ctx context.Context, job *river.Job[Args], rep *Report) er
 		return err
 	}
 
-	if err := w.embed(ctx, facts, rep); err != nil {
+	if err := w.embed(ctx, facts, cands, rep); err != nil {
 		return err
 	}
 	batch := &memory.Batch{
@@ -197,8 +206,8 @@ func (w *Worker) work(ctx context.Context, job *river.Job[Args], rep *Report) er
 		Candidates: ids, Facts: facts, EmbedModel: w.cfg.EmbedModel,
 	}
 	for _, f := range facts {
-		if len(f.Embedding) > 0 {
-			if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(f.Embedding)); err != nil {
+		if v := cmp.Or(len(f.Embedding), len(f.EventEmbedding)); v > 0 {
+			if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, v); err != nil {
 				return err
 			}
 			break
@@ -219,7 +228,7 @@ func (w *Worker) work(ctx context.Context, job *river.Job[Args], rep *Report) er
 			return fmt.Errorf("complete job %d: %w", job.ID, err)
 		}
 		w.log.InfoContext(ctx, "extracted", "episode", ep.ID, "scope", ep.Scope, "candidates", len(cands),
-			"facts", len(facts), "prompt_tokens", rep.Usage.PromptTokens, "completion_tokens", rep.Usage.CompletionTokens)
+			"examples", len(examples), "facts", len(facts), "prompt_tokens", rep.Usage.PromptTokens, "completion_tokens", rep.Usage.CompletionTokens)
 		return nil
 	})
 }
@@ -242,29 +251,49 @@ func (w *Worker) loadEpisode(ctx context.Context, id int64) (*episode, error) {
 	return ep, nil
 }
 
-// candidates chooses at most K beliefs to show: all active ones when there are no more
-// than K; otherwise the nearest to the transcript by embedding, plus other beliefs on
-// the attributes those fill, so that a slot is seen whole.
-func (w *Worker) candidates(ctx context.Context, ep *episode) ([]memory.Belief, int, error) {
+// context chooses what the prompt shows besides the transcript. Candidates: all active
+// beliefs when there are no more than K; otherwise the nearest to the transcript by
+// embedding, plus other beliefs on the attributes those fill, so that a slot is seen
+// whole. Examples: the past revisions nearest to the transcript. The transcript is
+// embedded only when one of them needs it.
+func (w *Worker) context(ctx context.Context, ep *episode, rep *Report) ([]memory.Belief, []learning.Example, error) {
 	k := w.cfg.MaxCandidates
 	n, err := w.cfg.Store.ActiveCount(ctx, ep.Scope, k+1)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
+	}
+	withExamples := false
+	if w.cfg.Examples != nil {
+		if withExamples, err = w.cfg.Examples.Available(ctx, ep.Scope, w.cfg.EmbedModel); err != nil {
+			return nil, nil, err
+		}
+	}
+	var vec []float32
+	if n > k || withExamples {
+		res, err := w.cfg.Embed.Embed(ctx, []string{prompts.Transcript(ep.Messages)})
+		rep.EmbedCalls++
+		if err != nil {
+			return nil, nil, fmt.Errorf("embed transcript: %w", err)
+		}
+		vec = res.Vectors[0]
+		if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(vec)); err != nil {
+			return nil, nil, err
+		}
+	}
+	var examples []learning.Example
+	if withExamples {
+		if examples, err = w.cfg.Examples.Similar(ctx, ep.Scope, w.cfg.EmbedModel, vec); err != nil {
+			return nil, nil, err
+		}
 	}
 	if n <= k {
-		bs, err := w.cfg.Store.Current(ctx, ep.Scope)
-		return bs, 0, err
+		cands, err := w.cfg.Store.Current(ctx, ep.Scope)
+		return cands, examples, err
 	}
-	res, err := w.cfg.Embed.Embed(ctx, []string{prompts.Transcript(ep.Messages)})
+
+	near, err := w.cfg.Store.Nearest(ctx, ep.Scope, w.cfg.EmbedModel, vec, k)
 	if err != nil {
-		return nil, 1, fmt.Errorf("embed transcript: %w", err)
-	}
-	if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(res.Vectors[0])); err != nil {
-		return nil, 1, err
-	}
-	near, err := w.cfg.Store.Nearest(ctx, ep.Scope, w.cfg.EmbedModel, res.Vectors[0], k)
-	if err != nil {
-		return nil, 1, err
+		return nil, nil, err
 	}
 	// The least similar third of the nearest make room for the rest of the slots the
 	// most similar fill.
@@ -279,9 +308,9 @@ func (w *Worker) candidates(ctx context.Context, ep *episode) ([]memory.Belief, 
 	}
 	more, err := w.cfg.Store.ActiveWithAttributes(ctx, ep.Scope, attrs, ids, k-len(top))
 	if err != nil {
-		return nil, 1, err
+		return nil, nil, err
 	}
-	return append(near[:min(len(near), k-len(more))], more...), 1, nil
+	return append(near[:min(len(near), k-len(more))], more...), examples, nil
 }
 
 // chat asks the LLM once; a malformed answer is asked again, showing the model its
@@ -319,14 +348,23 @@ func (w *Worker) chat(ctx context.Context, system, user string, candidates int, 
 	}
 }
 
-// embed computes the vectors of every new statement in one call.
-func (w *Worker) embed(ctx context.Context, facts []memory.Fact, rep *Report) error {
+// embed computes, in one call, the vectors of every new statement and of every revision
+// a fact asks for (its future few-shot example).
+func (w *Worker) embed(ctx context.Context, facts []memory.Fact, cands []memory.Belief, rep *Report) error {
+	type slot struct {
+		fact  int
+		event bool
+	}
 	var texts []string
-	var idx []int
+	var slots []slot
 	for i, f := range facts {
 		if f.Statement != "" && (f.Resolves == nil || f.Resolves.Action != memory.ActionReinforce) {
 			texts = append(texts, f.Statement)
-			idx = append(idx, i)
+			slots = append(slots, slot{i, false})
+		}
+		if d := f.Resolves; d != nil && d.Action != memory.ActionReinforce {
+			texts = append(texts, learning.EventText(cands[d.Index].Statement, f.Quote, f.Statement))
+			slots = append(slots, slot{i, true})
 		}
 	}
 	if len(texts) == 0 {
@@ -337,8 +375,12 @@ func (w *Worker) embed(ctx context.Context, facts []memory.Fact, rep *Report) er
 	if err != nil {
 		return fmt.Errorf("embed statements: %w", err)
 	}
-	for j, i := range idx {
-		facts[i].Embedding = res.Vectors[j]
+	for j, s := range slots {
+		if s.event {
+			facts[s.fact].EventEmbedding = res.Vectors[j]
+		} else {
+			facts[s.fact].Embedding = res.Vectors[j]
+		}
 	}
 	return nil
 }

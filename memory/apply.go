@@ -66,10 +66,8 @@ func (s *Store) Apply(ctx context.Context, b *Batch) (*Result, error) {
 }
 
 func (s *Store) ensureBatchModel(ctx context.Context, b *Batch) error {
-	for _, f := range b.Facts {
-		if len(f.Embedding) > 0 && b.EmbedModel != "" {
-			return s.EnsureEmbeddingModel(ctx, b.EmbedModel, len(f.Embedding))
-		}
+	if dim := b.vectorDim(); dim > 0 && b.EmbedModel != "" {
+		return s.EnsureEmbeddingModel(ctx, b.EmbedModel, dim)
 	}
 	return nil
 }
@@ -91,15 +89,13 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 	if err := lockScope(ctx, tx, b.Scope); err != nil {
 		return nil, err
 	}
-	if b.EmbedModel != "" && slices.ContainsFunc(b.Facts, func(f Fact) bool { return len(f.Embedding) > 0 }) {
-		dim, err := s.embeddingDim(ctx, tx, b.EmbedModel)
+	if dim := b.vectorDim(); dim > 0 {
+		registered, err := s.embeddingDim(ctx, tx, b.EmbedModel)
 		if err != nil {
 			return nil, err
 		}
-		for i, f := range b.Facts {
-			if len(f.Embedding) > 0 && len(f.Embedding) != dim {
-				return nil, fmt.Errorf("%w: fact %d has %d dimensions, model %q has %d", ErrEmbeddingModel, i, len(f.Embedding), b.EmbedModel, dim)
-			}
+		if dim != registered {
+			return nil, fmt.Errorf("%w: vectors have %d dimensions, model %q has %d", ErrEmbeddingModel, dim, b.EmbedModel, registered)
 		}
 	}
 	if err := checkCandidates(ctx, tx, b); err != nil {
@@ -218,7 +214,7 @@ func (a *applier) fact(ctx context.Context, f *Fact) (Outcome, error) {
 			return Outcome{}, err
 		}
 		if dup != nil {
-			o, err := a.reinforce(ctx, dup, f.Quote, "same statement as an active belief")
+			o, err := a.reinforce(ctx, dup, f.Quote, "same statement as an active belief", nil)
 			o.Kind = OutcomeDuplicate
 			return o, err
 		}
@@ -243,7 +239,7 @@ func (a *applier) fact(ctx context.Context, f *Fact) (Outcome, error) {
 		if t.Status != StatusActive {
 			return a.conflict(ctx, ConflictStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target is "+string(t.Status)+", not active")
 		}
-		return a.reinforce(ctx, t, f.Quote, d.Rationale)
+		return a.reinforce(ctx, t, f.Quote, d.Rationale, f.EventEmbedding)
 	case ActionRetract:
 		return a.retract(ctx, t, f, d, validFrom)
 	default:
@@ -269,7 +265,7 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 		return a.backfill(ctx, head, f, d, validFrom)
 	}
 	if normStatement(f.Statement) == normStatement(head.Statement) {
-		return a.reinforce(ctx, head, f.Quote, "restated as a revision of itself")
+		return a.reinforce(ctx, head, f.Quote, "restated as a revision of itself", f.EventEmbedding)
 	}
 	if why := a.entrenched(head, f.Origin, f.Confidence); why != "" {
 		return a.conflict(ctx, ConflictEntrenchment, d.Action, &d.Reason, &head.ID, f, why)
@@ -287,7 +283,8 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 	if err := a.retire(ctx, head.ID, StatusSuperseded, validFrom, &id); err != nil {
 		return Outcome{}, err
 	}
-	ev, err := a.event(ctx, ActionSupersede, d.Reason, head, &id, f.Statement, f.Quote, rationale)
+	ev, err := a.event(ctx, eventRow{action: ActionSupersede, reason: d.Reason, old: head, newID: &id,
+		newStatement: f.Statement, excerpt: f.Quote, rationale: rationale, embedding: f.EventEmbedding})
 	return Outcome{Kind: OutcomeSuperseded, BeliefID: id, TargetID: head.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
 }
 
@@ -315,7 +312,7 @@ func (a *applier) backfill(ctx context.Context, head *target, f *Fact, d *Direct
 	}
 	if normStatement(f.Statement) == normStatement(next.Statement) {
 		// Said before it was first recorded: the same belief, known to hold earlier.
-		return a.reinforce(ctx, next, f.Quote, "restated before the recorded start")
+		return a.reinforce(ctx, next, f.Quote, "restated before the recorded start", f.EventEmbedding)
 	}
 	id, err := a.insert(ctx, f, validFrom, StatusSuperseded, &retirement{until: next.ValidFrom, by: next.ID})
 	if err != nil {
@@ -330,7 +327,8 @@ func (a *applier) backfill(ctx context.Context, head *target, f *Fact, d *Direct
 	nt := &target{ID: id, Statement: f.Statement}
 	rationale := joinText(d.Rationale, fmt.Sprintf("valid from %s, before %d (valid from %s): stored as history",
 		validFrom.Format(time.RFC3339), next.ID, next.ValidFrom.Format(time.RFC3339)))
-	ev, err := a.event(ctx, ActionSupersede, d.Reason, nt, &next.ID, next.Statement, f.Quote, rationale)
+	ev, err := a.event(ctx, eventRow{action: ActionSupersede, reason: d.Reason, old: nt, newID: &next.ID,
+		newStatement: next.Statement, excerpt: f.Quote, rationale: rationale, embedding: f.EventEmbedding})
 	return Outcome{Kind: OutcomeBackfilled, BeliefID: id, TargetID: next.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
 }
 
@@ -362,7 +360,8 @@ func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive,
 	if err := a.retire(ctx, t.ID, StatusRetracted, until, newID); err != nil {
 		return Outcome{}, err
 	}
-	ev, err := a.event(ctx, ActionRetract, d.Reason, t, newID, f.Statement, f.Quote, d.Rationale)
+	ev, err := a.event(ctx, eventRow{action: ActionRetract, reason: d.Reason, old: t, newID: newID,
+		newStatement: f.Statement, excerpt: f.Quote, rationale: d.Rationale, embedding: f.EventEmbedding})
 	o := Outcome{Kind: OutcomeRetracted, TargetID: t.ID, EventID: ev, Action: ActionRetract, Reason: d.Reason}
 	if newID != nil {
 		o.BeliefID = *newID
@@ -395,7 +394,7 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 		if err := a.retire(ctx, t.ID, StatusRetracted, until, nil); err != nil {
 			return Outcome{}, err
 		}
-		ev, err := a.event(ctx, ActionRetract, r.Reason, t, nil, "", "", r.Rationale)
+		ev, err := a.event(ctx, eventRow{action: ActionRetract, reason: r.Reason, old: t, rationale: r.Rationale})
 		return Outcome{Kind: OutcomeRetracted, TargetID: t.ID, EventID: ev, Action: ActionRetract, Reason: r.Reason}, err
 	}
 
@@ -426,7 +425,8 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 	if err := a.retire(ctx, t.ID, StatusSuperseded, until, &rep.ID); err != nil {
 		return Outcome{}, err
 	}
-	ev, err := a.event(ctx, ActionSupersede, r.Reason, t, &rep.ID, rep.Statement, "", r.Rationale)
+	ev, err := a.event(ctx, eventRow{action: ActionSupersede, reason: r.Reason, old: t, newID: &rep.ID,
+		newStatement: rep.Statement, rationale: r.Rationale})
 	return Outcome{Kind: OutcomeSuperseded, BeliefID: rep.ID, TargetID: t.ID, EventID: ev, Action: ActionSupersede, Reason: r.Reason}, err
 }
 
@@ -498,14 +498,15 @@ func (a *applier) activeDuplicate(ctx context.Context, statement string) (*targe
 	return t, nil
 }
 
-func (a *applier) reinforce(ctx context.Context, t *target, quote, rationale string) (Outcome, error) {
+func (a *applier) reinforce(ctx context.Context, t *target, quote, rationale string, embedding []float32) (Outcome, error) {
 	_, err := a.tx.Exec(ctx, `UPDATE belief SET reinforced_count = reinforced_count + 1,
 		last_seen_at = greatest(last_seen_at, $2), updated_at = $3 WHERE id = $1`, t.ID, a.b.At, a.now)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("reinforce belief %d: %w", t.ID, err)
 	}
 	a.touched[t.ID] = true
-	ev, err := a.event(ctx, ActionReinforce, ReasonRestated, t, nil, "", quote, rationale)
+	ev, err := a.event(ctx, eventRow{action: ActionReinforce, reason: ReasonRestated, old: t, excerpt: quote,
+		rationale: rationale, embedding: embedding})
 	return Outcome{Kind: OutcomeReinforced, TargetID: t.ID, EventID: ev, Action: ActionReinforce, Reason: ReasonRestated}, err
 }
 
@@ -556,13 +557,32 @@ func (a *applier) retire(ctx context.Context, id int64, status Status, until tim
 	return nil
 }
 
-func (a *applier) event(ctx context.Context, action Action, reason Reason, old *target, newID *int64, newStatement, excerpt, rationale string) (int64, error) {
-	var id int64
+// eventRow is one revision_event to write.
+type eventRow struct {
+	action                           Action
+	reason                           Reason
+	old                              *target
+	newID                            *int64
+	newStatement, excerpt, rationale string
+	// embedding, in the batch's model, lets the event be retrieved as a few-shot example.
+	embedding []float32
+}
+
+func (a *applier) event(ctx context.Context, e eventRow) (int64, error) {
+	var (
+		id        int64
+		embedding *pgvector.Vector
+		model     *string
+	)
+	if len(e.embedding) > 0 {
+		v := pgvector.NewVector(e.embedding)
+		embedding, model = &v, &a.b.EmbedModel
+	}
 	err := a.tx.QueryRow(ctx, `INSERT INTO revision_event (scope, action, reason, origin, old_belief_id, new_belief_id,
-			old_statement, new_statement, excerpt, rationale, episode_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-		a.b.Scope, action, reason, a.b.Origin, old.ID, newID, old.Statement, nullText(newStatement),
-		nullText(excerpt), nullText(rationale), a.b.EpisodeID, a.now).Scan(&id)
+			old_statement, new_statement, excerpt, rationale, episode_id, created_at, embedding, embed_model)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::vector, $14) RETURNING id`,
+		a.b.Scope, e.action, e.reason, a.b.Origin, e.old.ID, e.newID, e.old.Statement, nullText(e.newStatement),
+		nullText(e.excerpt), nullText(e.rationale), a.b.EpisodeID, a.now, embedding, model).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert revision event: %w", err)
 	}

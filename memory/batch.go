@@ -50,7 +50,10 @@ type Fact struct {
 	Origin     Origin
 	Quote      string
 	Embedding  []float32
-	Resolves   *Directive
+	// EventEmbedding is the vector of the revision this fact causes, for retrieving it
+	// as a few-shot example (see learning.EventText).
+	EventEmbedding []float32
+	Resolves       *Directive
 }
 
 // Directive says what a fact does to the candidate at Index.
@@ -106,15 +109,18 @@ func (b *Batch) normalize(now time.Time) error {
 		if err := b.normalizeFact(f, now); err != nil {
 			return fmt.Errorf("fact %d: %w", i, err)
 		}
-		if len(f.Embedding) > 0 {
+		for _, v := range [][]float32{f.Embedding, f.EventEmbedding} {
+			if len(v) == 0 {
+				continue
+			}
 			if b.EmbedModel == "" {
 				return invalidf("fact %d: embedding without EmbedModel", i)
 			}
-			if dim != 0 && len(f.Embedding) != dim {
-				return invalidf("fact %d: embedding has %d dimensions, others %d", i, len(f.Embedding), dim)
+			if dim != 0 && len(v) != dim {
+				return invalidf("fact %d: embedding has %d dimensions, others %d", i, len(v), dim)
 			}
-			dim = len(f.Embedding)
-			for _, x := range f.Embedding {
+			dim = len(v)
+			for _, x := range v {
 				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 					return invalidf("fact %d: embedding is not finite", i)
 				}
@@ -241,4 +247,16 @@ func checkTime(name string, t, now time.Time) error {
 // normStatement is the form exact duplicates are compared in.
 func normStatement(s string) string {
 	return strings.ToLower(strings.TrimSuffix(strings.Join(strings.Fields(s), " "), "."))
+}
+
+// vectorDim is the dimension of the batch's vectors, 0 when it has none.
+func (b *Batch) vectorDim() int {
+	for _, f := range b.Facts {
+		for _, v := range [][]float32{f.Embedding, f.EventEmbedding} {
+			if len(v) > 0 {
+				return len(v)
+			}
+		}
+	}
+	return 0
 }

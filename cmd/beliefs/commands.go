@@ -13,6 +13,7 @@ import (
 
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/memory"
 )
 
@@ -184,7 +185,7 @@ func addCommand() command {
 					}
 					f.ValidFrom = &t
 				}
-				out, err := operatorApply(ctx, e, &memory.Batch{Scope: *scope, Facts: []memory.Fact{f}})
+				out, err := operatorApply(ctx, e, &memory.Batch{Scope: *scope, Facts: []memory.Fact{f}}, "")
 				if err != nil {
 					return err
 				}
@@ -221,7 +222,7 @@ func correctCommand() command {
 					return err
 				}
 				f := memory.Fact{Statement: *statement, Subject: old.Subject, Attribute: old.Attribute, Kind: old.Kind,
-					Confidence: 1, Origin: memory.OriginUserStated,
+					Confidence: 1, Origin: memory.OriginUserStated, Quote: "operator correction",
 					Resolves: &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.Reason(*reason),
 						Rationale: "operator correction"}}
 				if old.Origin == memory.OriginAuthoritative {
@@ -230,7 +231,7 @@ func correctCommand() command {
 				if *retract {
 					f.Resolves.Action = memory.ActionRetract
 				}
-				out, err := operatorApply(ctx, e, &memory.Batch{Scope: old.Scope, Candidates: []int64{n}, Facts: []memory.Fact{f}})
+				out, err := operatorApply(ctx, e, &memory.Batch{Scope: old.Scope, Candidates: []int64{n}, Facts: []memory.Fact{f}}, old.Statement)
 				if err != nil {
 					return err
 				}
@@ -244,8 +245,10 @@ func correctCommand() command {
 		}}
 }
 
-// operatorApply embeds the batch's statements and applies it with origin operator.
-func operatorApply(ctx context.Context, e *env, b *memory.Batch) (memory.Outcome, error) {
+// operatorApply embeds the batch's statement, and the revision it makes as a future
+// few-shot example, in one call, and applies the batch with origin operator. old is the
+// statement revised, if any.
+func operatorApply(ctx context.Context, e *env, b *memory.Batch, old string) (memory.Outcome, error) {
 	store, err := e.open(ctx)
 	if err != nil {
 		return memory.Outcome{}, err
@@ -255,19 +258,30 @@ func operatorApply(ctx context.Context, e *env, b *memory.Batch) (memory.Outcome
 		return memory.Outcome{}, err
 	}
 	f := &b.Facts[0]
+	var texts []string
 	if f.Statement != "" {
-		res, err := embed.Embed(ctx, []string{f.Statement})
-		if err != nil {
-			return memory.Outcome{}, fmt.Errorf("embed the statement (is the embedding server up?): %w", err)
-		}
-		f.Embedding, b.EmbedModel = res.Vectors[0], embed.EmbedModel()
+		texts = append(texts, f.Statement)
+	}
+	if f.Resolves != nil {
+		texts = append(texts, learning.EventText(old, f.Quote, f.Statement))
+	}
+	res, err := embed.Embed(ctx, texts)
+	if err != nil {
+		return memory.Outcome{}, fmt.Errorf("embed the statement (is the embedding server up?): %w", err)
+	}
+	b.EmbedModel = embed.EmbedModel()
+	if f.Statement != "" {
+		f.Embedding = res.Vectors[0]
+	}
+	if f.Resolves != nil {
+		f.EventEmbedding = res.Vectors[len(texts)-1]
 	}
 	b.Origin, b.At = memory.RevisionOperator, time.Now()
-	res, err := store.Apply(ctx, b)
+	applied, err := store.Apply(ctx, b)
 	if err != nil {
 		return memory.Outcome{}, err
 	}
-	out := res.Facts[0]
+	out := applied.Facts[0]
 	if out.Kind == memory.OutcomeConflict {
 		return out, fmt.Errorf("refused: %s", out.Detail)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/migrations"
 )
@@ -78,9 +79,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	store := memory.NewStore(pool, &memory.Config{ConfidenceFloor: floor(cfg.ConfidenceFloor)})
+	var examples *learning.Retriever
+	if cfg.Examples > 0 {
+		examples = learning.NewRetriever(pool, cfg.Examples, cfg.ExamplesScope)
+	}
 	extractor, err := extract.NewWorker(extract.Config{
 		Store: store, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
-		MaxCandidates: cfg.MaxCandidates, Logger: logger,
+		MaxCandidates: cfg.MaxCandidates, Examples: examples, Logger: logger,
 	})
 	if err != nil {
 		return err

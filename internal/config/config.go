@@ -32,6 +32,8 @@ type Config struct {
 	Workers         int
 	MaxAttempts     int
 	MaxCandidates   int
+	Examples        int
+	ExamplesScope   string
 	ConfidenceFloor float64
 	HTTPAddr        string
 	ShutdownTimeout time.Duration
@@ -75,6 +77,8 @@ func settings() []setting {
 		{GroupWorker, "workers", "WORKERS", "4", "extraction jobs run at once by this process", intRange(func(c *Config) *int { return &c.Workers }, 1, 1000)},
 		{GroupWorker, "max-attempts", "MAX_ATTEMPTS", "10", "attempts of a job before its episode fails (River backs off between them)", intRange(func(c *Config) *int { return &c.MaxAttempts }, 1, 100)},
 		{GroupWorker, "max-candidates", "MAX_CANDIDATES", "24", "most beliefs shown to the LLM per extraction (K)", intRange(func(c *Config) *int { return &c.MaxCandidates }, 1, 500)},
+		{GroupWorker, "examples", "EXAMPLES", "3", "past revisions shown as worked examples per extraction (0: off)", intRange(func(c *Config) *int { return &c.Examples }, 0, 20)},
+		{GroupWorker, "examples-scope", "EXAMPLES_SCOPE", "", "an operator-curated scope, holding no user data, whose revisions every scope may be shown as examples", str(func(c *Config) *string { return &c.ExamplesScope })},
 		{GroupWorker, "confidence-floor", "CONFIDENCE_FLOOR", "0.5", "beliefs under this confidence are not stored", floatRange(func(c *Config) *float64 { return &c.ConfidenceFloor }, 0, 1)},
 		{GroupWorker, "http-addr", "HTTP_ADDR", ":9464", "where /healthz and /metrics are served (empty: off)", str(func(c *Config) *string { return &c.HTTPAddr })},
 		{GroupWorker, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "30s", "how long running jobs may finish after SIGTERM before they are cancelled and retried", duration(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},

@@ -1,0 +1,148 @@
+// Package learning turns revision events into labeled examples and retrieves the most
+// similar ones as few-shot guidance for later extractions, so extraction improves
+// without fine-tuning.
+package learning
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+)
+
+// DefaultExamples is how many examples a prompt shows: enough to teach, few enough that
+// the prompt stays small however many events exist.
+const DefaultExamples = 3
+
+// Example is one past revision: what was believed, what was said, what changed and why.
+type Example struct {
+	EventID  int64
+	Scope    string
+	Action   string
+	Reason   string
+	Origin   string
+	Old      string
+	New      string // empty for a retraction
+	Excerpt  string
+	Distance float64
+}
+
+// priority ranks what teaches most: an operator's correction, then any correction
+// (the old belief was wrong), then ordinary updates. It is subtracted from the distance.
+func (e Example) priority() float64 {
+	p := 0.0
+	if e.Origin == "operator" {
+		p += 0.15
+	}
+	if e.Reason == "correction" {
+		p += 0.1
+	}
+	return p
+}
+
+// EventText is the text embedded for a revision event, and so what a later transcript
+// is compared with: the old belief, what was said, and the new belief.
+func EventText(old, excerpt, new string) string {
+	var b strings.Builder
+	b.WriteString("Believed: " + old)
+	if excerpt != "" {
+		b.WriteString("\nSaid: " + excerpt)
+	}
+	if new != "" {
+		b.WriteString("\nNow: " + new)
+	}
+	return b.String()
+}
+
+// Retriever finds similar past revisions.
+type Retriever struct {
+	pool *pgxpool.Pool
+	// max is the number of examples returned.
+	max int
+	// global is an operator-curated scope whose examples every scope may see; it must
+	// hold no user data. Empty: none.
+	global string
+}
+
+// NewRetriever returns a retriever of at most max examples (0: DefaultExamples), with
+// the optional global scope.
+func NewRetriever(pool *pgxpool.Pool, max int, global string) *Retriever {
+	return &Retriever{pool: pool, max: cmp.Or(max, DefaultExamples), global: global}
+}
+
+// scopes are the scopes scope may learn from: itself and the global set. Never another
+// tenant's.
+func (r *Retriever) scopes(scope string) []string {
+	if r.global == "" || r.global == scope {
+		return []string{scope}
+	}
+	return []string{scope, r.global}
+}
+
+// Available says whether scope has any example to retrieve with model, so that the
+// transcript is embedded before extraction only when it helps.
+func (r *Retriever) Available(ctx context.Context, scope, model string) (bool, error) {
+	var ok bool
+	err := r.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM revision_event
+		WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce')`, r.scopes(scope), model).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("look for examples of %q: %w", scope, err)
+	}
+	return ok, nil
+}
+
+// Similar is up to max examples for a transcript whose vector is vec: the nearest
+// revision events of scope (and the global set) by the model's HNSW index, re-ranked so
+// that corrections come first, without repeats.
+func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []float32) ([]Example, error) {
+	dim := len(vec)
+	if dim == 0 {
+		return nil, nil
+	}
+	// Restatements teach nothing about revising; candidates are over-fetched so that
+	// re-ranking and de-duplication still leave max.
+	rows, err := r.pool.Query(ctx, similarSQL(dim), r.scopes(scope), model, pgvector.NewVector(vec), r.max*4)
+	if err != nil {
+		return nil, fmt.Errorf("similar examples of %q: %w", scope, err)
+	}
+	found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Example, error) {
+		var e Example
+		err := row.Scan(&e.EventID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.Old, &e.New, &e.Excerpt, &e.Distance)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("similar examples of %q: %w", scope, err)
+	}
+	slices.SortStableFunc(found, func(a, b Example) int {
+		return cmp.Compare(a.Distance-a.priority(), b.Distance-b.priority())
+	})
+	seen := map[string]bool{}
+	out := make([]Example, 0, r.max)
+	for _, e := range found {
+		key := strings.ToLower(e.Old + "\x00" + e.New)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, e)
+		if len(out) == r.max {
+			break
+		}
+	}
+	return out, nil
+}
+
+// similarSQL orders by the same expression the model's partial HNSW index is built on.
+func similarSQL(dim int) string {
+	cast := fmt.Sprintf("::vector(%d)", dim)
+	return `SELECT id, scope, action, reason, origin, old_statement, coalesce(new_statement, ''),
+			coalesce(excerpt, ''), embedding` + cast + ` <=> $3` + cast + ` AS distance
+		FROM revision_event
+		WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce'
+		ORDER BY embedding` + cast + ` <=> $3` + cast + ` LIMIT $4`
+}
