@@ -215,14 +215,20 @@ func (w *Worker) work(ctx context.Context, job *river.Job[Args], rep *Report) er
 	}
 
 	return pgx.BeginFunc(ctx, w.cfg.Store.Pool(), func(tx pgx.Tx) error {
-		res, err := w.cfg.Store.ApplyTx(ctx, tx, batch)
+		// Marking the episode first locks its row: a second job of the same episode (a
+		// rescued one whose first run is still finishing) waits here, then finds it
+		// applied and applies nothing.
+		tag, err := tx.Exec(ctx, `UPDATE episode SET state = 'applied', processed_at = now(), attempts = $2,
+			last_error = NULL WHERE id = $1 AND state <> 'applied'`, ep.ID, job.Attempt)
 		if err != nil {
-			return err
-		}
-		rep.Outcomes = res.All()
-		if _, err := tx.Exec(ctx, `UPDATE episode SET state = 'applied', processed_at = now(), attempts = $2,
-			last_error = NULL WHERE id = $1`, ep.ID, job.Attempt); err != nil {
 			return fmt.Errorf("mark episode %d applied: %w", ep.ID, err)
+		}
+		if tag.RowsAffected() == 1 {
+			res, err := w.cfg.Store.ApplyTx(ctx, tx, batch)
+			if err != nil {
+				return err
+			}
+			rep.Outcomes = res.All()
 		}
 		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
 			return fmt.Errorf("complete job %d: %w", job.ID, err)
