@@ -23,6 +23,9 @@ import (
 	"github.com/credohq/credo/prompts"
 )
 
+// maxPending bounds the unembedded beliefs and events one job embeds for its scope.
+const maxPending = 64
+
 // Queue is the River queue of extraction jobs.
 const Queue = "extract"
 
@@ -198,8 +201,10 @@ func (w *Worker) work(ctx context.Context, job *river.Job[Args], rep *Report) er
 		return err
 	}
 
-	if err := w.embed(ctx, facts, cands, rep); err != nil {
-		return err
+	if rep.EmbedCalls == 0 {
+		if err := w.embed(ctx, facts, cands, rep); err != nil {
+			return err
+		}
 	}
 	batch := &memory.Batch{
 		Scope: ep.Scope, Origin: memory.RevisionExtraction, EpisodeID: &ep.ID, At: ep.OccurredAt,
@@ -276,13 +281,26 @@ func (w *Worker) context(ctx context.Context, ep *episode, rep *Report) ([]memor
 	}
 	var vec []float32
 	if n > k || withExamples {
-		res, err := w.cfg.Embed.Embed(ctx, []string{prompts.Transcript(ep.Messages)})
+		// This job's one embedding call: the transcript, and what earlier jobs stored
+		// without vectors. What this job learns waits for the next call likewise.
+		pending, err := w.cfg.Store.Unembedded(ctx, ep.Scope, maxPending)
+		if err != nil {
+			return nil, nil, err
+		}
+		texts := []string{prompts.Transcript(ep.Messages)}
+		for _, u := range pending {
+			texts = append(texts, u.Text)
+		}
+		res, err := w.cfg.Embed.Embed(ctx, texts)
 		rep.EmbedCalls++
 		if err != nil {
 			return nil, nil, fmt.Errorf("embed transcript: %w", err)
 		}
 		vec = res.Vectors[0]
 		if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(vec)); err != nil {
+			return nil, nil, err
+		}
+		if err := w.cfg.Store.SetEmbeddings(ctx, w.cfg.EmbedModel, pending, res.Vectors[1:]); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -355,7 +373,8 @@ func (w *Worker) chat(ctx context.Context, system, user string, candidates int, 
 }
 
 // embed computes, in one call, the vectors of every new statement and of every revision
-// a fact asks for (its future few-shot example).
+// a fact asks for (its future few-shot example). It runs only when the job made no
+// embedding call before the chat: one call per job.
 func (w *Worker) embed(ctx context.Context, facts []memory.Fact, cands []memory.Belief, rep *Report) error {
 	type slot struct {
 		fact  int
@@ -369,7 +388,7 @@ func (w *Worker) embed(ctx context.Context, facts []memory.Fact, cands []memory.
 			slots = append(slots, slot{i, false})
 		}
 		if d := f.Resolves; d != nil && d.Action != memory.ActionReinforce {
-			texts = append(texts, learning.EventText(cands[d.Index].Statement, f.Quote, f.Statement))
+			texts = append(texts, memory.EventText(cands[d.Index].Statement, f.Quote, f.Statement))
 			slots = append(slots, slot{i, true})
 		}
 	}

@@ -45,20 +45,6 @@ func (e Example) priority() float64 {
 	return p
 }
 
-// EventText is the text embedded for a revision event, and so what a later transcript
-// is compared with: the old belief, what was said, and the new belief.
-func EventText(old, excerpt, new string) string {
-	var b strings.Builder
-	b.WriteString("Believed: " + old)
-	if excerpt != "" {
-		b.WriteString("\nSaid: " + excerpt)
-	}
-	if new != "" {
-		b.WriteString("\nNow: " + new)
-	}
-	return b.String()
-}
-
 // Retriever finds similar past revisions.
 type Retriever struct {
 	pool *pgxpool.Pool

@@ -56,7 +56,7 @@ func (b *testBundle) correct(t *testing.T, scope string, id int64, old, statemen
 		Candidates: []int64{id}, EmbedModel: b.p.Provider.EmbedModel(),
 		Facts: []memory.Fact{{Statement: statement, Attribute: "coffee", Kind: memory.KindPreference, Confidence: 1,
 			Origin: memory.OriginUserStated, Quote: "operator correction", Embedding: b.embed(statement),
-			EventEmbedding: b.embed(learning.EventText(old, "operator correction", statement)),
+			EventEmbedding: b.embed(memory.EventText(old, "operator correction", statement)),
 			Resolves:       &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonCorrection}}}})
 	require.NoError(t, err)
 	require.Equal(t, memory.OutcomeSuperseded, res.Facts[0].Kind)
@@ -100,7 +100,7 @@ func TestExamplesStayBounded(t *testing.T) {
 	olds, vecs := make([]string, n), make([]string, n)
 	for i := range n {
 		olds[i] = fmt.Sprintf("User prefers coffee blend %d", i)
-		vecs[i] = pgvector.NewVector(b.embed(learning.EventText(olds[i], "I switched coffee blends", darkRoast))).String()
+		vecs[i] = pgvector.NewVector(b.embed(memory.EventText(olds[i], "I switched coffee blends", darkRoast))).String()
 	}
 	_, err := b.p.Schema.Pool.Exec(ctx, `INSERT INTO revision_event (scope, action, reason, origin, old_belief_id,
 			old_statement, new_statement, excerpt, embedding, embed_model, created_at)

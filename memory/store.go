@@ -151,4 +151,3 @@ func indexName(table, model string, dim int) string {
 }
 
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-

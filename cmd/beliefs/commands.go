@@ -13,7 +13,6 @@ import (
 
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
-	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/memory"
 )
 
@@ -263,7 +262,7 @@ func operatorApply(ctx context.Context, e *env, b *memory.Batch, old string) (me
 		texts = append(texts, f.Statement)
 	}
 	if f.Resolves != nil {
-		texts = append(texts, learning.EventText(old, f.Quote, f.Statement))
+		texts = append(texts, memory.EventText(old, f.Quote, f.Statement))
 	}
 	res, err := embed.Embed(ctx, texts)
 	if err != nil {

@@ -1,0 +1,87 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+)
+
+// Unembedded is a belief or revision event stored without a vector. A job that embeds
+// its transcript before the LLM call stores what it learns without vectors, so that it
+// makes one embedding call, not two; the next job of the scope (or consolidation)
+// embeds them in its own call.
+type Unembedded struct {
+	Event bool // a revision event, else a belief
+	ID    int64
+	Text  string
+}
+
+// EventText is the text embedded for a revision event, and so what a later transcript
+// is compared with: the old belief, what was said, and the new belief.
+func EventText(old, excerpt, new string) string {
+	var b strings.Builder
+	b.WriteString("Believed: " + old)
+	if excerpt != "" {
+		b.WriteString("\nSaid: " + excerpt)
+	}
+	if new != "" {
+		b.WriteString("\nNow: " + new)
+	}
+	return b.String()
+}
+
+// Unembedded lists up to limit active beliefs and revision events of scope without a
+// vector, oldest first.
+func (s *Store) Unembedded(ctx context.Context, scope string, limit int) ([]Unembedded, error) {
+	rows, err := s.pool.Query(ctx, `(SELECT false, id, statement, '', '' FROM belief
+			WHERE scope = $1 AND status = 'active' AND embedding IS NULL ORDER BY id LIMIT $2)
+		UNION ALL
+		(SELECT true, id, old_statement, coalesce(excerpt, ''), coalesce(new_statement, '') FROM revision_event
+			WHERE scope = $1 AND embedding IS NULL AND action <> 'reinforce' ORDER BY id LIMIT $2)`, scope, limit)
+	if err != nil {
+		return nil, fmt.Errorf("unembedded of %q: %w", scope, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Unembedded, error) {
+		var (
+			u                    Unembedded
+			text, excerpt, newer string
+		)
+		err := row.Scan(&u.Event, &u.ID, &text, &excerpt, &newer)
+		u.Text = text
+		if u.Event {
+			u.Text = EventText(text, excerpt, newer)
+		}
+		return u, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("unembedded of %q: %w", scope, err)
+	}
+	return out, nil
+}
+
+// SetEmbeddings stores vecs[i] as the vector of items[i] in model, unless another
+// writer did first. Call EnsureEmbeddingModel before.
+func (s *Store) SetEmbeddings(ctx context.Context, model string, items []Unembedded, vecs [][]float32) error {
+	if len(items) != len(vecs) {
+		return fmt.Errorf("set embeddings: %d items, %d vectors", len(items), len(vecs))
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	batch := &pgx.Batch{}
+	for i, u := range items {
+		table := "belief"
+		if u.Event {
+			table = "revision_event"
+		}
+		batch.Queue("UPDATE "+table+" SET embedding = $2::vector, embed_model = $3 WHERE id = $1 AND embedding IS NULL",
+			u.ID, pgvector.NewVector(vecs[i]), model)
+	}
+	if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
+		return fmt.Errorf("set embeddings: %w", err)
+	}
+	return nil
+}
