@@ -1,3 +1,4 @@
+DROP TABLE IF EXISTS api_key;
 DROP TABLE IF EXISTS purge_tombstone;
 DROP TABLE IF EXISTS consolidation_judgment;
 DROP TABLE IF EXISTS scope_consolidation;

@@ -124,6 +124,19 @@ CREATE TABLE purge_tombstone (
     created_at timestamptz NOT NULL DEFAULT now()
 );
 
+-- API keys of the HTTP and MCP servers: only a hash of the secret is stored. A key may
+-- act on scopes starting with one of its prefixes, with its rights.
+CREATE TABLE api_key (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name text NOT NULL,
+    prefix text NOT NULL UNIQUE, -- the key's public first characters, to find it and show it
+    secret_hash text NOT NULL,
+    scope_prefixes text[] NOT NULL CHECK (cardinality(scope_prefixes) > 0),
+    rights text[] NOT NULL CHECK (rights <@ ARRAY['write', 'read', 'operate', 'purge']::text[] AND cardinality(rights) > 0),
+    created_at timestamptz NOT NULL DEFAULT now(),
+    revoked_at timestamptz
+);
+
 -- One row per embedding model in use: its dimension, fixed once seen, and the name of
 -- its partial HNSW indexes.
 CREATE TABLE embedding_model (
