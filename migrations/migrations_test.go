@@ -1,0 +1,51 @@
+package migrations_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/migrations"
+)
+
+func TestMigrate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := dbtest.New(t) // migrated once already
+
+	pending, err := migrations.Pending(ctx, schema.Pool)
+	require.NoError(t, err)
+	require.Empty(t, pending)
+
+	// Several workers starting together wait for each other and apply nothing twice.
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for range 3 {
+		wg.Go(func() { errs <- migrations.Migrate(ctx, schema.Pool, nil) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	rows, err := schema.Pool.Query(ctx, "SELECT line, version FROM river_migration ORDER BY line, version")
+	require.NoError(t, err)
+	type version struct {
+		Line    string
+		Version int
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowToStructByPos[version])
+	require.NoError(t, err)
+	require.Contains(t, versions, version{migrations.Line, 1}, "credo's line is versioned by rivermigrate")
+	require.Contains(t, versions, version{"main", 1})
+	seen := map[version]bool{}
+	for _, v := range versions {
+		require.False(t, seen[v], "version applied twice: %v", v)
+		seen[v] = true
+	}
+}
