@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/extract"
+	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/internal/pipelinetest"
+	"github.com/credohq/credo/llm/llmtest"
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/transcript"
+)
+
+const (
+	nyc   = "User lives in New York City"
+	miami = "User lives in Miami"
+)
+
+type testBundle struct {
+	schema *dbtest.Schema
+	llm    *llmtest.Server
+	env    map[string]string
+}
+
+func setup(t *testing.T, opts ...llmtest.Option) *testBundle {
+	t.Helper()
+	schema := dbtest.New(t)
+	srv := llmtest.NewServer(t, opts...)
+	// As the compose file runs it: native Ollama.
+	return &testBundle{schema: schema, llm: srv, env: map[string]string{
+		"DATABASE_URL": schema.URL, "LLM_PROVIDER": "ollama", "OLLAMA_HOST": srv.URL(),
+		"CHAT_MODEL": llmtest.DefaultChatModel, "EMBED_MODEL": llmtest.DefaultEmbedModel,
+		"HTTP_ADDR": "127.0.0.1:0", "LOG_LEVEL": "warn",
+	}}
+}
+
+func (b *testBundle) getenv(k string) string { return b.env[k] }
+
+func (b *testBundle) episodes(t *testing.T) map[string]int {
+	t.Helper()
+	rows, err := b.schema.Pool.Query(context.Background(), "SELECT state, count(*) FROM episode GROUP BY state")
+	require.NoError(t, err)
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var state string
+		var n int
+		require.NoError(t, rows.Scan(&state, &n))
+		out[state] = n
+	}
+	return out
+}
+
+func TestDrainAppliesAShippedExample(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.llm.Handle(func(req llmtest.Request) llmtest.Reply {
+		switch {
+		case strings.Contains(req.Prompt, "I live in Brooklyn"):
+			return llmtest.Reply{Content: pipelinetest.Answer(pipelinetest.Fact{Statement: nyc, Attribute: "location"})}
+		case strings.Contains(req.Prompt, "I moved to Miami last month"):
+			f := pipelinetest.Fact{Statement: miami, Attribute: "location", ValidFrom: "2026-02-28"}
+			if strings.Contains(req.Prompt, "\n[0] "+nyc) {
+				f.Resolves = &pipelinetest.Resolves{Index: 0, Action: "supersede", Reason: "temporal"}
+			}
+			return llmtest.Reply{Content: pipelinetest.Answer(f)}
+		}
+		return llmtest.Reply{Content: pipelinetest.Answer()}
+	})
+	// One worker takes the episodes in order, as a user's single worker would.
+	b.env["WORKERS"] = "1"
+
+	ctx := context.Background()
+	require.NoError(t, enqueueFile(ctx, b, "../../examples/move.jsonl"))
+	var stderr bytes.Buffer
+	require.NoError(t, run(ctx, []string{"--drain"}, b.getenv, &stderr, nil), stderr.String())
+
+	require.Equal(t, map[string]int{"applied": 4}, b.episodes(t))
+	require.Len(t, b.llm.Chats(), 4)
+	current, err := memory.NewStore(b.schema.Pool, nil).Current(ctx, "user:ana")
+	require.NoError(t, err)
+	require.Len(t, current, 1)
+	require.Equal(t, miami, current[0].Statement)
+	require.Len(t, current[0].Supersedes, 1, "New York is history")
+}
+
+// enqueueFile enqueues a shipped example as cmd/enqueue does.
+func enqueueFile(ctx context.Context, b *testBundle, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ts, err := transcript.Parse(path, f, time.Now(), transcript.DefaultLimits())
+	if err != nil {
+		return err
+	}
+	jobs, err := river.NewClient(riverpgxv5.New(b.schema.Pool), &river.Config{})
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, b.schema.Pool, func(tx pgx.Tx) error {
+		_, err := extract.Enqueue(ctx, tx, jobs, ts, time.Now())
+		return err
+	})
+}
+
+func TestHealthz(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	addrs := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, b.getenv, io.Discard, func(addr string) { addrs <- addr }) }()
+	addr := <-addrs
+	resp, err := http.Get("http://" + addr + "/healthz")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	require.Equal(t, "ok", strings.TrimSpace(string(body)))
+	cancel()
+	require.NoError(t, <-done)
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		timeout string
+		// finished: the running jobs finish before the worker exits.
+		finished bool
+	}{
+		{"RunningJobsFinish", "20s", true},
+		{"RunningJobsAreHandedBack", "100ms", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, llmtest.WithLatency(1500*time.Millisecond))
+			b.env["SHUTDOWN_TIMEOUT"] = tc.timeout
+			ctx := context.Background()
+			require.NoError(t, enqueueFile(ctx, b, "../../examples/retraction.jsonl"))
+
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			var stderr syncBuffer
+			go func() { done <- run(runCtx, nil, b.getenv, &stderr, nil) }()
+			require.Eventually(t, func() bool { return b.llm.ChatCount() > 0 }, 20*time.Second, 10*time.Millisecond,
+				"a job is waiting on the LLM")
+			stop() // what SIGTERM does
+			require.NoError(t, <-done, stderr.String())
+
+			got := b.episodes(t)
+			if tc.finished {
+				require.Positive(t, got["applied"], "running jobs finished: %v", got)
+			} else {
+				require.Zero(t, got["applied"], "running jobs were canceled: %v", got)
+			}
+			require.Zero(t, got["failed"])
+
+			// Nothing was lost: a later run applies every episode.
+			require.NoError(t, run(ctx, []string{"--drain"}, b.getenv, io.Discard, nil))
+			require.Equal(t, map[string]int{"applied": 3}, b.episodes(t))
+		})
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
