@@ -25,6 +25,7 @@ import (
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/internal/metrics"
 	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/migrations"
@@ -78,6 +79,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	m := metrics.New()
+	chat, embed = m.WrapProvider(chat), m.WrapProvider(embed)
 	store := memory.NewStore(pool, &memory.Config{ConfidenceFloor: floor(cfg.ConfidenceFloor)})
 	var examples *learning.Retriever
 	if cfg.Examples > 0 {
@@ -85,7 +88,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	extractor, err := extract.NewWorker(extract.Config{
 		Store: store, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
-		MaxCandidates: cfg.MaxCandidates, Examples: examples, Logger: logger,
+		MaxCandidates: cfg.MaxCandidates, Examples: examples, Logger: logger, Observer: m,
 	})
 	if err != nil {
 		return err
@@ -108,7 +111,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 
 	if cfg.HTTPAddr != "" {
-		srv, addr, err := serveHTTP(cfg.HTTPAddr, pool, logger)
+		srv, addr, err := serveHTTP(cfg.HTTPAddr, pool, m.Handler(), logger)
 		if err != nil {
 			return err
 		}
@@ -119,7 +122,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 
 	// River stops on its own context's end with no grace; it gets one of its own so that
-	// a signal leads to the soft stop below.
+	// a signal leads to the soft stop below. The watcher ends when the client stops, so
+	// jobs finishing during shutdown are counted.
+	m.WatchRiver(context.WithoutCancel(ctx), client)
 	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start river: %w", err)
 	}
@@ -190,8 +195,9 @@ func waitDrained(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 }
 
-func serveHTTP(addr string, pool *pgxpool.Pool, logger *slog.Logger) (*http.Server, string, error) {
+func serveHTTP(addr string, pool *pgxpool.Pool, metrics http.Handler, logger *slog.Logger) (*http.Server, string, error) {
 	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 		defer cancel()

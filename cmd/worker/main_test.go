@@ -64,9 +64,8 @@ func (b *testBundle) episodes(t *testing.T) map[string]int {
 	return out
 }
 
-func TestDrainAppliesAShippedExample(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
+// moveStory scripts the fake LLM for examples/move.jsonl: New York, then Miami.
+func (b *testBundle) moveStory() {
 	b.llm.Handle(func(req llmtest.Request) llmtest.Reply {
 		switch {
 		case strings.Contains(req.Prompt, "I live in Brooklyn"):
@@ -82,7 +81,12 @@ func TestDrainAppliesAShippedExample(t *testing.T) {
 	})
 	// One worker takes the episodes in order, as a user's single worker would.
 	b.env["WORKERS"] = "1"
+}
 
+func TestDrainAppliesAShippedExample(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.moveStory()
 	ctx := context.Background()
 	require.NoError(t, enqueueFile(ctx, b, "../../examples/move.jsonl"))
 	var stderr bytes.Buffer
@@ -95,6 +99,42 @@ func TestDrainAppliesAShippedExample(t *testing.T) {
 	require.Len(t, current, 1)
 	require.Equal(t, miami, current[0].Statement)
 	require.Len(t, current[0].Supersedes, 1, "New York is history")
+}
+
+func TestMetricsMoveAfterARun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.moveStory()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrs := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, b.getenv, io.Discard, func(addr string) { addrs <- addr }) }()
+	addr := <-addrs
+	require.NoError(t, enqueueFile(ctx, b, "../../examples/move.jsonl"))
+	require.Eventually(t, func() bool { return b.episodes(t)["applied"] == 4 }, 30*time.Second, 20*time.Millisecond)
+
+	var body string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		body = string(raw)
+		// Job events reach the watcher asynchronously.
+		return strings.Contains(body, `credo_jobs_total{kind="credo.extract",outcome="completed"} 4`)
+	}, 10*time.Second, 50*time.Millisecond, "jobs by outcome")
+	for _, want := range []string{
+		`credo_llm_calls_total{kind="chat",model="qwen2.5:7b",provider="ollama",result="ok"} 4`,
+		`credo_revisions_total{action="supersede",reason="temporal"} 1`,
+		`credo_llm_tokens_total{direction="prompt",model="qwen2.5:7b",provider="ollama"}`,
+		`credo_extraction_prompt_chars_count 4`,
+	} {
+		require.Contains(t, body, want)
+	}
+	cancel()
+	require.NoError(t, <-done)
 }
 
 // enqueueFile enqueues a shipped example as cmd/enqueue does.
