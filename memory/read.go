@@ -48,6 +48,17 @@ func utcPtr(t *time.Time) *time.Time {
 	return &u
 }
 
+// Views of a scope's beliefs, as conditions on belief b with the scope in $1 and, for
+// the point-in-time views, the time in $2. Only All sees forgotten beliefs.
+const (
+	currentView = "b.scope = $1 AND b.status = 'active'"
+	historyView = "b.scope = $1 AND b.status <> 'forgotten'"
+	asOfView    = `b.scope = $1 AND b.status <> 'forgotten'
+		AND b.valid_from <= $2 AND (b.valid_until IS NULL OR b.valid_until > $2)`
+	knownAtView = `b.scope = $1 AND b.status <> 'forgotten'
+		AND b.recorded_at <= $2 AND (b.retired_at IS NULL OR b.retired_at > $2)`
+)
+
 func (s *Store) queryBeliefs(ctx context.Context, where string, args ...any) ([]Belief, error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+beliefColumns+" FROM belief b WHERE "+where, args...)
 	if err != nil {
@@ -58,7 +69,7 @@ func (s *Store) queryBeliefs(ctx context.Context, where string, args ...any) ([]
 
 // Current is what memory believes now in scope: its active beliefs.
 func (s *Store) Current(ctx context.Context, scope string) ([]Belief, error) {
-	bs, err := s.queryBeliefs(ctx, "b.scope = $1 AND b.status = 'active' ORDER BY b.attribute, b.valid_from, b.id", scope)
+	bs, err := s.queryBeliefs(ctx, currentView+" ORDER BY b.attribute, b.valid_from, b.id", scope)
 	if err != nil {
 		return nil, fmt.Errorf("current beliefs of %q: %w", scope, err)
 	}
@@ -76,9 +87,7 @@ func (s *Store) All(ctx context.Context, scope string) ([]Belief, error) {
 
 // AsOf is what was true in the world at t (valid time), as memory knows it now.
 func (s *Store) AsOf(ctx context.Context, scope string, t time.Time) ([]Belief, error) {
-	bs, err := s.queryBeliefs(ctx, `b.scope = $1 AND b.status <> 'forgotten'
-		AND b.valid_from <= $2 AND (b.valid_until IS NULL OR b.valid_until > $2)
-		ORDER BY b.attribute, b.valid_from, b.id`, scope, t)
+	bs, err := s.queryBeliefs(ctx, asOfView+" ORDER BY b.attribute, b.valid_from, b.id", scope, t)
 	if err != nil {
 		return nil, fmt.Errorf("beliefs of %q as of %s: %w", scope, t.Format(time.RFC3339), err)
 	}
@@ -87,16 +96,14 @@ func (s *Store) AsOf(ctx context.Context, scope string, t time.Time) ([]Belief, 
 
 // KnownAt is what memory believed current at t (known time).
 func (s *Store) KnownAt(ctx context.Context, scope string, t time.Time) ([]Belief, error) {
-	bs, err := s.queryBeliefs(ctx, `b.scope = $1 AND b.status <> 'forgotten'
-		AND b.recorded_at <= $2 AND (b.retired_at IS NULL OR b.retired_at > $2)
-		ORDER BY b.attribute, b.valid_from, b.id`, scope, t)
+	bs, err := s.queryBeliefs(ctx, knownAtView+" ORDER BY b.attribute, b.valid_from, b.id", scope, t)
 	if err != nil {
 		return nil, fmt.Errorf("beliefs of %q known at %s: %w", scope, t.Format(time.RFC3339), err)
 	}
 	return bs, nil
 }
 
-// Get is one belief by id.
+// Get is one belief by id, forgotten or not: it is how an operator looks a belief up.
 func (s *Store) Get(ctx context.Context, id int64) (*Belief, error) {
 	bs, err := s.queryBeliefs(ctx, "b.id = $1", id)
 	if err != nil {
@@ -109,7 +116,8 @@ func (s *Store) Get(ctx context.Context, id int64) (*Belief, error) {
 }
 
 // History is the supersession chain through belief id, oldest first: every belief that
-// led to it and every belief that replaced it.
+// led to it and every belief that replaced it. Forgotten beliefs are left out, though the
+// chain is followed through them; a forgotten id is not found.
 func (s *Store) History(ctx context.Context, id int64) ([]Belief, error) {
 	bs, err := s.queryBeliefs(ctx, `b.id IN (
 		WITH RECURSIVE back AS (
@@ -129,38 +137,81 @@ func (s *Store) History(ctx context.Context, id int64) ([]Belief, error) {
 	if len(bs) == 0 {
 		return nil, fmt.Errorf("belief %d: %w", id, ErrNotFound)
 	}
-	return bs, nil
+	kept := bs[:0]
+	for _, b := range bs {
+		if b.Status != StatusForgotten {
+			kept = append(kept, b)
+		} else if b.ID == id {
+			return nil, fmt.Errorf("belief %d is forgotten: %w", id, ErrNotFound)
+		}
+	}
+	return kept, nil
 }
 
 // Nearest is up to k active beliefs of scope embedded with model, nearest to vec by
 // cosine distance first. It uses the model's HNSW index.
 func (s *Store) Nearest(ctx context.Context, scope, model string, vec []float32, k int) ([]Belief, error) {
-	dim, err := s.embeddingDim(ctx, s.pool, model)
-	if err != nil {
-		return nil, err
-	}
-	if len(vec) != dim {
-		return nil, fmt.Errorf("%w %q: query has %d dimensions, the model %d", ErrEmbeddingModel, model, len(vec), dim)
-	}
-	cast := fmt.Sprintf("::vector(%d)", dim)
-	rows, err := s.pool.Query(ctx, "SELECT "+beliefColumns+", b.embedding"+cast+" <=> $3"+cast+` AS distance
-		FROM belief b WHERE b.scope = $1 AND b.status = 'active' AND b.embed_model = $2
-		ORDER BY b.embedding`+cast+" <=> $3"+cast+" LIMIT $4", scope, model, pgvector.NewVector(vec), k)
-	if err != nil {
-		return nil, fmt.Errorf("nearest beliefs of %q: %w", scope, err)
-	}
-	bs, err := pgx.CollectRows(rows, scanBelief)
+	bs, err := s.ranked(ctx, currentView, []any{scope}, model, vec, k)
 	if err != nil {
 		return nil, fmt.Errorf("nearest beliefs of %q: %w", scope, err)
 	}
 	return bs, nil
 }
 
-// Events is the revision events of scope, newest first, at most limit (0: all).
+// vectorQuery checks vec against model's registration and returns the cast both sides
+// of a distance need to use the model's index.
+func (s *Store) vectorQuery(ctx context.Context, model string, vec []float32) (string, error) {
+	dim, err := s.embeddingDim(ctx, s.pool, model)
+	if err != nil {
+		return "", err
+	}
+	if len(vec) != dim {
+		return "", fmt.Errorf("%w %q: query has %d dimensions, the model %d", ErrEmbeddingModel, model, len(vec), dim)
+	}
+	return fmt.Sprintf("::vector(%d)", dim), nil
+}
+
+// ranked is up to k beliefs of view (its arguments in args) embedded with model, nearest
+// to vec by cosine distance first.
+func (s *Store) ranked(ctx context.Context, view string, args []any, model string, vec []float32, k int) ([]Belief, error) {
+	cast, err := s.vectorQuery(ctx, model, vec)
+	if err != nil {
+		return nil, err
+	}
+	n := len(args)
+	distance := fmt.Sprintf("b.embedding%s <=> $%d%s", cast, n+2, cast)
+	// Ordered by the distance alone: a second sort key keeps the index from being used.
+	return s.queryNearest(ctx, fmt.Sprintf("SELECT %s, %s AS distance FROM belief b WHERE %s AND b.embed_model = $%d ORDER BY %s LIMIT $%d",
+		beliefColumns, distance, view, n+1, distance, n+3), append(args, model, pgvector.NewVector(vec), k)...)
+}
+
+// queryNearest runs a query ranked by a model's HNSW index. Every scope shares the
+// index: without an iterative scan it hands back its ef_search nearest vectors of any
+// scope, and the scope filter could leave fewer than asked, or none (pgvector 0.8).
+func (s *Store) queryNearest(ctx context.Context, sql string, args ...any) ([]Belief, error) {
+	var bs []Belief
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL hnsw.iterative_scan = strict_order"); err != nil {
+			return fmt.Errorf("configure index scan: %w", err)
+		}
+		rows, err := tx.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		bs, err = pgx.CollectRows(rows, scanBelief)
+		return err
+	})
+	return bs, err
+}
+
+// Events is the revision events of scope, newest first, at most limit (0: all). Events
+// of forgotten beliefs are left out: they quote them.
 func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, scope, action, reason, origin, old_belief_id, new_belief_id,
-			old_statement, new_statement, excerpt, rationale, episode_id, created_at
-		FROM revision_event WHERE scope = $1 ORDER BY created_at DESC, id DESC LIMIT nullif($2, 0)`, scope, limit)
+	rows, err := s.pool.Query(ctx, `SELECT e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_id, e.new_belief_id,
+			e.old_statement, e.new_statement, e.excerpt, e.rationale, e.episode_id, e.created_at
+		FROM revision_event e WHERE e.scope = $1 AND NOT EXISTS (SELECT 1 FROM belief f
+			WHERE f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')
+		ORDER BY e.created_at DESC, e.id DESC LIMIT nullif($2, 0)`, scope, limit)
 	if err != nil {
 		return nil, fmt.Errorf("events of %q: %w", scope, err)
 	}
@@ -177,11 +228,14 @@ func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, e
 	return evs, nil
 }
 
-// Conflicts is the open conflicts of scope, oldest first.
+// Conflicts is the open conflicts of scope, oldest first, leaving out those on forgotten
+// beliefs: nothing is left to review there.
 func (s *Store) Conflicts(ctx context.Context, scope string) ([]Conflict, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, scope, kind, origin, action, reason, target_belief_id, proposed,
-			detail, episode_id, status, created_at
-		FROM belief_conflict WHERE scope = $1 AND status = 'open' ORDER BY created_at, id`, scope)
+	rows, err := s.pool.Query(ctx, `SELECT c.id, c.scope, c.kind, c.origin, c.action, c.reason, c.target_belief_id, c.proposed,
+			c.detail, c.episode_id, c.status, c.created_at
+		FROM belief_conflict c WHERE c.scope = $1 AND c.status = 'open' AND NOT EXISTS (SELECT 1 FROM belief f
+			WHERE f.id = c.target_belief_id AND f.status = 'forgotten')
+		ORDER BY c.created_at, c.id`, scope)
 	if err != nil {
 		return nil, fmt.Errorf("conflicts of %q: %w", scope, err)
 	}

@@ -6,6 +6,7 @@
 //	beliefs conflicts --scope S [--json]
 //	beliefs add --scope S --statement TEXT --attribute A [--subject S] [--authoritative]
 //	beliefs correct --id ID (--statement TEXT | --retract) [--reason correction|temporal]
+//	beliefs forget (--id ID | --match TEXT | --all) [--scope S] [--purge]
 //
 // Exit codes: 0 done, 1 failed, 2 bad usage or input, 3 no such belief.
 package main
@@ -73,7 +74,7 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{listCommand(), historyCommand(), eventsCommand(), conflictsCommand(), addCommand(), correctCommand()}
+	return []command{listCommand(), historyCommand(), eventsCommand(), conflictsCommand(), addCommand(), correctCommand(), forgetCommand()}
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

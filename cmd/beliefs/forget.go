@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/memory"
+)
+
+// forgetCommand is
+//
+//	beliefs forget (--id ID | --match TEXT | --all) [--scope S] [--purge]
+//
+// Soft by default: the beliefs become forgotten, leave every read but `list --all` and
+// every prompt, and stay for audit. --purge erases them and every copy of their text
+// for good; --all --purge erases the whole scope.
+func forgetCommand() command {
+	return command{name: "forget", usage: "forget beliefs (soft), or erase them for good with --purge", groups: config.GroupDB,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env) error {
+			scope := fs.String("scope", "", "scope (required with --match and --all; with --id, the belief's)")
+			id := fs.String("id", "", "forget this belief")
+			match := fs.String("match", "", "forget the beliefs whose statement, quote, subject or attribute contains TEXT, ignoring case")
+			all := fs.Bool("all", false, "forget every belief of the scope; with --purge, erase the whole scope")
+			purge := fs.Bool("purge", false, "erase for good: beliefs, revision events, conflicts, transcripts and job rows holding them")
+			return func(ctx context.Context, e *env) error {
+				given := 0
+				for _, set := range []bool{*id != "", *match != "", *all} {
+					if set {
+						given++
+					}
+				}
+				if given != 1 {
+					return usagef("give exactly one of --id, --match and --all")
+				}
+				if *match != "" && strings.TrimSpace(*match) == "" {
+					return usagef("--match is blank")
+				}
+				sel := memory.Selection{Scope: strings.TrimSpace(*scope), Match: *match, All: *all}
+				var n int64
+				if *id != "" {
+					var err error
+					if n, err = parseID(*id); err != nil {
+						return err
+					}
+				} else if err := requireScope(sel.Scope); err != nil {
+					return err
+				}
+
+				store, err := e.open(ctx)
+				if err != nil {
+					return err
+				}
+				if n != 0 {
+					b, err := store.Get(ctx, n)
+					if err != nil {
+						return err
+					}
+					if sel.Scope != "" && sel.Scope != b.Scope {
+						return fmt.Errorf("belief %d is in scope %q, not %q: %w", n, b.Scope, sel.Scope, memory.ErrNotFound)
+					}
+					sel.Scope, sel.IDs = b.Scope, []int64{n}
+				}
+
+				if !*purge {
+					ids, err := store.Forget(ctx, sel)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(e.stdout, "forgot %d %s of scope %q", len(ids), plural(len(ids), "belief"), sel.Scope)
+					if len(ids) == 0 {
+						fmt.Fprint(e.stdout, " (none matched, or already forgotten)")
+					}
+					sep := ": "
+					for _, id := range ids {
+						fmt.Fprintf(e.stdout, "%s%d", sep, id)
+						sep = ", "
+					}
+					fmt.Fprintln(e.stdout)
+					return nil
+				}
+				p, err := store.Purge(ctx, sel)
+				if err != nil {
+					return err
+				}
+				if p.What == memory.PurgedScope {
+					fmt.Fprintf(e.stdout, "purged scope %q for good (tombstone %d)", sel.Scope, p.TombstoneID)
+				} else {
+					fmt.Fprintf(e.stdout, "purged beliefs of scope %q for good (tombstone %d)", sel.Scope, p.TombstoneID)
+				}
+				if p.Relinked > 0 {
+					fmt.Fprintf(e.stdout, "; %d %s relinked over the gap", p.Relinked, plural(p.Relinked, "belief"))
+				}
+				fmt.Fprintln(e.stdout)
+				tw := table(e.stdout, "TABLE", "ROWS REMOVED")
+				for _, t := range slices.Sorted(maps.Keys(p.Counts)) {
+					fmt.Fprintf(tw, "%s\t%d\n", t, p.Counts[t])
+				}
+				return tw.Flush()
+			}
+		}}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}

@@ -1,0 +1,291 @@
+package memory
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// What a purge tombstone says was purged.
+const (
+	PurgedBeliefs = "beliefs"
+	PurgedScope   = "scope"
+)
+
+// Purged is what Purge removed.
+type Purged struct {
+	// What is PurgedBeliefs or PurgedScope.
+	What string
+	// Counts is the number of rows removed per table, as the tombstone records it.
+	Counts map[string]int64
+	// Relinked is the number of beliefs whose successor was purged and that now lead to
+	// the next surviving belief of their chain, or to none.
+	Relinked    int
+	TombstoneID int64
+}
+
+// Purge erases the selected beliefs and every copy of their content, for good, in one
+// transaction holding the scope's lock. A purge of All erases the whole scope: its
+// beliefs, revision events, conflicts, episodes, consolidation state and River jobs.
+//
+// A purge of some beliefs erases:
+//   - the beliefs, with their embeddings; beliefs they superseded are relinked to the
+//     next surviving belief of the chain, so no id dangles;
+//   - the revision events and conflicts that name them, and those of the scope whose
+//     text contains the purged text (the Match, or the statements of the IDs);
+//   - the episodes they were extracted from, and those of the scope whose transcript
+//     contains the purged text: a transcript holds the same words;
+//   - the River jobs of those episodes, and jobs whose args, errors, metadata or tags
+//     contain the purged text, unless they belong to another scope;
+//   - the scope's consolidation judgments, which may have judged them.
+//
+// Other beliefs extracted from a purged episode stay, without their episode_id.
+// One purge_tombstone row records that a purge happened, with the counts and a hash of
+// the scope, never what was purged. Deleted rows leave the disk when Postgres vacuums.
+func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
+	if err := sel.normalize(); err != nil {
+		return nil, err
+	}
+	p := &purge{sel: sel, now: s.clock(), out: &Purged{What: PurgedBeliefs, Counts: map[string]int64{}}}
+	if sel.All {
+		p.out.What = PurgedScope
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		p.tx = tx
+		return p.run(ctx)
+	})
+	if err != nil && sel.All {
+		return nil, fmt.Errorf("purge scope %q: %w", sel.Scope, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("purge beliefs of %q: %w", sel.Scope, err)
+	}
+	return p.out, nil
+}
+
+// purge is one Purge's transaction.
+type purge struct {
+	tx  pgx.Tx
+	sel Selection
+	now time.Time
+	out *Purged
+
+	beliefs  []int64
+	episodes []int64
+	// needles are the purged text, matched case-insensitively in what was copied.
+	needles []string
+}
+
+func (p *purge) run(ctx context.Context) error {
+	if err := lockScope(ctx, p.tx, p.sel.Scope); err != nil {
+		return err
+	}
+	if len(p.sel.IDs) == 0 {
+		err := checkScope(ctx, p.tx, p.sel.Scope,
+			"SELECT 1 FROM belief WHERE scope = $1 UNION ALL SELECT 1 FROM episode WHERE scope = $1")
+		if err != nil {
+			return err
+		}
+	}
+	var err error
+	if p.beliefs, err = selectBeliefs(ctx, p.tx, p.sel); err != nil {
+		return err
+	}
+	if err := p.findNeedles(ctx); err != nil {
+		return err
+	}
+	if err := p.findEpisodes(ctx); err != nil {
+		return err
+	}
+	for _, step := range []func(context.Context) error{p.riverJobs, p.events, p.conflicts, p.relink, p.deleteBeliefs, p.deleteEpisodes, p.consolidation} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return p.tombstone(ctx)
+}
+
+func (p *purge) findNeedles(ctx context.Context) error {
+	switch {
+	case p.sel.Match != "":
+		p.needles = []string{p.sel.Match}
+	case p.sel.All:
+		// Everything of the scope goes by its scope column; the scope's name is what
+		// other rows, such as River's error texts, may have copied.
+		p.needles = []string{p.sel.Scope}
+	default:
+		rows, err := p.tx.Query(ctx, "SELECT DISTINCT statement FROM belief WHERE id = ANY($1)", p.beliefs)
+		if err != nil {
+			return fmt.Errorf("read statements: %w", err)
+		}
+		if p.needles, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return fmt.Errorf("read statements: %w", err)
+		}
+	}
+	return nil
+}
+
+func (p *purge) findEpisodes(ctx context.Context) error {
+	query, args := "SELECT id FROM episode WHERE scope = $1 ORDER BY id", []any{p.sel.Scope}
+	if !p.sel.All {
+		args = append(args, p.beliefs, p.needles)
+		query = `SELECT e.id FROM episode e WHERE e.scope = $1 AND (
+				e.id IN (SELECT episode_id FROM belief WHERE id = ANY($2))
+				OR ` + mentionsJSON("e.messages", "$3") + `
+				OR ` + mentionsText("e.external_id", "$3") + `
+				OR ` + mentionsText("e.last_error", "$3") + `)
+			ORDER BY e.id`
+	}
+	rows, err := p.tx.Query(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("find episodes: %w", err)
+	}
+	if p.episodes, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+		return fmt.Errorf("find episodes: %w", err)
+	}
+	return nil
+}
+
+// riverJobs deletes the jobs of purged episodes (and, for a scope, the jobs of the
+// scope), and jobs mentioning the purged text. A job of another scope, known by its
+// episode or its scope argument, is that scope's business and is never touched.
+func (p *purge) riverJobs(ctx context.Context) error {
+	episodes := make([]string, len(p.episodes))
+	for i, id := range p.episodes {
+		episodes[i] = strconv.FormatInt(id, 10)
+	}
+	return p.exec(ctx, "river_job", `DELETE FROM river_job j WHERE j.args->>'episode_id' = ANY($2)
+		OR ($4 AND j.args->>'scope' = $1)
+		OR (coalesce(j.args->>'scope', $1) = $1
+			AND NOT EXISTS (SELECT 1 FROM episode e WHERE e.scope <> $1
+				AND e.id = CASE WHEN j.args->>'episode_id' ~ '^[0-9]{1,18}$' THEN (j.args->>'episode_id')::bigint END)
+			AND (`+mentionsJSON("j.args", "$3")+`
+				OR `+mentionsJSON("j.metadata", "$3")+`
+				OR `+mentionsJSON("to_jsonb(j.errors)", "$3")+`
+				OR `+mentionsText("array_to_string(j.tags, ' ')", "$3")+`))`,
+		p.sel.Scope, episodes, p.needles, p.sel.All)
+}
+
+func (p *purge) events(ctx context.Context) error {
+	return p.exec(ctx, "revision_event", `DELETE FROM revision_event e WHERE e.old_belief_id = ANY($2) OR e.new_belief_id = ANY($2)
+		OR (e.scope = $1 AND ($4
+			OR `+mentionsText("e.old_statement", "$3")+`
+			OR `+mentionsText("e.new_statement", "$3")+`
+			OR `+mentionsText("e.excerpt", "$3")+`
+			OR `+mentionsText("e.rationale", "$3")+`))`,
+		p.sel.Scope, p.beliefs, p.needles, p.sel.All)
+}
+
+func (p *purge) conflicts(ctx context.Context) error {
+	return p.exec(ctx, "belief_conflict", `DELETE FROM belief_conflict c WHERE c.target_belief_id = ANY($2)
+		OR (c.scope = $1 AND ($4
+			OR `+mentionsJSON("c.proposed", "$3")+`
+			OR `+mentionsText("c.detail", "$3")+`))`,
+		p.sel.Scope, p.beliefs, p.needles, p.sel.All)
+}
+
+// relink points every surviving belief whose successor is purged at the first surviving
+// belief after it, or at none: the chain closes over the gap, and no id dangles.
+func (p *purge) relink(ctx context.Context) error {
+	rows, err := p.tx.Query(ctx, "SELECT id, superseded_by FROM belief WHERE id = ANY($1)", p.beliefs)
+	if err != nil {
+		return fmt.Errorf("read links: %w", err)
+	}
+	next := map[int64]*int64{}
+	var (
+		id int64
+		by *int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&id, &by}, func() error { next[id] = by; return nil }); err != nil {
+		return fmt.Errorf("read links: %w", err)
+	}
+	rows, err = p.tx.Query(ctx, "SELECT id, superseded_by FROM belief WHERE superseded_by = ANY($1) AND NOT id = ANY($1) ORDER BY id", p.beliefs)
+	if err != nil {
+		return fmt.Errorf("read predecessors: %w", err)
+	}
+	type link struct{ ID, By int64 }
+	links, err := pgx.CollectRows(rows, pgx.RowToStructByPos[link])
+	if err != nil {
+		return fmt.Errorf("read predecessors: %w", err)
+	}
+	for _, l := range links {
+		successor := &l.By
+		for range 1000 {
+			n, purged := next[*successor]
+			if !purged {
+				break
+			}
+			if successor = n; successor == nil {
+				break
+			}
+		}
+		if _, err := p.tx.Exec(ctx, "UPDATE belief SET superseded_by = $2, updated_at = $3 WHERE id = $1", l.ID, successor, p.now); err != nil {
+			return fmt.Errorf("relink belief %d: %w", l.ID, err)
+		}
+		p.out.Relinked++
+	}
+	return nil
+}
+
+func (p *purge) deleteBeliefs(ctx context.Context) error {
+	return p.exec(ctx, "belief", "DELETE FROM belief WHERE id = ANY($1)", p.beliefs)
+}
+
+func (p *purge) deleteEpisodes(ctx context.Context) error {
+	return p.exec(ctx, "episode", "DELETE FROM episode WHERE id = ANY($1)", p.episodes)
+}
+
+// consolidation forgets the scope's judged clusters, which may include purged beliefs;
+// a scope purge also drops its watermark, the last row that names it.
+func (p *purge) consolidation(ctx context.Context) error {
+	if err := p.exec(ctx, "consolidation_judgment", "DELETE FROM consolidation_judgment WHERE scope = $1", p.sel.Scope); err != nil {
+		return err
+	}
+	if !p.sel.All {
+		return nil
+	}
+	return p.exec(ctx, "scope_consolidation", "DELETE FROM scope_consolidation WHERE scope = $1", p.sel.Scope)
+}
+
+func (p *purge) tombstone(ctx context.Context) error {
+	counts, err := json.Marshal(p.out.Counts)
+	if err != nil {
+		return fmt.Errorf("encode counts: %w", err)
+	}
+	hash := sha256.Sum256([]byte(p.sel.Scope))
+	err = p.tx.QueryRow(ctx, `INSERT INTO purge_tombstone (scope_hash, what, counts, created_at)
+		VALUES ($1, $2, $3, $4) RETURNING id`, hex.EncodeToString(hash[:]), p.out.What, counts, p.now).Scan(&p.out.TombstoneID)
+	if err != nil {
+		return fmt.Errorf("write tombstone: %w", err)
+	}
+	return nil
+}
+
+func (p *purge) exec(ctx context.Context, table, sql string, args ...any) error {
+	tag, err := p.tx.Exec(ctx, sql, args...)
+	if err != nil {
+		return fmt.Errorf("purge %s: %w", table, err)
+	}
+	p.out.Counts[table] += tag.RowsAffected()
+	return nil
+}
+
+// mentionsText is SQL that is true when the text expression contains one of needles (a
+// text[] parameter), ignoring case. NULL mentions nothing.
+func mentionsText(expr, needles string) string {
+	return fmt.Sprintf("EXISTS (SELECT 1 FROM unnest(%s::text[]) n WHERE strpos(lower(%s), lower(n)) > 0)", needles, expr)
+}
+
+// mentionsJSON is mentionsText for a jsonb expression: its text form, and each string in
+// it unescaped, since a needle with quotes or newlines is escaped in the text form.
+func mentionsJSON(expr, needles string) string {
+	return fmt.Sprintf(`EXISTS (SELECT 1 FROM unnest(%[2]s::text[]) n WHERE strpos(lower(%[1]s::text), lower(n)) > 0
+		OR EXISTS (SELECT 1 FROM jsonb_path_query(%[1]s, 'strict $.**') v
+			WHERE jsonb_typeof(v) = 'string' AND strpos(lower(v #>> '{}'), lower(n)) > 0))`, expr, needles)
+}

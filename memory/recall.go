@@ -1,0 +1,155 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pgvector/pgvector-go"
+)
+
+// Recall limits.
+const (
+	DefaultRecallK = 10
+	MaxRecallK     = 1000
+)
+
+// ErrRecallQuery is returned for a RecallQuery that asks for contradictory things.
+var ErrRecallQuery = errors.New("invalid recall query")
+
+// RecallQuery is an agent's question to memory.
+type RecallQuery struct {
+	Scope string
+	// Text is the question as asked. It is only read to tell whether it is about the past
+	// (see IsHistorical): memory calls no model, so the caller embeds it into Vector.
+	Text string
+	// Vector is the embedding of Text by EmbedModel. With it the answer is the K beliefs
+	// nearest to the question; without it, every belief of the view, unranked. Ranking
+	// only sees beliefs embedded with EmbedModel.
+	Vector     []float32
+	EmbedModel string
+	// K is how many beliefs are ranked (DefaultRecallK when zero).
+	K int
+	// History includes superseded and retracted beliefs. It is turned on by itself when
+	// Text reads as historical, unless AsOf or KnownAt is set.
+	History bool
+	// AsOf asks what was true in the world at that time, as memory knows it now.
+	AsOf *time.Time
+	// KnownAt asks what memory believed current at that time.
+	KnownAt *time.Time
+}
+
+// RecallMode is the view a recall read.
+type RecallMode string
+
+const (
+	RecallCurrent RecallMode = "current"  // active beliefs
+	RecallHistory RecallMode = "history"  // active, superseded and retracted beliefs, with their chains
+	RecallAsOf    RecallMode = "as_of"    // beliefs valid at RecallQuery.AsOf
+	RecallKnownAt RecallMode = "known_at" // beliefs memory held at RecallQuery.KnownAt
+)
+
+// Recollection is the answer to a RecallQuery.
+type Recollection struct {
+	Mode RecallMode
+	// AutoHistory is set when history mode was chosen because the question reads as
+	// historical rather than because it was asked for.
+	AutoHistory bool
+	// Ranked is set when Beliefs are ordered by similarity; each then carries its
+	// Distance (nil for a chain member not embedded with the query's model).
+	Ranked bool
+	// Beliefs answer the query. Ranked history lists, for each of the K nearest beliefs,
+	// its whole supersession chain oldest first, the chain of the nearest first; a chain
+	// reached from several of them appears once. Unranked views are ordered by attribute
+	// and valid time, so a slot's history reads in order.
+	Beliefs []Belief
+}
+
+// Recall answers an agent's question from memory: the current beliefs of a scope, or
+// their history, or a point in valid or known time, ranked by similarity to the
+// question when its embedding is given. Forgotten beliefs are never recalled.
+//
+// History is answered with whole chains, not loose beliefs: "where did they live
+// before?" is nearest to the current location as much as to the old one, and an agent
+// needs the old one's place in the sequence (what replaced it, and when) to answer. The
+// ranking runs over superseded and retracted beliefs too, so a fact retracted without a
+// replacement is still found.
+func (s *Store) Recall(ctx context.Context, q RecallQuery) (*Recollection, error) {
+	q.Scope = strings.TrimSpace(q.Scope)
+	switch {
+	case q.Scope == "":
+		return nil, fmt.Errorf("%w: scope is empty", ErrRecallQuery)
+	case q.AsOf != nil && q.KnownAt != nil:
+		return nil, fmt.Errorf("%w: AsOf and KnownAt exclude each other", ErrRecallQuery)
+	case q.History && (q.AsOf != nil || q.KnownAt != nil):
+		return nil, fmt.Errorf("%w: History excludes AsOf and KnownAt", ErrRecallQuery)
+	case q.K < 0 || q.K > MaxRecallK:
+		return nil, fmt.Errorf("%w: K %d is outside 0..%d", ErrRecallQuery, q.K, MaxRecallK)
+	case len(q.Vector) > 0 && q.EmbedModel == "":
+		return nil, fmt.Errorf("%w: a Vector needs its EmbedModel", ErrRecallQuery)
+	}
+	k := q.K
+	if k == 0 {
+		k = DefaultRecallK
+	}
+
+	rec := &Recollection{Mode: RecallCurrent, Ranked: len(q.Vector) > 0}
+	view, args := currentView, []any{q.Scope}
+	switch {
+	case q.AsOf != nil:
+		rec.Mode, view, args = RecallAsOf, asOfView, append(args, *q.AsOf)
+	case q.KnownAt != nil:
+		rec.Mode, view, args = RecallKnownAt, knownAtView, append(args, *q.KnownAt)
+	case q.History:
+		rec.Mode, view = RecallHistory, historyView
+	case IsHistorical(q.Text):
+		rec.Mode, view, rec.AutoHistory = RecallHistory, historyView, true
+	}
+
+	var err error
+	switch {
+	case !rec.Ranked:
+		rec.Beliefs, err = s.queryBeliefs(ctx, view+" ORDER BY b.attribute, b.valid_from, b.recorded_at, b.id", args...)
+	case rec.Mode == RecallHistory:
+		rec.Beliefs, err = s.rankedChains(ctx, q.Scope, q.EmbedModel, q.Vector, k)
+	default:
+		rec.Beliefs, err = s.ranked(ctx, view, args, q.EmbedModel, q.Vector, k)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recall %s of %q: %w", rec.Mode, q.Scope, err)
+	}
+	return rec, nil
+}
+
+// rankedChains is the supersession chains through the k non-forgotten beliefs of scope
+// nearest to vec. Chains are followed through forgotten beliefs, which are left out.
+func (s *Store) rankedChains(ctx context.Context, scope, model string, vec []float32, k int) ([]Belief, error) {
+	cast, err := s.vectorQuery(ctx, model, vec)
+	if err != nil {
+		return nil, err
+	}
+	distance := "b.embedding" + cast + " <=> $3" + cast
+	return s.queryNearest(ctx, `WITH RECURSIVE seed AS (
+			SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM (
+				SELECT b.id, `+distance+` AS distance FROM belief b
+				WHERE `+historyView+` AND b.embed_model = $2
+				ORDER BY `+distance+` LIMIT $4) nearest
+		), back AS (
+			SELECT id, rank, 0 AS depth FROM seed
+			UNION ALL
+			SELECT p.id, c.rank, c.depth + 1 FROM belief p JOIN back c ON p.superseded_by = c.id WHERE c.depth < 1000
+		), fwd AS (
+			SELECT id, rank, 0 AS depth FROM seed
+			UNION ALL
+			SELECT n.superseded_by, f.rank, f.depth + 1 FROM fwd f JOIN belief n ON n.id = f.id
+			WHERE n.superseded_by IS NOT NULL AND f.depth < 1000
+		), chain AS (
+			SELECT id, min(rank) AS rank FROM (SELECT id, rank FROM back UNION ALL SELECT id, rank FROM fwd) c GROUP BY id
+		)
+		SELECT `+beliefColumns+`, CASE WHEN b.embed_model = $2 THEN `+distance+` END AS distance
+		FROM chain JOIN belief b ON b.id = chain.id
+		WHERE b.status <> 'forgotten'
+		ORDER BY chain.rank, b.valid_from, b.recorded_at, b.id`, scope, model, pgvector.NewVector(vec), k)
+}
