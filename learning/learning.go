@@ -74,8 +74,8 @@ func (r *Retriever) scopes(scope string) []string {
 // transcript is embedded before extraction only when it helps.
 func (r *Retriever) Available(ctx context.Context, scope, model string) (bool, error) {
 	var ok bool
-	err := r.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM revision_event
-		WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce')`, r.scopes(scope), model).Scan(&ok)
+	err := r.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM revision_event e
+		WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND `+notForgotten+`)`, r.scopes(scope), model).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("look for examples of %q: %w", scope, err)
 	}
@@ -128,7 +128,12 @@ func similarSQL(dim int) string {
 	cast := fmt.Sprintf("::vector(%d)", dim)
 	return `SELECT id, scope, action, reason, origin, old_statement, coalesce(new_statement, ''),
 			coalesce(excerpt, ''), embedding` + cast + ` <=> $3` + cast + ` AS distance
-		FROM revision_event
-		WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce'
+		FROM revision_event e
+		WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND ` + notForgotten + `
 		ORDER BY embedding` + cast + ` <=> $3` + cast + ` LIMIT $4`
 }
+
+// notForgotten keeps out events that quote a forgotten belief: forgetting hides a belief
+// from every prompt, examples included.
+const notForgotten = `NOT EXISTS (SELECT 1 FROM belief f
+	WHERE f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')`

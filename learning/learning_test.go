@@ -115,3 +115,22 @@ func TestExamplesStayBounded(t *testing.T) {
 	require.Equal(t, learning.DefaultExamples, strings.Count(chats[0].Prompt, "- Believed: "),
 		"a fixed number of examples however many events exist")
 }
+
+func TestForgottenBeliefsAreNoExample(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	id := b.believe(t, "user:1", darkRoast)
+	b.correct(t, "user:1", id, darkRoast, decaf)
+	all, err := b.p.Store.All(ctx, "user:1")
+	require.NoError(t, err)
+	_, err = b.p.Store.Forget(ctx, memory.Selection{Scope: "user:1", IDs: []int64{all[0].ID, all[1].ID}})
+	require.NoError(t, err)
+
+	b.p.Enqueue(t, pipelinetest.T("user:1", "c1", "2026-04-01T09:00:00Z", "Any coffee tips? I love a dark roast."))
+	b.p.Drain(t)
+	chats := b.p.LLM.Chats()
+	require.Len(t, chats, 1)
+	require.NotContains(t, chats[0].Prompt, "decaf", "a forgotten belief reaches no prompt, not even as an example")
+	require.NotContains(t, chats[0].Prompt, darkRoast)
+}
