@@ -677,7 +677,10 @@ func TestEmbeddings(t *testing.T) {
 	require.ErrorIs(t, err, ErrEmbeddingModel)
 
 	var indexes []string
-	rows, err := bundle.schema.Pool.Query(ctx, "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexdef LIKE '%hnsw%'", bundle.schema.Name)
+	// pg_indexes would read every schema's indexes, which parallel tests are dropping.
+	rows, err := bundle.schema.Pool.Query(ctx, `SELECT c.relname FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_am am ON am.oid = c.relam
+		WHERE n.nspname = $1 AND c.relkind = 'i' AND am.amname = 'hnsw'`, bundle.schema.Name)
 	require.NoError(t, err)
 	indexes, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
