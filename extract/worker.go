@@ -159,7 +159,25 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 
 var errNoEpisode = errors.New("episode not found")
 
+// maxStaleRounds bounds how many times one job extracts again because another job
+// revised the scope while its LLM call ran; past it, River retries the job later.
+const maxStaleRounds = 8
+
+// work extracts the episode; when another job of the scope stored a belief this one's
+// prompt did not show (memory.ErrStale), it extracts again from what the scope holds
+// now, so that concurrent jobs end as if they had run one after the other.
 func (w *Worker) work(ctx context.Context, job *river.Job[Args], rep *Report) error {
+	for round := 1; ; round++ {
+		err := w.extract(ctx, job, rep)
+		if !errors.Is(err, memory.ErrStale) || round == maxStaleRounds {
+			return err
+		}
+		w.log.InfoContext(ctx, "scope revised during extraction, extracting again", "episode", job.Args.EpisodeID,
+			"scope", rep.Scope, "round", round)
+	}
+}
+
+func (w *Worker) extract(ctx context.Context, job *river.Job[Args], rep *Report) error {
 	ep, err := w.loadEpisode(ctx, job.Args.EpisodeID)
 	if err != nil {
 		return err
@@ -170,6 +188,12 @@ func (w *Worker) work(ctx context.Context, job *river.Job[Args], rep *Report) er
 		return nil
 	}
 
+	// What the scope holds is read before the candidates, so that nothing stored after
+	// the prompt was chosen can go unnoticed when the answer is applied.
+	seen, err := w.cfg.Store.Snapshot(ctx, ep.Scope)
+	if err != nil {
+		return err
+	}
 	cands, examples, err := w.context(ctx, ep, rep)
 	if err != nil {
 		return err
@@ -208,7 +232,7 @@ func (w *Worker) work(ctx context.Context, job *river.Job[Args], rep *Report) er
 	}
 	batch := &memory.Batch{
 		Scope: ep.Scope, Origin: memory.RevisionExtraction, EpisodeID: &ep.ID, At: ep.OccurredAt,
-		Candidates: ids, Facts: facts, EmbedModel: w.cfg.EmbedModel,
+		Candidates: ids, Facts: facts, EmbedModel: w.cfg.EmbedModel, Seen: seen,
 	}
 	for _, f := range facts {
 		if v := cmp.Or(len(f.Embedding), len(f.EventEmbedding)); v > 0 {

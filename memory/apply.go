@@ -101,6 +101,9 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 	if err := checkCandidates(ctx, tx, b); err != nil {
 		return nil, err
 	}
+	if err := checkSeen(ctx, tx, b); err != nil {
+		return nil, err
+	}
 
 	a := &applier{store: s, tx: tx, b: b, now: now, touched: map[int64]bool{}}
 	res := &Result{}

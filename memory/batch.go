@@ -37,6 +37,10 @@ type Batch struct {
 	// EmbedModel names the model of every Fact.Embedding; it must be registered with
 	// EnsureEmbeddingModel.
 	EmbedModel string
+	// Seen, when set, is what the writer saw of the scope before deciding (see
+	// Store.Snapshot): if the scope has gained an active belief since, ApplyTx applies
+	// nothing and returns ErrStale.
+	Seen *Snapshot
 }
 
 // Fact is one statement to store, possibly revising a candidate.

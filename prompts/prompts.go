@@ -74,12 +74,24 @@ func New() (*Prompts, error) {
 
 // Extraction renders the system and user messages of one extraction call.
 func (p *Prompts) Extraction(e Extraction) (system, user string, err error) {
+	// Stored text may hold line breaks (an attribute or a quote as the LLM wrote it):
+	// outside the transcript every value is rendered on one line, so that only
+	// candidates begin a line with "[N] ".
+	cands := make([]Candidate, len(e.Candidates))
+	for i, c := range e.Candidates {
+		cands[i] = Candidate{Statement: oneLine(c.Statement), Attribute: oneLine(c.Attribute), ValidFrom: c.ValidFrom}
+	}
+	examples := make([]Example, len(e.Examples))
+	for i, x := range e.Examples {
+		examples[i] = Example{Old: oneLine(x.Old), Excerpt: oneLine(x.Excerpt), New: oneLine(x.New),
+			Action: oneLine(x.Action), Reason: oneLine(x.Reason)}
+	}
 	var buf bytes.Buffer
 	err = p.extractionUser.Execute(&buf, map[string]any{
 		"Date":       e.OccurredAt.UTC().Format("2006-01-02 (Monday), 15:04 UTC"),
-		"Scope":      e.Scope,
-		"Candidates": e.Candidates,
-		"Examples":   e.Examples,
+		"Scope":      oneLine(e.Scope),
+		"Candidates": cands,
+		"Examples":   examples,
 		"Transcript": Transcript(e.Messages),
 	})
 	if err != nil {
@@ -102,12 +114,18 @@ func Transcript(msgs []Message) string {
 			b.WriteString(" at " + m.At.UTC().Format(time.RFC3339))
 		}
 		b.WriteString(": ")
-		content := strings.ReplaceAll(strings.TrimSpace(m.Content), "\r\n", "\n")
-		b.WriteString(strings.ReplaceAll(content, "\n", "\n  "))
+		b.WriteString(indentLines.Replace(strings.TrimSpace(m.Content)))
 		b.WriteByte('\n')
 	}
 	return b.String()
 }
+
+// indentLines indents continuation lines; a lone carriage return counts as a line
+// break, as it does for many readers.
+var indentLines = strings.NewReplacer("\r\n", "\n  ", "\r", "\n  ", "\n", "\n  ")
+
+// oneLine collapses every run of white space, line breaks included, to one space.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // ExtractionSchema is the JSON schema of the extraction output.
 func ExtractionSchema() json.RawMessage { return mustRead("extraction.schema.json") }

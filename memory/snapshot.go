@@ -1,0 +1,57 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ErrStale is returned by ApplyTx for a batch whose writer decided without seeing an
+// active belief its scope holds now (another writer stored it meanwhile): nothing is
+// applied, and the writer should decide again from what the scope holds now. Without
+// this, two extractions of one scope running at once could each store a belief the
+// other never saw, and the final state would depend on their timing.
+var ErrStale = errors.New("the scope gained beliefs the writer did not see")
+
+// Snapshot is what a writer saw of a scope before deciding: its active beliefs.
+type Snapshot struct {
+	Active []int64
+}
+
+// Snapshot reads the active beliefs of scope. Take it before choosing what to show the
+// writer, and pass it as Batch.Seen.
+func (s *Store) Snapshot(ctx context.Context, scope string) (*Snapshot, error) {
+	rows, err := s.pool.Query(ctx, "SELECT id FROM belief WHERE scope = $1 AND status = 'active'", scope)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot of %q: %w", scope, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("snapshot of %q: %w", scope, err)
+	}
+	return &Snapshot{Active: ids}, nil
+}
+
+// checkSeen refuses a batch whose scope gained an active belief since b.Seen was taken.
+// It runs under the scope's lock, so nothing can appear between the check and the
+// revision.
+func checkSeen(ctx context.Context, tx pgx.Tx, b *Batch) error {
+	if b.Seen == nil {
+		return nil
+	}
+	seen := b.Seen.Active
+	if seen == nil {
+		seen = []int64{}
+	}
+	var unseen int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM belief WHERE scope = $1 AND status = 'active' AND id <> ALL($2)`,
+		b.Scope, seen).Scan(&unseen); err != nil {
+		return fmt.Errorf("check snapshot: %w", err)
+	}
+	if unseen > 0 {
+		return fmt.Errorf("%w: %d active beliefs of %q appeared since the writer read it", ErrStale, unseen, b.Scope)
+	}
+	return nil
+}

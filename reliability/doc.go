@@ -1,0 +1,2 @@
+// Package reliability holds credo's end-to-end reliability tests.
+package reliability
