@@ -95,6 +95,12 @@ func (of outputFact) fact(candidates int, occurredAt time.Time) (memory.Fact, er
 	if of.Statement == nil {
 		return f, errors.New("statement is missing")
 	}
+	// PostgreSQL cannot store NUL in text: asking again is better than failing later.
+	for name, v := range map[string]string{"statement": *of.Statement, "subject": of.Subject, "attribute": of.Attribute, "quote": of.Quote} {
+		if strings.ContainsRune(v, 0) {
+			return f, fmt.Errorf("%s contains a NUL character", name)
+		}
+	}
 	f.Statement = strings.TrimSpace(*of.Statement)
 	if of.Confidence == nil {
 		return f, errors.New("confidence is missing")

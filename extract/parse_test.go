@@ -81,6 +81,7 @@ func TestParseRejects(t *testing.T) {
 		"no confidence":      {fact(func(m map[string]any) { delete(m, "confidence") }), "confidence is missing"},
 		"confidence 2":       {fact(func(m map[string]any) { m["confidence"] = 2 }), "confidence 2"},
 		"empty statement":    {fact(func(m map[string]any) { m["statement"] = " " }), "statement is empty"},
+		"NUL in quote":       {fact(func(m map[string]any) { m["quote"] = "a\x00b" }), "quote contains a NUL"},
 		"no attribute":       {fact(func(m map[string]any) { m["attribute"] = "" }), "attribute is empty"},
 		"bad kind":           {fact(func(m map[string]any) { m["kind"] = "gossip" }), `kind "gossip"`},
 		"bad date":           {fact(func(m map[string]any) { m["valid_from"] = "last Tuesday" }), "not an ISO date"},
@@ -104,8 +105,7 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
-// FuzzParse: no answer makes Parse panic, and what it accepts the engine's own
-// validation accepts too.
+// FuzzParse: no answer makes Parse panic, and what it accepts is in range.
 func FuzzParse(f *testing.F) {
 	f.Add(fact(func(map[string]any) {}), 1)
 	f.Add(`{"reasoning": "", "facts": []}`, 0)
