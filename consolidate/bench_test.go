@@ -1,0 +1,136 @@
+package consolidate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/llm"
+	"github.com/credohq/credo/memory"
+)
+
+// noChat is the LLM of a benchmark that must not call one.
+type noChat struct{}
+
+func (noChat) Chat(context.Context, llm.ChatRequest) (llm.ChatResponse, error) {
+	return llm.ChatResponse{}, errors.New("the clustering benchmark makes no LLM call")
+}
+
+const (
+	benchScope = "bench"
+	benchModel = "bench-64"
+	benchDim   = 64
+)
+
+// BenchmarkClustering times a first pass's planning over n active beliefs of one scope,
+// every one of them a seed: the changed-belief query, one HNSW probe per seed, union-find
+// and the judged-signature lookup. No LLM call, nothing applied.
+func BenchmarkClustering(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run("beliefs="+strconv.Itoa(n), func(b *testing.B) {
+			ctx := context.Background()
+			schema := dbtest.New(b)
+			store := memory.NewStore(schema.Pool, nil)
+			insertSynthetic(b, schema.Pool, n)
+			// The index is built once over the loaded rows, as a bulk build.
+			require.NoError(b, store.EnsureEmbeddingModel(ctx, benchModel, benchDim))
+			_, err := schema.Pool.Exec(ctx, "ANALYZE belief")
+			require.NoError(b, err)
+			w, err := NewWorker(Config{Store: store, Chat: noChat{}, EmbedModel: benchModel, MaxSeeds: n, Settle: -1})
+			require.NoError(b, err)
+
+			var p *plan
+			for b.Loop() {
+				p, err = w.plan(ctx, benchScope)
+				require.NoError(b, err)
+			}
+			require.Equal(b, n, p.seeds)
+			members := 0
+			for _, c := range p.clusters {
+				members += len(c.members)
+			}
+			b.ReportMetric(float64(len(p.clusters)), "clusters")
+			b.ReportMetric(float64(members)/float64(n), "clustered/belief")
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/belief")
+		})
+	}
+}
+
+// insertSynthetic stores n active beliefs in groups of one to four around random
+// centres: members of a group have a cosine similarity of about 0.9, beliefs of
+// different groups about 0, so clustering has real work and real clusters.
+func insertSynthetic(b *testing.B, pool *pgxpool.Pool, n int) {
+	b.Helper()
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(42, uint64(n)))
+	at := time.Now().Add(-time.Hour)
+	const chunk = 5000
+	var statements, vectors []string
+	flush := func() {
+		// A multi-row insert from arrays: vectors go as text and are cast by
+		// pgvector, which needs no client-side type registration.
+		_, err := pool.Exec(ctx, `INSERT INTO belief (scope, subject, attribute, kind, statement, confidence, origin,
+				valid_from, recorded_at, last_seen_at, updated_at, embedding, embed_model)
+			SELECT $1, 'user', 'bench', 'other', s, 0.9, 'user_stated', $2, $2, $2, $2, v::vector, $3
+			FROM unnest($4::text[], $5::text[]) AS u(s, v)`, benchScope, at, benchModel, statements, vectors)
+		require.NoError(b, err)
+		statements, vectors = statements[:0], vectors[:0]
+	}
+	centre := make([]float64, benchDim)
+	for i := 0; i < n; {
+		for d := range centre {
+			centre[d] = rng.NormFloat64()
+		}
+		normalize(centre)
+		for range min(1+rng.IntN(4), n-i) {
+			v := make([]float64, benchDim)
+			for d := range v {
+				v[d] = centre[d] + 0.045*rng.NormFloat64()
+			}
+			normalize(v)
+			statements = append(statements, fmt.Sprintf("Synthetic belief %d", i))
+			vectors = append(vectors, vectorText(v))
+			i++
+			if len(statements) == chunk {
+				flush()
+			}
+		}
+	}
+	if len(statements) > 0 {
+		flush()
+	}
+}
+
+func normalize(v []float64) {
+	var norm float64
+	for _, x := range v {
+		norm += x * x
+	}
+	norm = math.Sqrt(norm)
+	for i := range v {
+		v[i] /= norm
+	}
+}
+
+func vectorText(v []float64) string {
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i, x := range v {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.FormatFloat(x, 'g', 7, 32))
+	}
+	sb.WriteByte(']')
+	return sb.String()
+}

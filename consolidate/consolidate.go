@@ -1,0 +1,551 @@
+// Package consolidate is the consolidation pass: it resolves overlaps between beliefs
+// of a scope that no conversation made explicit (the same fact said twice in different
+// words, a change nobody called a change). A periodic sweep enqueues one job per scope
+// changed since its last pass; the job clusters the changed beliefs with their near
+// neighbours by embedding, asks the LLM once per cluster not judged before, and applies
+// the answers through memory.Apply with origin consolidation, so entrenchment and time
+// order hold here as everywhere.
+package consolidate
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/credohq/credo/llm"
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/prompts"
+)
+
+// Queue is the River queue of consolidation jobs and of the sweep that enqueues them.
+const Queue = "consolidate"
+
+// Defaults of Config.
+const (
+	DefaultInterval         = time.Hour
+	DefaultThreshold        = 0.80
+	DefaultMaxCluster       = 8
+	DefaultMaxSeeds         = 1000
+	DefaultMaxCalls         = 16
+	DefaultMalformedRetries = 2
+	DefaultSettle           = time.Minute
+)
+
+// Args is the consolidation job of one scope.
+type Args struct {
+	Scope string `json:"scope"`
+}
+
+// Kind is the River job kind.
+func (Args) Kind() string { return "credo.consolidate" }
+
+// InsertOpts puts consolidation jobs on their queue, one per scope while it waits.
+func (Args) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Queue, UniqueOpts: uniqueWhileWaiting()}
+}
+
+// uniqueWhileWaiting allows one job per args among those not finished. River requires
+// available, pending, running and scheduled in ByState, so a running pass blocks a new
+// job for its scope too: whatever changes meanwhile is newer than the running pass's
+// watermark and is found by the next sweep (or the pass's own follow-up). Completed is
+// left out, so a finished pass never blocks the next one.
+func uniqueWhileWaiting() river.UniqueOpts {
+	return river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+		rivertype.JobStateRunning, rivertype.JobStateScheduled,
+	}}
+}
+
+// Config configures a Worker.
+type Config struct {
+	Store *memory.Store
+	Chat  llm.Chatter
+	// EmbedModel is the model whose vectors are compared; beliefs embedded with another
+	// model are not consolidated.
+	EmbedModel string
+	// Threshold is the cosine similarity from which two beliefs are neighbours.
+	Threshold float64
+	// MaxCluster bounds the beliefs of one cluster, and so one prompt.
+	MaxCluster int
+	// MaxSeeds bounds the changed beliefs one pass starts from (softly: beliefs
+	// changed at the same instant are taken together); the rest is left to a
+	// follow-up pass.
+	MaxSeeds int
+	// MaxCalls bounds the clusters one pass sends to the LLM, so that a pass fits in a
+	// job's timeout; the rest is left to a follow-up pass.
+	MaxCalls int
+	// MalformedRetries is how many times a malformed answer is asked again before the
+	// cluster is left as it is. Negative: never.
+	MalformedRetries int
+	// Settle keeps the watermark this far behind the database's clock, so that a
+	// belief written by a transaction that read its clock before a pass and committed
+	// after it (or by a worker whose clock lags) is not passed over. Negative: zero.
+	Settle time.Duration
+	Logger *slog.Logger
+	// Observer, when set, is told about each job's pass (metrics).
+	Observer Observer
+}
+
+// Observer receives what each consolidation job did.
+type Observer interface {
+	Consolidated(r Report)
+}
+
+// Report describes what consolidation did for one scope, over one or more passes.
+type Report struct {
+	Scope  string `json:"scope"`
+	Passes int    `json:"passes"`
+	// Seeds are the active beliefs changed since the watermark that the passes
+	// started from.
+	Seeds int `json:"seeds"`
+	// Clusters are the groups of two or more similar beliefs found; Judged of them were
+	// skipped, judged before with the same members.
+	Clusters int `json:"clusters"`
+	Judged   int `json:"already_judged"`
+	// ChatCalls counts LLM calls, answers asked again included.
+	ChatCalls int `json:"llm_calls"`
+	// Malformed counts clusters left as they were because every answer was malformed.
+	Malformed        int `json:"malformed"`
+	Applied          int `json:"applied"`
+	Conflicts        int `json:"conflicts"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// Resolutions are the verdicts the engine applied or refused.
+	Resolutions []Resolved `json:"resolutions"`
+	// Watermark is where the scope's watermark stands after the passes.
+	Watermark *time.Time `json:"watermark"`
+	// More says work was left for a follow-up pass.
+	More         bool          `json:"more"`
+	Duration     time.Duration `json:"-"`
+	ChatDuration time.Duration `json:"-"`
+	Err          error         `json:"-"`
+}
+
+// Resolved is one LLM verdict as the engine took it.
+type Resolved struct {
+	// Outcome is superseded, or conflict when the engine refused it.
+	Outcome memory.OutcomeKind `json:"outcome"`
+	Reason  memory.Reason      `json:"reason"`
+	// BeliefID is the belief the verdict retires, ReplacedBy the one that stays.
+	BeliefID            int64  `json:"belief_id"`
+	Statement           string `json:"statement"`
+	ReplacedBy          int64  `json:"replaced_by"`
+	ReplacedByStatement string `json:"replaced_by_statement"`
+	EventID             int64  `json:"event_id,omitempty"`
+	ConflictID          int64  `json:"conflict_id,omitempty"`
+	Detail              string `json:"detail,omitempty"`
+}
+
+// Worker is the River worker of Args; RunScope runs the same pass in process.
+type Worker struct {
+	river.WorkerDefaults[Args]
+	cfg     Config
+	prompts *prompts.Prompts
+	log     *slog.Logger
+}
+
+// NewWorker checks cfg and returns a worker.
+func NewWorker(cfg Config) (*Worker, error) {
+	if cfg.Store == nil || cfg.Chat == nil || cfg.EmbedModel == "" {
+		return nil, errors.New("consolidate: Store, Chat and EmbedModel are required")
+	}
+	switch {
+	case cfg.Threshold == 0:
+		cfg.Threshold = DefaultThreshold
+	case cfg.Threshold < 0 || cfg.Threshold > 1:
+		return nil, fmt.Errorf("consolidate: threshold %v is not a cosine similarity in 0..1", cfg.Threshold)
+	}
+	switch {
+	case cfg.MaxCluster == 0:
+		cfg.MaxCluster = DefaultMaxCluster
+	case cfg.MaxCluster < 2:
+		return nil, fmt.Errorf("consolidate: a cluster of at most %d beliefs has nothing to consolidate", cfg.MaxCluster)
+	}
+	if cfg.MaxSeeds <= 0 {
+		cfg.MaxSeeds = DefaultMaxSeeds
+	}
+	if cfg.MaxCalls <= 0 {
+		cfg.MaxCalls = DefaultMaxCalls
+	}
+	if cfg.MalformedRetries < 0 {
+		cfg.MalformedRetries = 0
+	} else if cfg.MalformedRetries == 0 {
+		cfg.MalformedRetries = DefaultMalformedRetries
+	}
+	if cfg.Settle < 0 {
+		cfg.Settle = 0
+	} else if cfg.Settle == 0 {
+		cfg.Settle = DefaultSettle
+	}
+	p, err := prompts.New()
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Worker{cfg: cfg, prompts: p, log: log}, nil
+}
+
+var errNoScope = errors.New("consolidate: scope is empty")
+
+// Work runs one pass over the job's scope. Each cluster's verdict commits with the
+// judgment of its signature; the watermark and the job's completion commit together at
+// the end. A retry after a partial pass starts from the same watermark, finds the
+// clusters already judged by their signatures and asks the LLM only about the others.
+func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	start := time.Now()
+	rep := Report{Scope: job.Args.Scope}
+	_, err := w.pass(ctx, job.Args.Scope, &rep, func(ctx context.Context, tx pgx.Tx, more bool) error {
+		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
+			return fmt.Errorf("complete job %d: %w", job.ID, err)
+		}
+		if !more {
+			return nil
+		}
+		// Completed above, this job no longer counts for uniqueness: the follow-up
+		// can be inserted in the same transaction.
+		client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+		if err != nil {
+			return fmt.Errorf("enqueue follow-up pass: %w", err)
+		}
+		if _, err := client.InsertTx(ctx, tx, Args{Scope: job.Args.Scope}, nil); err != nil {
+			return fmt.Errorf("enqueue follow-up pass: %w", err)
+		}
+		return nil
+	})
+	rep.Err, rep.Duration = err, time.Since(start)
+	if w.cfg.Observer != nil {
+		w.cfg.Observer.Consolidated(rep)
+	}
+	if err == nil {
+		return nil
+	}
+	w.log.WarnContext(ctx, "consolidation failed", "scope", job.Args.Scope, "attempt", job.Attempt, "error", err)
+	// An invalid batch or scope is a bug that waiting does not fix; anything else (LLM
+	// down, timeouts, database) is retried with River's backoff, and the retry skips
+	// what this attempt judged.
+	if errors.Is(err, errNoScope) || errors.Is(err, memory.ErrInvalid) || errors.Is(err, memory.ErrScope) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+// RunScope consolidates scope now, in this process, in as many passes as it takes to
+// catch up with its changes.
+func (w *Worker) RunScope(ctx context.Context, scope string) (Report, error) {
+	start := time.Now()
+	rep := Report{Scope: scope}
+	for {
+		progressed, err := w.pass(ctx, scope, &rep, nil)
+		if err != nil || !rep.More || !progressed {
+			rep.Err, rep.Duration = err, time.Since(start)
+			return rep, err
+		}
+	}
+}
+
+// cluster is a group of similar beliefs, in the order the prompt shows them.
+type cluster struct {
+	members   []memory.Belief
+	signature string
+	judged    bool
+}
+
+// plan is what a pass found to do, before any LLM call.
+type plan struct {
+	// watermark is the scope's watermark at the start of the pass, if it has one.
+	watermark *time.Time
+	seeds     int
+	clusters  []*cluster
+	// next is where the watermark moves once every cluster is judged; zero: it stays.
+	next time.Time
+	// more says seeds were left for a follow-up pass.
+	more bool
+}
+
+// pass runs one consolidation pass over scope and reports whether it moved anything
+// (a judgment or the watermark). finish, when set, runs in the pass's last transaction
+// and learns whether work is left for a follow-up pass.
+func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish func(ctx context.Context, tx pgx.Tx, more bool) error) (bool, error) {
+	if scope == "" {
+		return false, errNoScope
+	}
+	rep.Passes++
+	before := *rep
+	p, err := w.plan(ctx, scope)
+	if err != nil {
+		return false, err
+	}
+	rep.Seeds += p.seeds
+	rep.Clusters += len(p.clusters)
+	if p.watermark != nil {
+		wm := p.watermark.UTC()
+		rep.Watermark = &wm
+	}
+
+	calls, judgedNow := 0, 0
+	more := p.more
+	for _, c := range p.clusters {
+		if c.judged {
+			rep.Judged++
+			continue
+		}
+		if calls == w.cfg.MaxCalls {
+			// The watermark stays so the follow-up pass finds these seeds again; the
+			// clusters judged by now are skipped then by their signatures.
+			more, p.next = true, time.Time{}
+			break
+		}
+		calls++
+		if err := w.judge(ctx, scope, c, rep); err != nil {
+			return judgedNow > 0, err
+		}
+		judgedNow++
+	}
+	rep.More = more
+	defer func() {
+		w.log.InfoContext(ctx, "consolidation pass", "scope", scope, "seeds", p.seeds, "clusters", len(p.clusters),
+			"already_judged", rep.Judged-before.Judged, "llm_calls", rep.ChatCalls-before.ChatCalls,
+			"applied", rep.Applied-before.Applied, "conflicts", rep.Conflicts-before.Conflicts, "more", more)
+	}()
+
+	if p.next.IsZero() && finish == nil {
+		return judgedNow > 0, nil
+	}
+	err = pgx.BeginFunc(ctx, w.cfg.Store.Pool(), func(tx pgx.Tx) error {
+		if !p.next.IsZero() {
+			var wm time.Time
+			err := tx.QueryRow(ctx, `INSERT INTO scope_consolidation (scope, watermark, updated_at) VALUES ($1, $2, now())
+				ON CONFLICT (scope) DO UPDATE SET watermark = greatest(scope_consolidation.watermark, excluded.watermark),
+					updated_at = excluded.updated_at
+				RETURNING watermark`, scope, p.next).Scan(&wm)
+			if err != nil {
+				return fmt.Errorf("advance watermark of %q: %w", scope, err)
+			}
+			wm = wm.UTC()
+			rep.Watermark = &wm
+		}
+		if finish != nil {
+			return finish(ctx, tx, more)
+		}
+		return nil
+	})
+	if err != nil {
+		return judgedNow > 0, err
+	}
+	return judgedNow > 0 || !p.next.IsZero(), nil
+}
+
+// plan finds the pass's clusters: the active beliefs changed since the watermark are
+// the seeds; each seed's near neighbours in the scope are found with the model's HNSW
+// index, and union-find joins seeds and neighbours into capped clusters. No LLM call.
+func (w *Worker) plan(ctx context.Context, scope string) (*plan, error) {
+	store := w.cfg.Store
+	var (
+		watermark *time.Time
+		dbNow     time.Time
+	)
+	err := store.Pool().QueryRow(ctx, `SELECT (SELECT watermark FROM scope_consolidation WHERE scope = $1), statement_timestamp()`,
+		scope).Scan(&watermark, &dbNow)
+	if err != nil {
+		return nil, fmt.Errorf("read watermark of %q: %w", scope, err)
+	}
+	var since time.Time
+	if watermark != nil {
+		since = *watermark
+	}
+	ch, err := store.ChangedSince(ctx, scope, w.cfg.EmbedModel, since, w.cfg.MaxSeeds)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{watermark: watermark, seeds: len(ch.IDs), next: ch.UpTo, more: ch.More}
+	if settled := dbNow.Add(-w.cfg.Settle); p.next.After(settled) {
+		// Too recent to be sure nothing older is still being committed: the watermark
+		// stops short and the next sweep looks at these again (their clusters are
+		// judged by then, so at no LLM cost). No follow-up now: it would find the
+		// same recent seeds again at once.
+		p.next, p.more = settled, false
+	}
+	if !p.next.After(since) {
+		p.next = time.Time{}
+	}
+	if len(ch.IDs) == 0 {
+		return p, nil
+	}
+
+	edges, err := store.Neighbors(ctx, memory.NeighborQuery{
+		Scope: scope, Model: w.cfg.EmbedModel, Seeds: ch.IDs,
+		K: w.cfg.MaxCluster, MaxDistance: 1 - w.cfg.Threshold, SameSubject: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	groups := clusterize(edges, w.cfg.MaxCluster)
+	if len(groups) == 0 {
+		return p, nil
+	}
+
+	var ids []int64
+	for _, g := range groups {
+		ids = append(ids, g...)
+	}
+	bs, err := store.BeliefsByID(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]memory.Belief, len(bs))
+	for _, b := range bs {
+		// A member revised since the neighbour query is no longer a candidate.
+		if b.Status == memory.StatusActive && b.Scope == scope {
+			byID[b.ID] = b
+		}
+	}
+	var sigs []string
+	for _, g := range groups {
+		c := &cluster{}
+		for _, id := range g {
+			if b, ok := byID[id]; ok {
+				c.members = append(c.members, b)
+			}
+		}
+		if len(c.members) < 2 {
+			continue
+		}
+		// Oldest first, so that the prompt reads as the beliefs' history.
+		slices.SortFunc(c.members, func(a, b memory.Belief) int {
+			return cmp.Or(a.ValidFrom.Compare(b.ValidFrom), cmp.Compare(a.ID, b.ID))
+		})
+		c.signature = signature(c.members)
+		p.clusters = append(p.clusters, c)
+		sigs = append(sigs, c.signature)
+	}
+
+	rows, err := store.Pool().Query(ctx, `SELECT signature FROM consolidation_judgment WHERE scope = $1 AND signature = ANY($2)`, scope, sigs)
+	if err != nil {
+		return nil, fmt.Errorf("look up judged clusters of %q: %w", scope, err)
+	}
+	judged := map[string]bool{}
+	var sig string
+	_, err = pgx.ForEachRow(rows, []any{&sig}, func() error {
+		judged[sig] = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up judged clusters of %q: %w", scope, err)
+	}
+	for _, c := range p.clusters {
+		c.judged = judged[c.signature]
+	}
+	return p, nil
+}
+
+// judge asks the LLM about one cluster and applies its verdict with the cluster's
+// judgment, in one transaction. No database connection is held during the LLM call.
+func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Report) error {
+	cands := make([]prompts.ConsolidationCandidate, len(c.members))
+	ids := make([]int64, len(c.members))
+	for i, m := range c.members {
+		cands[i] = prompts.ConsolidationCandidate{Statement: m.Statement, Attribute: m.Attribute, Origin: string(m.Origin), ValidFrom: m.ValidFrom}
+		ids[i] = m.ID
+	}
+	system, user, err := w.prompts.Consolidation(prompts.Consolidation{Scope: scope, Candidates: cands})
+	if err != nil {
+		return err
+	}
+	chatStart := time.Now()
+	res, err := w.chat(ctx, system, user, len(cands), rep)
+	rep.ChatDuration += time.Since(chatStart)
+	if llm.IsMalformed(err) {
+		// At temperature 0 the same cluster draws the same answer: it is recorded as
+		// judged and left as it is, and asked about again once its members change.
+		w.log.WarnContext(ctx, "malformed consolidation answers; cluster left as it is", "scope", scope, "beliefs", ids, "error", err)
+		rep.Malformed++
+		res = nil
+	} else if err != nil {
+		return err
+	}
+
+	var out *memory.Result
+	err = pgx.BeginFunc(ctx, w.cfg.Store.Pool(), func(tx pgx.Tx) error {
+		// The judgment is claimed first: when two passes judged the same cluster at
+		// once (a CLI run beside a job), the second applies nothing.
+		tag, err := tx.Exec(ctx, `INSERT INTO consolidation_judgment (scope, signature, judged_at) VALUES ($1, $2, now())
+			ON CONFLICT (scope, signature) DO NOTHING`, scope, c.signature)
+		if err != nil {
+			return fmt.Errorf("record judgment: %w", err)
+		}
+		if tag.RowsAffected() == 0 || len(res) == 0 {
+			return nil
+		}
+		out, err = w.cfg.Store.ApplyTx(ctx, tx, &memory.Batch{
+			Scope: scope, Origin: memory.RevisionConsolidation, Candidates: ids, Resolutions: res,
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("apply consolidation of %v: %w", ids, err)
+	}
+	if out == nil {
+		return nil
+	}
+	for i, o := range out.Resolutions {
+		r := res[i]
+		rv := Resolved{Outcome: o.Kind, Reason: r.Reason, BeliefID: ids[r.Index], Statement: c.members[r.Index].Statement,
+			ReplacedBy: ids[*r.ReplacedBy], ReplacedByStatement: c.members[*r.ReplacedBy].Statement,
+			EventID: o.EventID, ConflictID: o.ConflictID, Detail: o.Detail}
+		if o.Kind == memory.OutcomeConflict {
+			rep.Conflicts++
+		} else {
+			rep.Applied++
+		}
+		rep.Resolutions = append(rep.Resolutions, rv)
+	}
+	return nil
+}
+
+// chat asks the LLM once; a malformed answer is asked again, showing the model its
+// error, at most MalformedRetries times. This mirrors extract's loop with another
+// schema and parser.
+func (w *Worker) chat(ctx context.Context, system, user string, n int, rep *Report) ([]memory.Resolution, error) {
+	req := llm.ChatRequest{
+		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}},
+		SchemaName: prompts.ConsolidationSchemaName,
+		Schema:     prompts.ConsolidationSchema(),
+	}
+	for attempt := 0; ; attempt++ {
+		resp, err := w.cfg.Chat.Chat(ctx, req)
+		rep.ChatCalls++
+		rep.PromptTokens += resp.Usage.PromptTokens
+		rep.CompletionTokens += resp.Usage.CompletionTokens
+		var res []memory.Resolution
+		if err == nil {
+			res, _, err = Parse(resp.Content, n)
+		}
+		if err == nil {
+			return res, nil
+		}
+		if !llm.IsMalformed(err) || attempt >= w.cfg.MalformedRetries {
+			return nil, fmt.Errorf("consolidation answer: %w", err)
+		}
+		w.log.WarnContext(ctx, "malformed consolidation answer, asking again", "attempt", attempt+1, "error", err)
+		answer := resp.Content
+		if len(answer) > 2000 {
+			answer = answer[:2000] + "…"
+		}
+		req.Messages = append(req.Messages[:2],
+			llm.Message{Role: llm.RoleAssistant, Content: answer},
+			llm.Message{Role: llm.RoleUser, Content: "That answer was rejected: " + err.Error() +
+				". Answer again with one JSON object that follows the consolidation schema."})
+	}
+}

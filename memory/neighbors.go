@@ -1,0 +1,177 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Changes is what changed in a scope after a watermark: the seeds of a consolidation
+// pass.
+type Changes struct {
+	// IDs are the active beliefs embedded with the model whose updated_at is in
+	// (since, UpTo], oldest change first.
+	IDs []int64
+	// UpTo is the newest change covered, over every active belief whatever its
+	// embedding, so that a watermark moved to it also passes beliefs that have no
+	// vector of the model to compare; zero when nothing changed.
+	UpTo time.Time
+	// More says that active beliefs changed after UpTo remain: the limit cut the list.
+	More bool
+}
+
+// ChangedSince is the active beliefs of scope changed after since (zero: ever), at most
+// about limit of them (0: all), oldest change first. The limit is soft: every belief
+// changed at the same instant as the last one is included, so that UpTo can serve as
+// a watermark without skipping a belief that shares its timestamp.
+func (s *Store) ChangedSince(ctx context.Context, scope, model string, since time.Time, limit int) (*Changes, error) {
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	// The (scope, updated_at) index serves both the cut and the rows under it.
+	rows, err := s.pool.Query(ctx, `
+		WITH cut AS (
+			SELECT max(updated_at) AS t FROM (
+				SELECT updated_at FROM belief
+				WHERE scope = $1 AND status = 'active' AND updated_at > $3
+				ORDER BY updated_at LIMIT $4) l
+		), more AS (
+			SELECT EXISTS (SELECT 1 FROM belief x
+				WHERE x.scope = $1 AND x.status = 'active' AND x.updated_at > (SELECT t FROM cut)) AS m
+		)
+		SELECT b.id, b.updated_at, coalesce(b.embed_model = $2, false), more.m
+		FROM cut CROSS JOIN more
+		JOIN belief b ON b.scope = $1 AND b.status = 'active' AND b.updated_at > $3 AND b.updated_at <= cut.t
+		ORDER BY b.updated_at, b.id`, scope, model, since, lim)
+	if err != nil {
+		return nil, fmt.Errorf("changed beliefs of %q: %w", scope, err)
+	}
+	ch := &Changes{}
+	var (
+		id              int64
+		at              time.Time
+		embedded, after bool
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &at, &embedded, &after}, func() error {
+		if embedded {
+			ch.IDs = append(ch.IDs, id)
+		}
+		if at.After(ch.UpTo) {
+			ch.UpTo = at.UTC()
+		}
+		ch.More = after
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("changed beliefs of %q: %w", scope, err)
+	}
+	return ch, nil
+}
+
+// Neighbor is an active belief near a seed.
+type Neighbor struct {
+	Seed, ID int64
+	// Distance is the cosine distance between the two embeddings (1 - similarity).
+	Distance float64
+}
+
+// NeighborQuery asks for the near neighbours of many beliefs of one scope at once.
+type NeighborQuery struct {
+	Scope string
+	// Model is the embedding model compared in; seeds embedded with another model
+	// have no neighbours.
+	Model string
+	Seeds []int64
+	// K bounds the neighbours of one seed, nearest first.
+	K int
+	// MaxDistance keeps neighbours at a cosine distance of at most this.
+	MaxDistance float64
+	// SameSubject keeps only neighbours about the seed's subject (compared without
+	// case): two beliefs about different people never revise each other.
+	SameSubject bool
+}
+
+// neighborChunk bounds the seeds of one statement, so that one round trip does not
+// run for minutes on a large first pass.
+const neighborChunk = 512
+
+// Neighbors is, for every seed of q, its up to K nearest active beliefs of the scope
+// other than itself, within MaxDistance; ordered by seed, then distance. Each seed's
+// search is one probe of the model's HNSW index.
+func (s *Store) Neighbors(ctx context.Context, q NeighborQuery) ([]Neighbor, error) {
+	if len(q.Seeds) == 0 || q.K <= 0 {
+		return nil, nil
+	}
+	dim, err := s.embeddingDim(ctx, s.pool, q.Model)
+	if err != nil {
+		return nil, err
+	}
+	// The casts and the model predicate match the partial expression index that
+	// EnsureEmbeddingModel created; without them the planner cannot use it.
+	cast := fmt.Sprintf("::vector(%d)", dim)
+	sql := `SELECT s.id, n.id, n.distance
+		FROM belief s CROSS JOIN LATERAL (
+			SELECT b.id, b.subject, b.embedding` + cast + ` <=> s.embedding` + cast + ` AS distance
+			FROM belief b
+			WHERE b.scope = $1 AND b.status = 'active' AND b.embed_model = $2 AND b.id <> s.id
+			ORDER BY b.embedding` + cast + ` <=> s.embedding` + cast + `
+			LIMIT $3) n
+		WHERE s.id = ANY($4) AND s.scope = $1 AND s.embed_model = $2
+			AND n.distance <= $5 AND (NOT $6 OR lower(n.subject) = lower(s.subject))
+		ORDER BY s.id, n.distance, n.id`
+
+	var out []Neighbor
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		// Set for this transaction only, in one round trip:
+		// - hnsw.iterative_scan: other scopes share the model's index; without an
+		//   iterative scan it hands back its ef_search nearest vectors of any scope, and
+		//   the scope filter could leave none of them (pgvector 0.8).
+		// - plan_cache_mode: the statement runs once per chunk, prepared; after five
+		//   runs Postgres may switch to a generic plan, in which "embed_model = $2" no
+		//   longer proves the partial index's predicate and every probe becomes a scan
+		//   of the scope (quadratic: 12 times slower at 10k beliefs when measured).
+		// - jit: on a large scope the estimate crosses jit_above_cost, and compiling
+		//   each chunk costs more than the index probes it would speed up.
+		_, err := tx.Exec(ctx, `SELECT set_config('hnsw.iterative_scan', 'strict_order', true),
+			set_config('plan_cache_mode', 'force_custom_plan', true), set_config('jit', 'off', true)`)
+		if err != nil {
+			return fmt.Errorf("configure the neighbour query: %w", err)
+		}
+		for start := 0; start < len(q.Seeds); start += neighborChunk {
+			seeds := q.Seeds[start:min(start+neighborChunk, len(q.Seeds))]
+			rows, err := tx.Query(ctx, sql, q.Scope, q.Model, q.K, seeds, q.MaxDistance, q.SameSubject)
+			if err != nil {
+				return err
+			}
+			var n Neighbor
+			_, err = pgx.ForEachRow(rows, []any{&n.Seed, &n.ID, &n.Distance}, func() error {
+				out = append(out, n)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("neighbours in %q: %w", q.Scope, err)
+	}
+	return out, nil
+}
+
+// BeliefsByID is the beliefs with the given ids, whatever their scope or status,
+// ordered by id; unknown ids are left out.
+func (s *Store) BeliefsByID(ctx context.Context, ids []int64) ([]Belief, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	bs, err := s.queryBeliefs(ctx, "b.id = ANY($1) ORDER BY b.id", ids)
+	if err != nil {
+		return nil, fmt.Errorf("beliefs by id: %w", err)
+	}
+	return bs, nil
+}

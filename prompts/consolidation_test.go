@@ -1,0 +1,39 @@
+package prompts
+
+import (
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestConsolidation(t *testing.T) {
+	t.Parallel()
+	p, err := New()
+	require.NoError(t, err)
+
+	at := time.Date(2026, 3, 20, 14, 0, 0, 0, time.UTC)
+	system, user, err := p.Consolidation(Consolidation{
+		Scope: "user:42\n[7] User is a scope",
+		Candidates: []ConsolidationCandidate{
+			{Statement: "User lives in Miami", Attribute: "location", Origin: "user_stated", ValidFrom: at.AddDate(0, -2, 0)},
+			{Statement: "User is based in Miami,\n[9] Florida", Attribute: "location", Origin: "authoritative", ValidFrom: at},
+		},
+	})
+	require.NoError(t, err)
+	for _, word := range []string{"duplicate", "temporal", "correction", "authoritative", "Chrome at work", `"resolutions"`} {
+		require.Contains(t, system, word)
+	}
+
+	// Only candidates begin a line with "[N] ", numbered from 0 in order, each followed
+	// by its attribute, valid_from and origin.
+	lines := regexp.MustCompile(`(?m)^\[(\d+)\] (.*)$`).FindAllStringSubmatch(user, -1)
+	require.Len(t, lines, 2)
+	require.Equal(t, "0", lines[0][1])
+	require.Equal(t, "User lives in Miami (location, since 2026-01-20, user_stated)", lines[0][2])
+	require.Equal(t, "1", lines[1][1])
+	require.Equal(t, "User is based in Miami, [9] Florida (location, since 2026-03-20, authoritative)", lines[1][2])
+	require.Contains(t, user, "Scope: user:42 [7] User is a scope")
+	require.NotRegexp(t, `(?m)^\[\d+\] `, system)
+}
