@@ -74,11 +74,13 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{listCommand(), historyCommand(), eventsCommand(), conflictsCommand(), addCommand(), correctCommand(), forgetCommand()}
+	return append([]command{listCommand(), historyCommand(), eventsCommand(), conflictsCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand()},
+		append(keysCommands(), mcpCommand())...)
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cmds := commands()
+	args = joinSubcommand(cmds, args) // keys create|list|revoke
 	usage := func() {
 		fmt.Fprintln(stderr, "usage: beliefs COMMAND [flags]\n\ncommands:")
 		for _, c := range cmds {

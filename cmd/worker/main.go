@@ -22,11 +22,14 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/credohq/credo/api"
+	"github.com/credohq/credo/consolidate"
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/internal/metrics"
 	"github.com/credohq/credo/learning"
+	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/migrations"
 )
@@ -43,7 +46,7 @@ func main() {
 	}
 }
 
-const groups = config.GroupDB | config.GroupLLM | config.GroupWorker
+const groups = config.GroupDB | config.GroupLLM | config.GroupWorker | config.GroupConsolidate
 
 // run is the whole command; ready, when set, receives the HTTP address once serving.
 // It returns when ctx is canceled (after a graceful stop) or, with --drain, when no job
@@ -97,9 +100,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err := river.AddWorkerSafely(workers, extractor); err != nil {
 		return err
 	}
+	periodic, err := addConsolidation(workers, cfg, store, chat, embed.EmbedModel(), logger, *drain)
+	if err != nil {
+		return err
+	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Queues:               map[string]river.QueueConfig{extract.Queue: {MaxWorkers: cfg.Workers}},
+		Queues: map[string]river.QueueConfig{
+			extract.Queue: {MaxWorkers: cfg.Workers},
+			// Consolidation is background work: it gets a share of the LLM concurrency.
+			consolidate.Queue: {MaxWorkers: max(1, cfg.Workers/4)},
+		},
 		Workers:              workers,
+		PeriodicJobs:         periodic,
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: cfg.RescueAfter,
 		MaxAttempts:          cfg.MaxAttempts,
@@ -111,7 +123,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 
 	if cfg.HTTPAddr != "" {
-		srv, addr, err := serveHTTP(cfg.HTTPAddr, pool, m.Handler(), logger)
+		v1, err := api.New(ctx, api.Config{Store: store, Jobs: client, Embed: embed, Logger: logger}.Settings(cfg))
+		if err != nil {
+			return err
+		}
+		srv, addr, err := serveHTTP(cfg.HTTPAddr, pool, m.Handler(), v1, logger)
 		if err != nil {
 			return err
 		}
@@ -138,6 +154,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		<-ctx.Done()
 	}
 	return errors.Join(runErr, shutdown(client, cfg.ShutdownTimeout, logger))
+}
+
+// addConsolidation registers the consolidation workers and returns the periodic sweep.
+// Every process configures the sweep; River schedules it on the elected leader only. A
+// --drain run ends once its jobs are done, so it schedules no sweep (one at start
+// would consolidate half-extracted scopes); it still works consolidation jobs
+// enqueued explicitly.
+func addConsolidation(workers *river.Workers, cfg *config.Config, store *memory.Store, chat llm.Chatter, embedModel string,
+	logger *slog.Logger, drain bool) ([]*river.PeriodicJob, error) {
+	consolidator, err := consolidate.NewWorker(consolidate.Config{
+		Store: store, Chat: chat, EmbedModel: embedModel,
+		Threshold: cfg.ConsolidateThreshold, MaxCluster: cfg.ConsolidateMaxCluster, Logger: logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, consolidator); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, consolidate.NewSweepWorker(store.Pool(), logger)); err != nil {
+		return nil, err
+	}
+	if drain {
+		return nil, nil
+	}
+	return []*river.PeriodicJob{consolidate.PeriodicJob(cfg.ConsolidateInterval)}, nil
 }
 
 // floor maps CONFIDENCE_FLOOR to memory.Config, where zero means the default.
@@ -195,8 +237,9 @@ func waitDrained(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 }
 
-func serveHTTP(addr string, pool *pgxpool.Pool, metrics http.Handler, logger *slog.Logger) (*http.Server, string, error) {
+func serveHTTP(addr string, pool *pgxpool.Pool, metrics http.Handler, v1 *api.Server, logger *slog.Logger) (*http.Server, string, error) {
 	mux := http.NewServeMux()
+	v1.Mount(mux) // the HTTP API under /v1/ and MCP at /mcp
 	mux.Handle("GET /metrics", metrics)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)

@@ -39,6 +39,16 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	LogLevel        string
 	LogFormat       string
+
+	ConsolidateInterval   time.Duration
+	ConsolidateThreshold  float64
+	ConsolidateMaxCluster int
+
+	APIBehindGate   bool
+	APIMaxBodyBytes int64
+	APIMaxRecords   int
+	APIRateLimit    float64
+	APIRateBurst    int
 }
 
 // Group selects the settings a command registers.
@@ -48,6 +58,8 @@ const (
 	GroupDB Group = 1 << iota
 	GroupLLM
 	GroupWorker
+	// GroupConsolidate is what a consolidation pass needs, in the worker or the CLI.
+	GroupConsolidate
 )
 
 // setting is one flag and its environment variable.
@@ -82,6 +94,14 @@ func settings() []setting {
 		{GroupWorker, "confidence-floor", "CONFIDENCE_FLOOR", "0.5", "beliefs under this confidence are not stored", floatRange(func(c *Config) *float64 { return &c.ConfidenceFloor }, 0, 1)},
 		{GroupWorker, "http-addr", "HTTP_ADDR", ":9464", "where /healthz and /metrics are served (empty: off)", str(func(c *Config) *string { return &c.HTTPAddr })},
 		{GroupWorker, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "30s", "how long running jobs may finish after SIGTERM before they are cancelled and retried", duration(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+		{GroupWorker, "consolidate-interval", "CONSOLIDATE_INTERVAL", "1h", "how often scopes changed since their last consolidation are enqueued", duration(func(c *Config) *time.Duration { return &c.ConsolidateInterval })},
+		{GroupConsolidate, "consolidate-threshold", "CONSOLIDATE_THRESHOLD", "0.80", "cosine similarity from which two beliefs are consolidation candidates", floatRange(func(c *Config) *float64 { return &c.ConsolidateThreshold }, 0.01, 1)},
+		{GroupConsolidate, "consolidate-max-cluster", "CONSOLIDATE_MAX_CLUSTER", "8", "most beliefs in one consolidation cluster (one LLM call)", intRange(func(c *Config) *int { return &c.ConsolidateMaxCluster }, 2, 64)},
+		{GroupWorker, "api-behind-gate", "API_BEHIND_GATE", "false", "another gate (e.g. an authenticating proxy) guards the HTTP API: without API keys it serves every scope on any address", boolValue(func(c *Config) *bool { return &c.APIBehindGate })},
+		{GroupWorker, "api-max-body-bytes", "API_MAX_BODY_BYTES", "4MiB", "largest HTTP API request body (bytes, or with KiB/MiB); larger ones get 413", byteSize(func(c *Config) *int64 { return &c.APIMaxBodyBytes }, 1<<10, 1<<30)},
+		{GroupWorker, "api-max-records", "API_MAX_RECORDS", "1000", "most transcripts per HTTP API request; more get 413", intRange(func(c *Config) *int { return &c.APIMaxRecords }, 1, 100_000)},
+		{GroupWorker, "api-rate-limit", "API_RATE_LIMIT", "20", "requests per second per API key (0: no limit); more get 429", floatRange(func(c *Config) *float64 { return &c.APIRateLimit }, 0, 1e6)},
+		{GroupWorker, "api-rate-burst", "API_RATE_BURST", "40", "requests an API key may send at once before API_RATE_LIMIT applies", intRange(func(c *Config) *int { return &c.APIRateBurst }, 1, 1_000_000)},
 		{GroupDB, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", oneOf(func(c *Config) *string { return &c.LogLevel }, "debug", "info", "warn", "error")},
 		{GroupDB, "log-format", "LOG_FORMAT", "text", "text or json", oneOf(func(c *Config) *string { return &c.LogFormat }, "text", "json")},
 	}
@@ -224,6 +244,36 @@ func floatRange(field func(*Config) *float64, lo, hi float64) func(*Config, stri
 			return fmt.Errorf("%q is not a number in %g..%g", v, lo, hi)
 		}
 		*field(c) = f
+		return nil
+	}
+}
+
+func boolValue(field func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		*field(c) = b
+		return nil
+	}
+}
+
+// byteSize reads a size in bytes, with an optional KiB, MiB or GiB suffix.
+func byteSize(field func(*Config) *int64, lo, hi int64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		s, unit := strings.TrimSpace(v), int64(1)
+		for suffix, u := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+			if n, ok := strings.CutSuffix(s, suffix); ok {
+				s, unit = strings.TrimSpace(n), u
+				break
+			}
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 || n > hi/unit || n*unit < lo {
+			return fmt.Errorf("%q is not a size in %d..%d bytes (a number of bytes, or with KiB, MiB or GiB)", v, lo, hi)
+		}
+		*field(c) = n * unit
 		return nil
 	}
 }

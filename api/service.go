@@ -1,0 +1,465 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/credohq/credo/extract"
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/transcript"
+)
+
+// The operations of the API, shared by the HTTP endpoints and the MCP tools. Each checks
+// the principal's right first, then its scope, before anything is read: a request
+// outside the key's scopes learns nothing, not even whether the scope exists.
+
+// maxPending bounds the unembedded beliefs and events of a scope embedded with a query.
+const maxPending = 64
+
+func (s *Server) need(p *Principal, r Right) error {
+	if !p.Can(r) {
+		return forbiddenRight(r)
+	}
+	return nil
+}
+
+func (s *Server) scope(p *Principal, r Right, scope string) error {
+	if err := s.need(p, r); err != nil {
+		return err
+	}
+	if err := checkScope(scope); err != nil {
+		return err
+	}
+	if !p.Sees(scope) {
+		return forbiddenScope()
+	}
+	return nil
+}
+
+func checkScope(scope string) error {
+	switch {
+	case strings.TrimSpace(scope) == "":
+		return invalid("scope is required")
+	case scope != strings.TrimSpace(scope):
+		return invalid("scope has leading or trailing white space")
+	case len([]rune(scope)) > transcript.DefaultMaxScopeLen:
+		return invalid(fmt.Sprintf("scope is longer than %d characters", transcript.DefaultMaxScopeLen))
+	}
+	return nil
+}
+
+// enqueue stores transcripts as episodes with their extraction jobs, all or nothing.
+func (s *Server) enqueue(ctx context.Context, p *Principal, ts []transcript.Transcript) (*Enqueued, error) {
+	if err := s.need(p, RightWrite); err != nil {
+		return nil, err
+	}
+	if len(ts) > s.maxRecords {
+		return nil, tooManyRecords(len(ts), s.maxRecords)
+	}
+	for _, t := range ts {
+		if !p.Sees(t.Scope) {
+			return nil, forbiddenScope()
+		}
+	}
+	if s.jobs == nil {
+		return nil, s.internal(ctx, errors.New("no job inserter configured"))
+	}
+	var res *Enqueued
+	err := pgx.BeginFunc(ctx, s.store.Pool(), func(tx pgx.Tx) error {
+		r, err := extract.Enqueue(ctx, tx, s.jobs, ts, s.now())
+		if err != nil {
+			return err
+		}
+		res = &Enqueued{EpisodeIDs: r.EpisodeIDs, Enqueued: r.Enqueued, Duplicates: r.Duplicates}
+		return nil
+	})
+	if err != nil {
+		return nil, s.internal(ctx, err)
+	}
+	return res, nil
+}
+
+func tooManyRecords(n, limit int) *Error {
+	return newError(http.StatusRequestEntityTooLarge, CodeTooManyRecords,
+		fmt.Sprintf("%d records; the limit is %d per request", n, limit))
+}
+
+// RecallRequest is a read of beliefs.
+type RecallRequest struct {
+	Scope   string
+	Query   string
+	K       int
+	All     bool
+	AsOf    string
+	KnownAt string
+}
+
+func (s *Server) recall(ctx context.Context, p *Principal, q RecallRequest) (*Beliefs, error) {
+	if err := s.scope(p, RightRead, q.Scope); err != nil {
+		return nil, err
+	}
+	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, K: q.K, History: q.All}
+	var err error
+	if rq.AsOf, err = parseTime("as_of", q.AsOf); err != nil {
+		return nil, err
+	}
+	if rq.KnownAt, err = parseTime("known_at", q.KnownAt); err != nil {
+		return nil, err
+	}
+	switch {
+	case rq.AsOf != nil && rq.KnownAt != nil:
+		return nil, invalid("as_of and known_at exclude each other")
+	case q.All && (rq.AsOf != nil || rq.KnownAt != nil):
+		return nil, invalid("all excludes as_of and known_at")
+	case q.K < 0 || q.K > memory.MaxRecallK:
+		return nil, invalid(fmt.Sprintf("k must be within 1..%d", memory.MaxRecallK))
+	}
+	if strings.TrimSpace(q.Query) != "" {
+		if rq.Vector, err = s.embedQuery(ctx, q.Scope, q.Query); err != nil {
+			return nil, err
+		}
+		rq.EmbedModel = s.embedModel
+	}
+	rec, err := s.store.Recall(ctx, rq)
+	if errors.Is(err, memory.ErrRecallQuery) {
+		return nil, invalid(strings.TrimPrefix(err.Error(), memory.ErrRecallQuery.Error()+": "))
+	}
+	if err != nil {
+		return nil, s.internal(ctx, err)
+	}
+	return &Beliefs{Mode: string(rec.Mode), AutoHistory: rec.AutoHistory, Ranked: rec.Ranked, Beliefs: beliefsOf(rec.Beliefs)}, nil
+}
+
+// embedQuery embeds the query with the scope's beliefs and events stored without a
+// vector, in one call, and stores theirs, so that what was learned since the last
+// extraction is ranked too.
+func (s *Server) embedQuery(ctx context.Context, scope, query string) ([]float32, error) {
+	if s.embed == nil {
+		return nil, s.internal(ctx, errors.New("no embedder configured"))
+	}
+	pending, err := s.store.Unembedded(ctx, scope, maxPending)
+	if err != nil {
+		return nil, s.internal(ctx, err)
+	}
+	texts := make([]string, 0, 1+len(pending))
+	texts = append(texts, query)
+	for _, u := range pending {
+		texts = append(texts, u.Text)
+	}
+	res, err := s.embed.Embed(ctx, texts)
+	if err == nil && len(res.Vectors) != len(texts) {
+		err = fmt.Errorf("%d vectors for %d texts", len(res.Vectors), len(texts))
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "api: embed query", "error", err)
+		return nil, newError(http.StatusBadGateway, CodeEmbeddingFailed, "the embedding model did not answer; try again, or read without a query")
+	}
+	if err := s.store.EnsureEmbeddingModel(ctx, s.embedModel, len(res.Vectors[0])); err != nil {
+		return nil, s.internal(ctx, err)
+	}
+	if err := s.store.SetEmbeddings(ctx, s.embedModel, pending, res.Vectors[1:]); err != nil {
+		return nil, s.internal(ctx, err)
+	}
+	return res.Vectors[0], nil
+}
+
+// parseTime reads RFC 3339 or a date (midnight UTC); "" is no time.
+func parseTime(name, s string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return &t, nil
+		}
+	}
+	return nil, invalid(name + " is not an RFC 3339 time or a date like 2026-03-20")
+}
+
+// visibleBelief is belief id, unless the key can't see it: then, as for an unknown id,
+// not found. Forgotten beliefs are not found either.
+func (s *Server) visibleBelief(ctx context.Context, p *Principal, id int64) (*memory.Belief, error) {
+	b, err := s.store.Get(ctx, id)
+	if errors.Is(err, memory.ErrNotFound) {
+		return nil, notFound("belief", id)
+	}
+	if err != nil {
+		return nil, s.internal(ctx, err)
+	}
+	if !p.Sees(b.Scope) || b.Status == memory.StatusForgotten {
+		return nil, notFound("belief", id)
+	}
+	return b, nil
+}
+
+func (s *Server) history(ctx context.Context, p *Principal, id int64) (*History, error) {
+	if err := s.need(p, RightRead); err != nil {
+		return nil, err
+	}
+	if _, err := s.visibleBelief(ctx, p, id); err != nil {
+		return nil, err
+	}
+	bs, err := s.store.History(ctx, id)
+	if errors.Is(err, memory.ErrNotFound) {
+		return nil, notFound("belief", id)
+	}
+	if err != nil {
+		return nil, s.internal(ctx, err)
+	}
+	kept := bs[:0]
+	for _, b := range bs {
+		if p.Sees(b.Scope) { // a chain never leaves its scope; this only makes sure
+			kept = append(kept, b)
+		}
+	}
+	return &History{Beliefs: beliefsOf(kept)}, nil
+}
+
+func (s *Server) events(ctx context.Context, p *Principal, scope string, limit int) (*Events, error) {
+	if err := s.scope(p, RightRead, scope); err != nil {
+		return nil, err
+	}
+	evs, err := s.store.Events(ctx, scope, limit)
+	if err != nil {
+		return nil, s.internal(ctx, err)
+	}
+	out := &Events{Events: make([]Event, len(evs))}
+	for i, e := range evs {
+		out.Events[i] = Event{ID: e.ID, Scope: e.Scope, Action: string(e.Action), Reason: string(e.Reason), Origin: string(e.Origin),
+			OldBeliefID: e.OldBeliefID, NewBeliefID: e.NewBeliefID, OldStatement: e.OldStatement, NewStatement: e.NewStatement,
+			Excerpt: e.Excerpt, Rationale: e.Rationale, EpisodeID: e.EpisodeID, CreatedAt: e.CreatedAt}
+	}
+	return out, nil
+}
+
+func (s *Server) conflicts(ctx context.Context, p *Principal, scope string) (*Conflicts, error) {
+	if err := s.scope(p, RightRead, scope); err != nil {
+		return nil, err
+	}
+	cs, err := s.store.Conflicts(ctx, scope)
+	if err != nil {
+		return nil, s.internal(ctx, err)
+	}
+	out := &Conflicts{Conflicts: make([]Conflict, len(cs))}
+	for i, c := range cs {
+		out.Conflicts[i] = Conflict{ID: c.ID, Scope: c.Scope, Kind: string(c.Kind), Origin: string(c.Origin), Action: string(c.Action),
+			TargetBeliefID: c.TargetBeliefID, Detail: c.Detail, EpisodeID: c.EpisodeID, Status: c.Status, CreatedAt: c.CreatedAt}
+		if c.Reason != nil {
+			r := string(*c.Reason)
+			out.Conflicts[i].Reason = &r
+		}
+		if pr := c.Proposed; pr != nil {
+			out.Conflicts[i].Proposed = &Proposal{Statement: pr.Statement, Subject: pr.Subject, Attribute: pr.Attribute,
+				Confidence: pr.Confidence, Origin: string(pr.Origin), ValidFrom: pr.ValidFrom, Quote: pr.Quote}
+		}
+	}
+	return out, nil
+}
+
+// AssertRequest is an operator's assertion of a belief.
+type AssertRequest struct {
+	Scope         string     `json:"scope" minLength:"1" maxLength:"200" doc:"The scope the belief belongs to."`
+	Statement     string     `json:"statement" minLength:"1" maxLength:"2000" doc:"The belief, one sentence."`
+	Attribute     string     `json:"attribute" minLength:"1" maxLength:"200" doc:"The slot it fills, e.g. location."`
+	Subject       string     `json:"subject,omitempty" maxLength:"200" default:"user" doc:"Who or what it is about."`
+	Kind          string     `json:"kind,omitempty" enum:"attribute,preference,relation,event,plan,other" default:"attribute"`
+	Authoritative bool       `json:"authoritative,omitempty" doc:"Only an operator may ever change it: extraction and consolidation never will."`
+	ValidFrom     *time.Time `json:"valid_from,omitempty" doc:"When it became true; default now."`
+}
+
+func (s *Server) assert(ctx context.Context, p *Principal, in AssertRequest) (*Revision, error) {
+	if err := s.scope(p, RightOperate, in.Scope); err != nil {
+		return nil, err
+	}
+	f := memory.Fact{Statement: in.Statement, Subject: in.Subject, Attribute: in.Attribute, Kind: memory.Kind(in.Kind),
+		Confidence: 1, Origin: memory.OriginUserStated, ValidFrom: in.ValidFrom}
+	if f.Subject == "" {
+		f.Subject = "user"
+	}
+	if f.Kind == "" {
+		f.Kind = memory.KindAttribute
+	}
+	if in.Authoritative {
+		f.Origin = memory.OriginAuthoritative
+	}
+	return s.operatorApply(ctx, &memory.Batch{Scope: in.Scope, Facts: []memory.Fact{f}}, "")
+}
+
+// CorrectRequest is an operator's revision of one belief.
+type CorrectRequest struct {
+	Statement string `json:"statement,omitempty" maxLength:"2000" doc:"What is true instead; give this or retract."`
+	Retract   bool   `json:"retract,omitempty" doc:"Retract the belief with no replacement."`
+	Reason    string `json:"reason,omitempty" enum:"correction,temporal" default:"correction" doc:"correction: it was never true; temporal: it changed."`
+}
+
+func (s *Server) correct(ctx context.Context, p *Principal, id int64, in CorrectRequest) (*Revision, error) {
+	if err := s.need(p, RightOperate); err != nil {
+		return nil, err
+	}
+	if (strings.TrimSpace(in.Statement) == "") == !in.Retract {
+		return nil, invalid("give exactly one of statement and retract")
+	}
+	if in.Reason == "" {
+		in.Reason = string(memory.ReasonCorrection)
+	}
+	if in.Reason != string(memory.ReasonCorrection) && in.Reason != string(memory.ReasonTemporal) {
+		return nil, invalid("reason must be correction or temporal")
+	}
+	old, err := s.visibleBelief(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	f := memory.Fact{Statement: in.Statement, Subject: old.Subject, Attribute: old.Attribute, Kind: old.Kind,
+		Confidence: 1, Origin: memory.OriginUserStated, Quote: "operator correction",
+		Resolves: &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.Reason(in.Reason),
+			Rationale: "operator correction"}}
+	if old.Origin == memory.OriginAuthoritative {
+		f.Origin = memory.OriginAuthoritative
+	}
+	if in.Retract {
+		f.Resolves.Action = memory.ActionRetract
+	}
+	return s.operatorApply(ctx, &memory.Batch{Scope: old.Scope, Candidates: []int64{id}, Facts: []memory.Fact{f}}, old.Statement)
+}
+
+// operatorApply embeds the batch's statement and the revision it makes (a future
+// few-shot example) in one call, and applies the batch with origin operator, as
+// `beliefs add` and `beliefs correct` do. old is the statement revised, if any.
+func (s *Server) operatorApply(ctx context.Context, b *memory.Batch, old string) (*Revision, error) {
+	f := &b.Facts[0]
+	var texts []string
+	if f.Statement != "" {
+		texts = append(texts, f.Statement)
+	}
+	if f.Resolves != nil {
+		texts = append(texts, memory.EventText(old, f.Quote, f.Statement))
+	}
+	if s.embed == nil {
+		return nil, s.internal(ctx, errors.New("no embedder configured"))
+	}
+	res, err := s.embed.Embed(ctx, texts)
+	if err == nil && len(res.Vectors) != len(texts) {
+		err = fmt.Errorf("%d vectors for %d texts", len(res.Vectors), len(texts))
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "api: embed statement", "error", err)
+		return nil, newError(http.StatusBadGateway, CodeEmbeddingFailed, "the embedding model did not answer; nothing was changed")
+	}
+	b.EmbedModel = s.embedModel
+	if f.Statement != "" {
+		f.Embedding = res.Vectors[0]
+	}
+	if f.Resolves != nil {
+		f.EventEmbedding = res.Vectors[len(texts)-1]
+	}
+	b.Origin, b.At = memory.RevisionOperator, s.now()
+	applied, err := s.store.Apply(ctx, b)
+	switch {
+	case errors.Is(err, memory.ErrInvalid):
+		return nil, invalid(strings.TrimPrefix(err.Error(), memory.ErrInvalid.Error()+": "))
+	case err != nil:
+		return nil, s.internal(ctx, err)
+	}
+	out := applied.Facts[0]
+	if out.Kind == memory.OutcomeConflict {
+		return nil, newError(http.StatusConflict, CodeRefused, "refused: "+out.Detail)
+	}
+	r := revisionOf(out)
+	return &r, nil
+}
+
+// ForgetRequest names beliefs of one scope to forget, or to purge.
+type ForgetRequest struct {
+	Scope string  `json:"scope" minLength:"1" maxLength:"200"`
+	IDs   []int64 `json:"ids,omitempty" maxItems:"1000" nullable:"false" doc:"Forget these beliefs of the scope."`
+	Match string  `json:"match,omitempty" maxLength:"2000" doc:"Forget every belief whose statement, quote, subject or attribute contains this text, ignoring case."`
+	All   bool    `json:"all,omitempty" doc:"Forget every belief of the scope; with purge, erase the whole scope."`
+	Purge bool    `json:"purge,omitempty" doc:"Erase for good (needs the purge right): the beliefs, and the revision events, conflicts, transcripts and job rows holding their text. Soft otherwise: forgotten beliefs leave every read and prompt but stay stored for audit."`
+}
+
+func (s *Server) forget(ctx context.Context, p *Principal, in ForgetRequest) (*Forgotten, error) {
+	right := RightOperate
+	if in.Purge {
+		right = RightPurge
+	}
+	if err := s.scope(p, right, in.Scope); err != nil {
+		return nil, err
+	}
+	sel := memory.Selection{Scope: in.Scope, IDs: in.IDs, Match: in.Match, All: in.All}
+	given := 0
+	for _, set := range []bool{len(in.IDs) > 0, strings.TrimSpace(in.Match) != "", in.All} {
+		if set {
+			given++
+		}
+	}
+	if given != 1 {
+		return nil, invalid("give exactly one of ids, match and all")
+	}
+	for _, id := range in.IDs {
+		if id <= 0 {
+			return nil, invalid("ids must be positive")
+		}
+	}
+	if in.Purge {
+		purged, err := s.store.Purge(ctx, sel)
+		if err != nil {
+			return nil, s.forgetError(ctx, err)
+		}
+		return &Forgotten{Purged: &Purged{What: purged.What, Counts: purged.Counts, Relinked: purged.Relinked}}, nil
+	}
+	ids, err := s.store.Forget(ctx, sel)
+	if err != nil {
+		return nil, s.forgetError(ctx, err)
+	}
+	if ids == nil {
+		ids = []int64{}
+	}
+	return &Forgotten{Forgotten: &ids}, nil
+}
+
+func (s *Server) forgetError(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, memory.ErrNotFound):
+		return newError(http.StatusNotFound, CodeNotFound, "no such belief, or no belief at all, in this scope")
+	case errors.Is(err, memory.ErrSelection):
+		return invalid(strings.TrimPrefix(err.Error(), memory.ErrSelection.Error()+": "))
+	}
+	return s.internal(ctx, err)
+}
+
+func (s *Server) episode(ctx context.Context, p *Principal, id int64) (*Episode, error) {
+	if err := s.need(p, RightRead); err != nil {
+		return nil, err
+	}
+	var e Episode
+	err := s.store.Pool().QueryRow(ctx, `SELECT id, scope, external_id, state, attempts, last_error, occurred_at, received_at, processed_at
+		FROM episode WHERE id = $1`, id).Scan(&e.ID, &e.Scope, &e.ExternalID, &e.State, &e.Attempts, &e.LastError,
+		&e.OccurredAt, &e.ReceivedAt, &e.ProcessedAt)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !p.Sees(e.Scope)) {
+		return nil, notFound("episode", id)
+	}
+	if err != nil {
+		return nil, s.internal(ctx, err)
+	}
+	e.OccurredAt, e.ReceivedAt = e.OccurredAt.UTC(), e.ReceivedAt.UTC()
+	if e.ProcessedAt != nil {
+		t := e.ProcessedAt.UTC()
+		e.ProcessedAt = &t
+	}
+	return &e, nil
+}
+
+// internal logs err and answers a 500 that says nothing about it. A canceled request
+// is not logged as an error.
+func (s *Server) internal(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		s.log.ErrorContext(ctx, "api: internal error", "error", err)
+	}
+	return internalError()
+}

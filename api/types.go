@@ -1,0 +1,169 @@
+package api
+
+import (
+	"time"
+
+	"github.com/credohq/credo/memory"
+)
+
+// The JSON the API answers with. Beliefs have the fields of `beliefs list --json`.
+
+// Belief is one belief.
+type Belief struct {
+	ID              int64      `json:"id" doc:"Belief id."`
+	Scope           string     `json:"scope"`
+	Subject         string     `json:"subject" doc:"Who or what the belief is about, e.g. user."`
+	Attribute       string     `json:"attribute" doc:"The slot it fills, e.g. location."`
+	Kind            string     `json:"kind" enum:"attribute,preference,relation,event,plan,other"`
+	Statement       string     `json:"statement"`
+	Status          string     `json:"status" enum:"active,superseded,retracted,forgotten"`
+	Confidence      float64    `json:"confidence" minimum:"0" maximum:"1"`
+	Origin          string     `json:"origin" enum:"user_stated,inferred,authoritative"`
+	ValidFrom       time.Time  `json:"valid_from" doc:"When it became true in the world."`
+	ValidUntil      *time.Time `json:"valid_until" doc:"When it stopped being true; null while it holds."`
+	RecordedAt      time.Time  `json:"recorded_at" doc:"When memory learned it."`
+	RetiredAt       *time.Time `json:"retired_at" doc:"When memory stopped holding it current; null while it does."`
+	Supersedes      []int64    `json:"supersedes" doc:"Ids of the beliefs it replaced, or null."`
+	SupersededBy    []int64    `json:"superseded_by" doc:"Id of the belief that replaced it, as a list, or null."`
+	EpisodeID       *int64     `json:"episode_id" doc:"The transcript it was extracted from; null for operator assertions."`
+	Quote           *string    `json:"quote" doc:"The words it was extracted from."`
+	ReinforcedCount int        `json:"reinforced_count" doc:"How often it was said again."`
+	LastSeenAt      time.Time  `json:"last_seen_at"`
+	Distance        *float64   `json:"distance,omitempty" doc:"Cosine distance to the query, in ranked answers."`
+}
+
+func beliefOf(b memory.Belief) Belief {
+	return Belief{
+		ID: b.ID, Scope: b.Scope, Subject: b.Subject, Attribute: b.Attribute, Kind: string(b.Kind),
+		Statement: b.Statement, Status: string(b.Status), Confidence: b.Confidence, Origin: string(b.Origin),
+		ValidFrom: b.ValidFrom, ValidUntil: b.ValidUntil, RecordedAt: b.RecordedAt, RetiredAt: b.RetiredAt,
+		Supersedes: b.Supersedes, SupersededBy: b.SupersededBy, EpisodeID: b.EpisodeID, Quote: b.Quote,
+		ReinforcedCount: b.ReinforcedCount, LastSeenAt: b.LastSeenAt, Distance: b.Distance,
+	}
+}
+
+func beliefsOf(bs []memory.Belief) []Belief {
+	out := make([]Belief, len(bs))
+	for i, b := range bs {
+		out[i] = beliefOf(b)
+	}
+	return out
+}
+
+// Beliefs answers GET /v1/beliefs.
+type Beliefs struct {
+	Mode        string   `json:"mode" enum:"current,history,as_of,known_at" doc:"The view answered: current beliefs; history (with superseded and retracted ones); what was true at as_of; what memory held at known_at."`
+	AutoHistory bool     `json:"auto_history" doc:"History was chosen because the query reads as a question about the past."`
+	Ranked      bool     `json:"ranked" doc:"Beliefs are ordered by similarity to the query."`
+	Beliefs     []Belief `json:"beliefs" nullable:"false"`
+}
+
+// History answers GET /v1/beliefs/{id}/history.
+type History struct {
+	Beliefs []Belief `json:"beliefs" nullable:"false" doc:"The supersession chain through the belief, oldest first."`
+}
+
+// Event is one applied revision.
+type Event struct {
+	ID           int64     `json:"id"`
+	Scope        string    `json:"scope"`
+	Action       string    `json:"action" enum:"supersede,retract,reinforce"`
+	Reason       string    `json:"reason" enum:"correction,temporal,duplicate,restated"`
+	Origin       string    `json:"origin" enum:"extraction,consolidation,operator"`
+	OldBeliefID  int64     `json:"old_belief_id"`
+	NewBeliefID  *int64    `json:"new_belief_id"`
+	OldStatement string    `json:"old_statement"`
+	NewStatement *string   `json:"new_statement"`
+	Excerpt      *string   `json:"excerpt"`
+	Rationale    *string   `json:"rationale"`
+	EpisodeID    *int64    `json:"episode_id"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// Events answers GET /v1/events.
+type Events struct {
+	Events []Event `json:"events" nullable:"false" doc:"Newest first."`
+}
+
+// Proposal is the belief a refused revision would have written.
+type Proposal struct {
+	Statement  string     `json:"statement,omitempty"`
+	Subject    string     `json:"subject,omitempty"`
+	Attribute  string     `json:"attribute,omitempty"`
+	Confidence float64    `json:"confidence"`
+	Origin     string     `json:"origin,omitempty"`
+	ValidFrom  *time.Time `json:"valid_from,omitempty"`
+	Quote      string     `json:"quote,omitempty"`
+}
+
+// Conflict is a revision the engine refused, kept for review.
+type Conflict struct {
+	ID             int64     `json:"id"`
+	Scope          string    `json:"scope"`
+	Kind           string    `json:"kind" enum:"entrenchment,stale_target,time_order,invalid_index"`
+	Origin         string    `json:"origin" enum:"extraction,consolidation,operator"`
+	Action         string    `json:"action"`
+	Reason         *string   `json:"reason"`
+	TargetBeliefID *int64    `json:"target_belief_id"`
+	Proposed       *Proposal `json:"proposed,omitempty" doc:"The belief the revision would have written, if any."`
+	Detail         string    `json:"detail"`
+	EpisodeID      *int64    `json:"episode_id"`
+	Status         string    `json:"status"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// Conflicts answers GET /v1/conflicts.
+type Conflicts struct {
+	Conflicts []Conflict `json:"conflicts" nullable:"false" doc:"Open conflicts, oldest first."`
+}
+
+// Enqueued answers POST /v1/transcripts.
+type Enqueued struct {
+	EpisodeIDs []int64 `json:"episode_ids" nullable:"false" doc:"One per record, in input order; a duplicate gets the id of the episode it repeats."`
+	Enqueued   int     `json:"enqueued" doc:"Records stored as new episodes, each with an extraction job."`
+	Duplicates int     `json:"duplicates" doc:"Records already stored in their scope (same content)."`
+}
+
+// Revision answers POST /v1/beliefs and POST /v1/beliefs/{id}/correct.
+type Revision struct {
+	Outcome  string `json:"outcome" enum:"accepted,superseded,backfilled,retracted,reinforced,duplicate,rejected" doc:"What the revision engine did."`
+	BeliefID *int64 `json:"belief_id,omitempty" doc:"The belief stored, if any."`
+	TargetID *int64 `json:"target_id,omitempty" doc:"The belief revised or reinforced, if any."`
+}
+
+func revisionOf(o memory.Outcome) Revision {
+	r := Revision{Outcome: string(o.Kind)}
+	if o.BeliefID != 0 {
+		r.BeliefID = &o.BeliefID
+	}
+	if o.TargetID != 0 {
+		r.TargetID = &o.TargetID
+	}
+	return r
+}
+
+// Forgotten answers POST /v1/forget.
+type Forgotten struct {
+	Forgotten *[]int64 `json:"forgotten,omitempty" doc:"Soft forget: the ids forgotten now, ascending (beliefs already forgotten are not listed)."`
+	Purged    *Purged  `json:"purged,omitempty" doc:"Purge: what was erased."`
+}
+
+// Purged is what a purge erased.
+type Purged struct {
+	What     string           `json:"what" enum:"beliefs,scope"`
+	Counts   map[string]int64 `json:"counts" doc:"Rows erased per table."`
+	Relinked int              `json:"relinked" doc:"Beliefs relinked past a purged successor."`
+}
+
+// Episode answers GET /v1/episodes/{id}.
+type Episode struct {
+	ID          int64      `json:"id"`
+	Scope       string     `json:"scope"`
+	ExternalID  *string    `json:"external_id" doc:"The record's id, if it had one."`
+	State       string     `json:"state" enum:"pending,applied,failed"`
+	Attempts    int        `json:"attempts" doc:"Extraction attempts so far."`
+	LastError   *string    `json:"last_error" doc:"The last attempt's error, if it failed."`
+	OccurredAt  time.Time  `json:"occurred_at"`
+	ReceivedAt  time.Time  `json:"received_at"`
+	ProcessedAt *time.Time `json:"processed_at"`
+}
