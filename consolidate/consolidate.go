@@ -514,38 +514,24 @@ func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Repor
 	return nil
 }
 
-// chat asks the LLM once; a malformed answer is asked again, showing the model its
-// error, at most MalformedRetries times. This mirrors extract's loop with another
-// schema and parser.
+// chat asks the LLM about one cluster; a malformed answer is asked again at most
+// MalformedRetries times.
 func (w *Worker) chat(ctx context.Context, system, user string, n int, rep *Report) ([]memory.Resolution, error) {
 	req := llm.ChatRequest{
 		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}},
 		SchemaName: prompts.ConsolidationSchemaName,
 		Schema:     prompts.ConsolidationSchema(),
 	}
-	for attempt := 0; ; attempt++ {
-		resp, err := w.cfg.Chat.Chat(ctx, req)
-		rep.ChatCalls++
-		rep.PromptTokens += resp.Usage.PromptTokens
-		rep.CompletionTokens += resp.Usage.CompletionTokens
-		var res []memory.Resolution
-		if err == nil {
-			res, _, err = Parse(resp.Content, n)
-		}
-		if err == nil {
-			return res, nil
-		}
-		if !llm.IsMalformed(err) || attempt >= w.cfg.MalformedRetries {
-			return nil, fmt.Errorf("consolidation answer: %w", err)
-		}
-		w.log.WarnContext(ctx, "malformed consolidation answer, asking again", "attempt", attempt+1, "error", err)
-		answer := resp.Content
-		if len(answer) > 2000 {
-			answer = answer[:2000] + "…"
-		}
-		req.Messages = append(req.Messages[:2],
-			llm.Message{Role: llm.RoleAssistant, Content: answer},
-			llm.Message{Role: llm.RoleUser, Content: "That answer was rejected: " + err.Error() +
-				". Answer again with one JSON object that follows the consolidation schema."})
+	parse := func(content string) ([]memory.Resolution, error) {
+		res, _, err := Parse(content, n)
+		return res, err
 	}
+	return llm.ChatParsed(ctx, w.cfg.Chat, req, w.cfg.MalformedRetries, parse, func(a llm.Attempt) {
+		rep.ChatCalls++
+		rep.PromptTokens += a.Response.Usage.PromptTokens
+		rep.CompletionTokens += a.Response.Usage.CompletionTokens
+		if a.Retrying {
+			w.log.WarnContext(ctx, "malformed consolidation answer, asking again", "error", a.Err)
+		}
+	})
 }

@@ -369,31 +369,18 @@ func (w *Worker) chat(ctx context.Context, system, user string, candidates int, 
 		SchemaName: prompts.ExtractionSchemaName,
 		Schema:     prompts.ExtractionSchema(),
 	}
-	for attempt := 0; ; attempt++ {
-		resp, err := w.cfg.Chat.Chat(ctx, req)
-		rep.ChatCalls++
-		rep.Usage.PromptTokens += resp.Usage.PromptTokens
-		rep.Usage.CompletionTokens += resp.Usage.CompletionTokens
-		var facts []memory.Fact
-		if err == nil {
-			facts, _, err = Parse(resp.Content, candidates, occurredAt)
-		}
-		if err == nil {
-			return facts, nil
-		}
-		if !llm.IsMalformed(err) || attempt >= w.cfg.MalformedRetries {
-			return nil, fmt.Errorf("extraction answer: %w", err)
-		}
-		w.log.WarnContext(ctx, "malformed extraction answer, asking again", "attempt", attempt+1, "error", err)
-		answer := resp.Content
-		if len(answer) > 2000 {
-			answer = answer[:2000] + "…"
-		}
-		req.Messages = append(req.Messages[:2],
-			llm.Message{Role: llm.RoleAssistant, Content: answer},
-			llm.Message{Role: llm.RoleUser, Content: "That answer was rejected: " + err.Error() +
-				". Answer again with one JSON object that follows the extraction schema."})
+	parse := func(content string) ([]memory.Fact, error) {
+		facts, _, err := Parse(content, candidates, occurredAt)
+		return facts, err
 	}
+	return llm.ChatParsed(ctx, w.cfg.Chat, req, w.cfg.MalformedRetries, parse, func(a llm.Attempt) {
+		rep.ChatCalls++
+		rep.Usage.PromptTokens += a.Response.Usage.PromptTokens
+		rep.Usage.CompletionTokens += a.Response.Usage.CompletionTokens
+		if a.Retrying {
+			w.log.WarnContext(ctx, "malformed extraction answer, asking again", "error", a.Err)
+		}
+	})
 }
 
 // embed computes, in one call, the vectors of every new statement and of every revision
