@@ -69,6 +69,9 @@ func uniqueWhileWaiting() river.UniqueOpts {
 type Config struct {
 	Store *memory.Store
 	Chat  llm.Chatter
+	// Embed, when set, embeds what extraction stored without vectors (see
+	// memory.Unembedded) before a pass, so every active belief can be clustered.
+	Embed llm.Embedder
 	// EmbedModel is the model whose vectors are compared; beliefs embedded with another
 	// model are not consolidated.
 	EmbedModel string
@@ -283,6 +286,9 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 	}
 	rep.Passes++
 	before := *rep
+	if err := w.embedPending(ctx, scope); err != nil {
+		return false, err
+	}
 	p, err := w.plan(ctx, scope)
 	if err != nil {
 		return false, err
@@ -534,4 +540,31 @@ func (w *Worker) chat(ctx context.Context, system, user string, n int, rep *Repo
 			w.log.WarnContext(ctx, "malformed consolidation answer, asking again", "error", a.Err)
 		}
 	})
+}
+
+// maxPending bounds what one pass embeds, in one call.
+const maxPending = 512
+
+// embedPending gives vectors to the scope's beliefs and revision events stored without
+// one, in one embedding call.
+func (w *Worker) embedPending(ctx context.Context, scope string) error {
+	if w.cfg.Embed == nil {
+		return nil
+	}
+	pending, err := w.cfg.Store.Unembedded(ctx, scope, maxPending)
+	if err != nil || len(pending) == 0 {
+		return err
+	}
+	texts := make([]string, len(pending))
+	for i, u := range pending {
+		texts[i] = u.Text
+	}
+	res, err := w.cfg.Embed.Embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("embed unembedded beliefs of %q: %w", scope, err)
+	}
+	if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(res.Vectors[0])); err != nil {
+		return err
+	}
+	return w.cfg.Store.SetEmbeddings(ctx, w.cfg.EmbedModel, pending, res.Vectors)
 }

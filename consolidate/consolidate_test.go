@@ -437,3 +437,31 @@ func TestClusterize(t *testing.T) {
 	require.NotEqual(t, signature([]memory.Belief{m(1, "a"), m(2, "b")}), signature([]memory.Belief{m(1, "a"), m(2, "c")}))
 	require.NotEqual(t, signature([]memory.Belief{m(1, "a:2:b")}), signature([]memory.Belief{m(1, "a"), m(2, "b")}))
 }
+
+// TestRunScopeEmbedsWhatExtractionLeftUnembedded: beliefs stored without vectors (an
+// extraction that embedded its transcript before the chat) are embedded by the pass, in
+// one call, and clustered.
+func TestRunScopeEmbedsWhatExtractionLeftUnembedded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w, b := setup(t)
+	embed, err := llm.NewOpenAI(b.llm.OpenAIConfig())
+	require.NoError(t, err)
+	w.cfg.Embed = embed
+	bare := func(f memory.Fact) memory.Fact { f.Embedding = nil; return f }
+	ids := b.add(t, "user:1", memory.RevisionExtraction, bare(fact(miami, "location", "2026-01-10")),
+		bare(fact(florida, "location", "2026-02-01")))
+	b.clock.Advance(time.Hour)
+	b.llm.Handle(judge(miami, florida, "duplicate"))
+
+	rep, err := w.RunScope(ctx, "user:1")
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Clusters)
+	require.Len(t, b.llm.Embeds(), 1, "one embedding call for everything left unembedded")
+	require.Equal(t, memory.StatusSuperseded, b.belief(t, ids[0]).Status)
+	pending, err := b.store.Unembedded(ctx, "user:1", 10)
+	require.NoError(t, err)
+	for _, u := range pending {
+		require.True(t, u.Event, "every belief has its vector; only the pass's own event waits for the next call")
+	}
+}

@@ -73,12 +73,15 @@ func (s *Store) SetEmbeddings(ctx context.Context, model string, items []Unembed
 	}
 	batch := &pgx.Batch{}
 	for i, u := range items {
-		table := "belief"
+		// A belief that gains a vector is new to consolidation, which only sees embedded
+		// beliefs: its updated_at moves so that the next pass takes it as a seed.
+		sql := "UPDATE belief SET embedding = $2::vector, embed_model = $3, updated_at = $4 WHERE id = $1 AND embedding IS NULL"
+		args := []any{u.ID, pgvector.NewVector(vecs[i]), model, s.clock()}
 		if u.Event {
-			table = "revision_event"
+			sql = "UPDATE revision_event SET embedding = $2::vector, embed_model = $3 WHERE id = $1 AND embedding IS NULL"
+			args = args[:3]
 		}
-		batch.Queue("UPDATE "+table+" SET embedding = $2::vector, embed_model = $3 WHERE id = $1 AND embedding IS NULL",
-			u.ID, pgvector.NewVector(vecs[i]), model)
+		batch.Queue(sql, args...)
 	}
 	if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("set embeddings: %w", err)

@@ -36,7 +36,7 @@ func consolidateCommand() command {
 					return err
 				}
 				w, err := consolidate.NewWorker(consolidate.Config{
-					Store: store, Chat: chat, EmbedModel: embed.EmbedModel(),
+					Store: store, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
 					Threshold: e.cfg.ConsolidateThreshold, MaxCluster: e.cfg.ConsolidateMaxCluster,
 					Logger: app.Logger(e.cfg, e.stderr),
 				})

@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err := river.AddWorkerSafely(workers, extractor); err != nil {
 		return err
 	}
-	periodic, err := addConsolidation(workers, cfg, store, chat, embed.EmbedModel(), logger, *drain)
+	periodic, err := addConsolidation(workers, cfg, store, chat, embed, m, logger, *drain)
 	if err != nil {
 		return err
 	}
@@ -161,11 +161,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 // --drain run ends once its jobs are done, so it schedules no sweep (one at start
 // would consolidate half-extracted scopes); it still works consolidation jobs
 // enqueued explicitly.
-func addConsolidation(workers *river.Workers, cfg *config.Config, store *memory.Store, chat llm.Chatter, embedModel string,
-	logger *slog.Logger, drain bool) ([]*river.PeriodicJob, error) {
+func addConsolidation(workers *river.Workers, cfg *config.Config, store *memory.Store, chat llm.Chatter, embed llm.Provider,
+	m *metrics.Metrics, logger *slog.Logger, drain bool) ([]*river.PeriodicJob, error) {
 	consolidator, err := consolidate.NewWorker(consolidate.Config{
-		Store: store, Chat: chat, EmbedModel: embedModel,
-		Threshold: cfg.ConsolidateThreshold, MaxCluster: cfg.ConsolidateMaxCluster, Logger: logger,
+		Store: store, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
+		Threshold: cfg.ConsolidateThreshold, MaxCluster: cfg.ConsolidateMaxCluster, Logger: logger, Observer: m,
 	})
 	if err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/credohq/credo/consolidate"
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
@@ -238,6 +239,12 @@ func orNone(s string) string {
 func (m *Metrics) ConsolidationClusters(found, judged int) {
 	m.clusters.Add(float64(max(found, 0)))
 	m.clustersJudged.Add(float64(max(judged, 0)))
+}
+
+// Consolidated makes *Metrics a consolidate.Observer: clusters found, and those sent to
+// the LLM (the rest were judged before).
+func (m *Metrics) Consolidated(r consolidate.Report) {
+	m.ConsolidationClusters(r.Clusters, r.Clusters-r.Judged)
 }
 
 // WrapProvider returns p with every Chat and Embed call timed and counted, with the
