@@ -293,10 +293,12 @@ func (w *Worker) loadEpisode(ctx context.Context, id int64) (*episode, error) {
 // embedded only when one of them needs it.
 func (w *Worker) context(ctx context.Context, ep *episode, rep *Report) ([]memory.Belief, []learning.Example, error) {
 	k := w.cfg.MaxCandidates
-	n, err := w.cfg.Store.ActiveCount(ctx, ep.Scope, k+1)
+	// Up to K+1 current beliefs: when there are no more than K, they are the candidates.
+	current, err := w.cfg.Store.CurrentUpTo(ctx, ep.Scope, k+1)
 	if err != nil {
 		return nil, nil, err
 	}
+	n := len(current)
 	withExamples := false
 	if w.cfg.Examples != nil {
 		if withExamples, err = w.cfg.Examples.Available(ctx, ep.Scope, w.cfg.EmbedModel); err != nil {
@@ -335,8 +337,7 @@ func (w *Worker) context(ctx context.Context, ep *episode, rep *Report) ([]memor
 		}
 	}
 	if n <= k {
-		cands, err := w.cfg.Store.Current(ctx, ep.Scope)
-		return cands, examples, err
+		return current, examples, nil
 	}
 
 	near, err := w.cfg.Store.Nearest(ctx, ep.Scope, w.cfg.EmbedModel, vec, k)

@@ -45,9 +45,10 @@ func TestForgetHidesFromEveryReadButAll(t *testing.T) {
 
 	// What the next extraction prompt is built from: candidates are active beliefs,
 	// counted, listed, nearest to the transcript, or on the transcript's attributes.
-	n, err := store.ActiveCount(ctx, scope, 100)
+	cur, err := store.CurrentUpTo(ctx, scope, 100)
 	require.NoError(t, err)
-	require.Equal(t, 2, n)
+	require.Len(t, cur, 2)
+	require.NotContains(t, statementsOf(cur), miami)
 	near, err := store.Nearest(ctx, scope, tinyModel, vecLocation, 10)
 	require.NoError(t, err)
 	require.NotContains(t, statementsOf(near), miami)

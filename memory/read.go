@@ -69,7 +69,13 @@ func (s *Store) queryBeliefs(ctx context.Context, where string, args ...any) ([]
 
 // Current is what memory believes now in scope: its active beliefs.
 func (s *Store) Current(ctx context.Context, scope string) ([]Belief, error) {
-	bs, err := s.queryBeliefs(ctx, currentView+" ORDER BY b.attribute, b.valid_from, b.id", scope)
+	return s.CurrentUpTo(ctx, scope, 0)
+}
+
+// CurrentUpTo is at most limit of the current beliefs of scope (0: all), so that a
+// caller that needs them only while they are few learns it in one query.
+func (s *Store) CurrentUpTo(ctx context.Context, scope string, limit int) ([]Belief, error) {
+	bs, err := s.queryBeliefs(ctx, currentView+" ORDER BY b.attribute, b.valid_from, b.id LIMIT nullif($2, 0)", scope, limit)
 	if err != nil {
 		return nil, fmt.Errorf("current beliefs of %q: %w", scope, err)
 	}
@@ -250,17 +256,6 @@ func (s *Store) Conflicts(ctx context.Context, scope string) ([]Conflict, error)
 		return nil, fmt.Errorf("conflicts of %q: %w", scope, err)
 	}
 	return cs, nil
-}
-
-// ActiveCount is the number of active beliefs of scope, counted up to limit.
-func (s *Store) ActiveCount(ctx context.Context, scope string, limit int) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM belief WHERE scope = $1 AND status = 'active' LIMIT $2) l`,
-		scope, limit).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("count beliefs of %q: %w", scope, err)
-	}
-	return n, nil
 }
 
 // ActiveWithAttributes is up to limit active beliefs of scope filling one of attributes,

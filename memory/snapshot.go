@@ -15,23 +15,21 @@ import (
 // other never saw, and the final state would depend on their timing.
 var ErrStale = errors.New("the scope gained beliefs the writer did not see")
 
-// Snapshot is what a writer saw of a scope before deciding: its active beliefs.
+// Snapshot is what a writer saw of a scope before deciding: the newest belief id of the
+// scope then. Beliefs of a scope are inserted under its lock, so a belief committed
+// after the snapshot has a larger id.
 type Snapshot struct {
-	Active []int64
+	Latest int64
 }
 
-// Snapshot reads the active beliefs of scope. Take it before choosing what to show the
+// Snapshot reads the newest belief id of scope. Take it before choosing what to show the
 // writer, and pass it as Batch.Seen.
 func (s *Store) Snapshot(ctx context.Context, scope string) (*Snapshot, error) {
-	rows, err := s.pool.Query(ctx, "SELECT id FROM belief WHERE scope = $1 AND status = 'active'", scope)
-	if err != nil {
+	var snap Snapshot
+	if err := s.pool.QueryRow(ctx, "SELECT coalesce(max(id), 0) FROM belief WHERE scope = $1", scope).Scan(&snap.Latest); err != nil {
 		return nil, fmt.Errorf("snapshot of %q: %w", scope, err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, fmt.Errorf("snapshot of %q: %w", scope, err)
-	}
-	return &Snapshot{Active: ids}, nil
+	return &snap, nil
 }
 
 // checkSeen refuses a batch whose scope gained an active belief since b.Seen was taken.
@@ -41,13 +39,9 @@ func checkSeen(ctx context.Context, tx pgx.Tx, b *Batch) error {
 	if b.Seen == nil {
 		return nil
 	}
-	seen := b.Seen.Active
-	if seen == nil {
-		seen = []int64{}
-	}
 	var unseen int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM belief WHERE scope = $1 AND status = 'active' AND id <> ALL($2)`,
-		b.Scope, seen).Scan(&unseen); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM belief WHERE scope = $1 AND id > $2 AND status = 'active'`,
+		b.Scope, b.Seen.Latest).Scan(&unseen); err != nil {
 		return fmt.Errorf("check snapshot: %w", err)
 	}
 	if unseen > 0 {

@@ -25,7 +25,7 @@ func TestApplyRefusesStaleSnapshot(t *testing.T) {
 
 	empty, err := store.Snapshot(ctx, "user:1")
 	require.NoError(t, err)
-	require.Empty(t, empty.Active)
+	require.Zero(t, empty.Latest)
 	res, err := accept("user:1", "User lives in Lisbon", "location", empty)
 	require.NoError(t, err, "nothing changed since the snapshot")
 	lisbon := res.Facts[0].BeliefID
@@ -38,7 +38,7 @@ func TestApplyRefusesStaleSnapshot(t *testing.T) {
 
 	seen, err := store.Snapshot(ctx, "user:1")
 	require.NoError(t, err)
-	require.Equal(t, []int64{lisbon}, seen.Active)
+	require.Equal(t, lisbon, seen.Latest)
 	_, err = accept("user:2", "User lives in Oslo", "location", nil)
 	require.NoError(t, err)
 	_, err = store.Apply(ctx, &Batch{Scope: "user:1", Origin: RevisionOperator, At: at, Candidates: []int64{lisbon},

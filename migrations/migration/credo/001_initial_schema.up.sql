@@ -52,6 +52,7 @@ CREATE TABLE belief (
 );
 
 CREATE INDEX belief_scope_status_idx ON belief (scope, status);
+CREATE INDEX belief_scope_id_idx ON belief (scope, id);
 CREATE INDEX belief_scope_attribute_active_idx ON belief (scope, attribute) WHERE status = 'active';
 CREATE INDEX belief_scope_statement_active_idx ON belief (scope, lower(statement)) WHERE status = 'active';
 CREATE INDEX belief_superseded_by_idx ON belief (superseded_by) WHERE superseded_by IS NOT NULL;
