@@ -92,7 +92,7 @@ func settings() []setting {
 		{GroupWorker, "examples", "EXAMPLES", "3", "past revisions shown as worked examples per extraction (0: off)", intRange(func(c *Config) *int { return &c.Examples }, 0, 20)},
 		{GroupWorker, "examples-scope", "EXAMPLES_SCOPE", "", "an operator-curated scope, holding no user data, whose revisions every scope may be shown as examples", str(func(c *Config) *string { return &c.ExamplesScope })},
 		{GroupWorker, "confidence-floor", "CONFIDENCE_FLOOR", "0.5", "beliefs under this confidence are not stored", floatRange(func(c *Config) *float64 { return &c.ConfidenceFloor }, 0, 1)},
-		{GroupWorker, "http-addr", "HTTP_ADDR", ":9464", "where /healthz and /metrics are served (empty: off)", str(func(c *Config) *string { return &c.HTTPAddr })},
+		{GroupWorker, "http-addr", "HTTP_ADDR", ":9464", "where /healthz, /metrics, the HTTP API and MCP are served (off: nowhere)", httpAddr(func(c *Config) *string { return &c.HTTPAddr })},
 		{GroupWorker, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "30s", "how long running jobs may finish after SIGTERM before they are cancelled and retried", duration(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 		{GroupWorker, "consolidate-interval", "CONSOLIDATE_INTERVAL", "1h", "how often scopes changed since their last consolidation are enqueued", duration(func(c *Config) *time.Duration { return &c.ConsolidateInterval })},
 		{GroupConsolidate, "consolidate-threshold", "CONSOLIDATE_THRESHOLD", "0.80", "cosine similarity from which two beliefs are consolidation candidates", floatRange(func(c *Config) *float64 { return &c.ConsolidateThreshold }, 0.01, 1)},
@@ -274,6 +274,18 @@ func byteSize(field func(*Config) *int64, lo, hi int64) func(*Config, string) er
 			return fmt.Errorf("%q is not a size in %d..%d bytes (a number of bytes, or with KiB, MiB or GiB)", v, lo, hi)
 		}
 		*field(c) = n * unit
+		return nil
+	}
+}
+
+// httpAddr reads a listen address; "off" (or an empty flag) means no HTTP server.
+func httpAddr(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		v = strings.TrimSpace(v)
+		if strings.EqualFold(v, "off") {
+			v = ""
+		}
+		*field(c) = v
 		return nil
 	}
 }

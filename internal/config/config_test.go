@@ -1,0 +1,56 @@
+package config
+
+import (
+	"flag"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func load(t *testing.T, env map[string]string, args ...string) (*Config, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg, err := Load(fs, GroupDB|GroupLLM|GroupWorker|GroupConsolidate, func(k string) string { return env[k] })
+	if err != nil {
+		return nil, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return cfg, cfg.Check(GroupDB | GroupLLM | GroupWorker | GroupConsolidate)
+}
+
+func TestLoad(t *testing.T) {
+	t.Parallel()
+	cfg, err := load(t, map[string]string{"DATABASE_URL": "postgres://x", "JOB_TIMEOUT": "90s", "HTTP_ADDR": "off"})
+	require.NoError(t, err)
+	require.Equal(t, 90*time.Second, cfg.JobTimeout)
+	require.Equal(t, 150*time.Second, cfg.RescueAfter, "RESCUE_AFTER defaults a little above JOB_TIMEOUT")
+	require.Equal(t, "ollama", cfg.EmbedProvider, "EMBED_PROVIDER defaults to LLM_PROVIDER")
+	require.Empty(t, cfg.HTTPAddr, "off")
+
+	cfg, err = load(t, map[string]string{"DATABASE_URL": "postgres://x", "WORKERS": "2"}, "--workers", "7")
+	require.NoError(t, err)
+	require.Equal(t, 7, cfg.Workers, "a flag overrides its variable")
+}
+
+func TestLoadNamesTheBadVariable(t *testing.T) {
+	t.Parallel()
+	for env, want := range map[string]string{
+		"JOB_TIMEOUT":      "JOB_TIMEOUT: \"soon\" is not a positive duration",
+		"WORKERS":          "WORKERS: \"soon\" is not a whole number",
+		"LLM_PROVIDER":     "LLM_PROVIDER: \"soon\" is not one of ollama, openai",
+		"OLLAMA_HOST":      "OLLAMA_HOST: \"soon\" is not an http(s) URL",
+		"CONFIDENCE_FLOOR": "CONFIDENCE_FLOOR: \"soon\" is not a number",
+	} {
+		_, err := load(t, map[string]string{"DATABASE_URL": "postgres://x", env: "soon"})
+		require.ErrorContains(t, err, want)
+	}
+	_, err := load(t, map[string]string{"DATABASE_URL": "postgres://x", "JOB_TIMEOUT": "5m", "RESCUE_AFTER": "1m"})
+	require.ErrorContains(t, err, "RESCUE_AFTER")
+	_, err = load(t, map[string]string{})
+	require.ErrorContains(t, err, "DATABASE_URL is required")
+}
