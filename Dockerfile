@@ -23,7 +23,7 @@ ARG TARGETOS TARGETARCH
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/worker ./cmd/enqueue ./cmd/beliefs
+    go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/worker ./cmd/enqueue ./cmd/beliefs ./cmd/eval
 
 # busybox's wget (static, musl) is the health probe: distroless has no shell, curl or
 # wget, and the worker only serves /healthz over HTTP. busybox runs the applet its file
@@ -34,7 +34,7 @@ FROM gcr.io/distroless/static-debian12:nonroot
 ENV PATH=/usr/local/bin:/usr/bin:/bin \
     HTTP_ADDR=:9464
 COPY --from=busybox /bin/busybox /usr/local/bin/wget
-COPY --from=build /out/worker /out/enqueue /out/beliefs /usr/local/bin/
+COPY --from=build /out/worker /out/enqueue /out/beliefs /out/eval /usr/local/bin/
 COPY examples/*.jsonl /examples/
 # 65532:65532, distroless's nonroot user.
 USER nonroot:nonroot

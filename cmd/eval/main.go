@@ -1,0 +1,209 @@
+// Command eval scores how well the configured LLM revises memory with credo's prompts.
+// It sends a labeled scenario set (by default the one shipped in the binary) through
+// the real pipeline (enqueue, extraction jobs, consolidation, recall) in a throwaway
+// schema of DATABASE_URL, and prints per category the precision and recall of
+// supersede, retract and keep decisions, current-state, history and question accuracy,
+// LLM calls and tokens per episode, and extraction latency.
+//
+//	eval [--scenarios FILE] [--only CATEGORY|NAME,...] [--json] [-v]
+//	     [--with-learning | --without-learning | --compare] [--workers N] [--k N] [--keep]
+//
+// The model is configured as for the worker (LLM_PROVIDER, OLLAMA_HOST or
+// OPENAI_BASE_URL, CHAT_MODEL, EMBED_MODEL, ...). Exit codes: 0 scored (whatever the
+// scores), 1 failed, 2 bad usage or a bad scenario file.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/credohq/credo/eval"
+	"github.com/credohq/credo/internal/app"
+	"github.com/credohq/credo/internal/config"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	var usage usageError
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case errors.As(err, &usage):
+		fmt.Fprintln(os.Stderr, "eval:", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "eval:", err)
+		os.Exit(1)
+	}
+}
+
+// usageError is bad usage or input: exit code 2.
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+const groups = config.GroupDB | config.GroupLLM | config.GroupConsolidate
+
+// stringList is a repeatable flag of comma-separated values.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: eval [flags]\n\nScores revision decisions of the configured LLM on a labeled scenario set, in a throwaway schema of DATABASE_URL.")
+		fs.PrintDefaults()
+	}
+	scenariosFile := fs.String("scenarios", "", "scenario file, JSON lines (default: the set shipped in the binary, "+eval.ShippedName+")")
+	var only stringList
+	fs.Var(&only, "only", "run only the scenarios of these categories or names (comma-separated, repeatable)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	verbose := fs.Bool("v", false, "list every failed check under the table")
+	withLearning := fs.Bool("with-learning", true, "show extraction the scope's past revisions as worked examples")
+	withoutLearning := fs.Bool("without-learning", false, "extract without worked examples")
+	compare := fs.Bool("compare", false, "run twice, with and without learning, and report both side by side")
+	keep := fs.Bool("keep", false, "keep the throwaway schema instead of dropping it, to inspect it")
+	k := fs.Int("k", eval.DefaultK, "beliefs recall ranks per question")
+	cfg, err := config.Load(fs, groups, getenv)
+	if err != nil {
+		return err
+	}
+	// The worker's settings that shape extraction (MAX_CANDIDATES, EXAMPLES,
+	// CONFIDENCE_FLOOR, JOB_TIMEOUT, WORKERS) apply as in the worker, from the
+	// environment; of their flags only --workers is the eval's.
+	wcfg, err := config.Load(flag.NewFlagSet("worker", flag.ContinueOnError), config.GroupWorker, getenv)
+	if err != nil {
+		return err
+	}
+	workers := fs.Int("workers", wcfg.Workers, "extraction jobs run at once, and scopes consolidated at once (env WORKERS)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments: %v", fs.Args())
+	}
+	if err := cfg.Check(groups); err != nil {
+		return usageError{err}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case *workers < 1:
+		return usagef("--workers must be at least 1")
+	case *k < 1 || *k > 100:
+		return usagef("--k must be within 1..100")
+	case *compare && (set["with-learning"] || set["without-learning"]):
+		return usagef("--compare runs both with and without learning; leave out --with-learning and --without-learning")
+	case set["with-learning"] && set["without-learning"] && *withLearning == *withoutLearning:
+		return usagef("--with-learning and --without-learning contradict each other")
+	}
+	learning := *withLearning && !*withoutLearning
+	if (learning || *compare) && wcfg.Examples == 0 {
+		return usagef("EXAMPLES=0 turns learning off: use --without-learning, or set EXAMPLES")
+	}
+
+	name, scenarios, err := loadScenarios(*scenariosFile)
+	if err != nil {
+		return usageError{err}
+	}
+	if scenarios, err = eval.Filter(scenarios, only); err != nil {
+		return usageError{err}
+	}
+
+	if getenv("LOG_LEVEL") == "" && !set["log-level"] {
+		cfg.LogLevel = "warn" // every extraction logs at info: too much beside the progress lines
+	}
+	logger := app.Logger(cfg, stderr)
+	chat, embed, err := app.Providers(cfg)
+	if err != nil {
+		return err
+	}
+	maxAttempts := eval.DefaultMaxAttempts
+	if getenv("MAX_ATTEMPTS") != "" {
+		maxAttempts = wcfg.MaxAttempts
+	}
+	floor := wcfg.ConfidenceFloor
+	if floor == 0 {
+		floor = -1 // as the worker: CONFIDENCE_FLOOR=0 stores everything
+	}
+	runs := []bool{learning}
+	if *compare {
+		runs = []bool{true, false}
+	}
+	report := &eval.Report{Provider: chat.Name(), ChatModel: chat.ChatModel(), EmbedProvider: embed.Name(),
+		EmbedModel: embed.EmbedModel(), Scenarios: name, K: *k}
+	episodes := 0
+	for _, s := range scenarios {
+		episodes += len(s.Transcripts)
+	}
+	for _, l := range runs {
+		fmt.Fprintf(stderr, "eval: %d scenarios, %d episodes, %s (%s), learning %s\n", len(scenarios), episodes,
+			chat.ChatModel(), chat.Name(), map[bool]string{true: "on", false: "off"}[l])
+		res, err := eval.Run(ctx, scenarios, eval.Config{
+			DatabaseURL: cfg.DatabaseURL, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
+			Learning: l, Examples: wcfg.Examples, Workers: *workers, MaxCandidates: wcfg.MaxCandidates,
+			ConfidenceFloor: floor, MaxAttempts: maxAttempts, JobTimeout: wcfg.JobTimeout,
+			ConsolidateThreshold: cfg.ConsolidateThreshold, ConsolidateMaxCluster: cfg.ConsolidateMaxCluster,
+			K: *k, Keep: *keep, Logger: logger, Progress: prefixed{stderr},
+		})
+		if err != nil {
+			return err
+		}
+		if res.SchemaKept {
+			fmt.Fprintf(stderr, "eval: schema %s kept; drop it with DROP SCHEMA %s CASCADE\n", res.Schema, res.Schema)
+		}
+		report.Runs = append(report.Runs, res)
+	}
+	if *asJSON {
+		return report.WriteJSON(stdout)
+	}
+	return report.WriteTable(stdout, *verbose)
+}
+
+func loadScenarios(path string) (string, []eval.Scenario, error) {
+	if path == "" {
+		ss, err := eval.Shipped()
+		return eval.ShippedName, ss, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	ss, err := eval.Load(path, f)
+	return path, ss, err
+}
+
+// prefixed writes progress lines as "eval: ...".
+type prefixed struct{ w io.Writer }
+
+func (p prefixed) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, "eval: "); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
+}
