@@ -178,23 +178,17 @@ func (w *Worker) work(ctx context.Context, job *river.Job[Args], rep *Report) er
 }
 
 func (w *Worker) extract(ctx context.Context, job *river.Job[Args], rep *Report) error {
-	ep, err := w.loadEpisode(ctx, job.Args.EpisodeID)
+	st, err := w.read(ctx, job.Args.EpisodeID)
 	if err != nil {
 		return err
 	}
+	ep := st.ep
 	rep.Scope = ep.Scope
 	if ep.State == "applied" {
 		// Applied and committed with its job: this is a duplicate job row.
 		return nil
 	}
-
-	// What the scope holds is read before the candidates, so that nothing stored after
-	// the prompt was chosen can go unnoticed when the answer is applied.
-	seen, err := w.cfg.Store.Snapshot(ctx, ep.Scope)
-	if err != nil {
-		return err
-	}
-	cands, examples, err := w.context(ctx, ep, rep)
+	cands, examples, err := w.context(ctx, st, rep)
 	if err != nil {
 		return err
 	}
@@ -232,7 +226,7 @@ func (w *Worker) extract(ctx context.Context, job *river.Job[Args], rep *Report)
 	}
 	batch := &memory.Batch{
 		Scope: ep.Scope, Origin: memory.RevisionExtraction, EpisodeID: &ep.ID, At: ep.OccurredAt,
-		Candidates: ids, Facts: facts, EmbedModel: w.cfg.EmbedModel, Seen: seen,
+		Candidates: ids, Facts: facts, EmbedModel: w.cfg.EmbedModel, Seen: st.seen,
 	}
 	for _, f := range facts {
 		if v := cmp.Or(len(f.Embedding), len(f.EventEmbedding)); v > 0 {
@@ -268,22 +262,70 @@ func (w *Worker) extract(ctx context.Context, job *river.Job[Args], rep *Report)
 	})
 }
 
-func (w *Worker) loadEpisode(ctx context.Context, id int64) (*episode, error) {
-	ep := &episode{ID: id}
+// state is what a job reads before its first model call.
+type state struct {
+	ep *episode
+	// seen is read before the candidates, so that nothing stored after the prompt was
+	// chosen can go unnoticed when the answer is applied.
+	seen *memory.Snapshot
+	// current is up to K+1 current beliefs: when there are no more than K, they are
+	// the candidates.
+	current      []memory.Belief
+	withExamples bool
+	// pending is what earlier jobs stored without vectors, read when this job embeds
+	// its transcript.
+	pending []memory.Unembedded
+}
+
+// embedsTranscript says whether the job embeds its transcript before the chat: to find
+// candidates among more than K beliefs, or examples.
+func (st *state) embedsTranscript(k int) bool { return len(st.current) > k || st.withExamples }
+
+// read makes the job's first reads on one connection, released before any model call.
+func (w *Worker) read(ctx context.Context, id int64) (*state, error) {
+	conn, err := w.cfg.Store.Pool().Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("acquire connection: %w", err)
+	}
+	defer conn.Release()
+	store := w.cfg.Store.On(conn)
+
+	st := &state{ep: &episode{ID: id}}
 	var raw []byte
-	err := w.cfg.Store.Pool().QueryRow(ctx, "SELECT scope, messages, occurred_at, state FROM episode WHERE id = $1", id).
-		Scan(&ep.Scope, &raw, &ep.OccurredAt, &ep.State)
+	err = conn.QueryRow(ctx, "SELECT scope, messages, occurred_at, state FROM episode WHERE id = $1", id).
+		Scan(&st.ep.Scope, &raw, &st.ep.OccurredAt, &st.ep.State)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %d (purged?)", errNoEpisode, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load episode %d: %w", id, err)
 	}
-	if err := json.Unmarshal(raw, &ep.Messages); err != nil {
+	if err := json.Unmarshal(raw, &st.ep.Messages); err != nil {
 		return nil, fmt.Errorf("decode episode %d: %w", id, err)
 	}
-	ep.OccurredAt = ep.OccurredAt.UTC()
-	return ep, nil
+	st.ep.OccurredAt = st.ep.OccurredAt.UTC()
+	if st.ep.State == "applied" {
+		return st, nil
+	}
+
+	scope, k := st.ep.Scope, w.cfg.MaxCandidates
+	if st.seen, err = store.Snapshot(ctx, scope); err != nil {
+		return nil, err
+	}
+	if st.current, err = store.CurrentUpTo(ctx, scope, k+1); err != nil {
+		return nil, err
+	}
+	if w.cfg.Examples != nil {
+		if st.withExamples, err = w.cfg.Examples.On(conn).Available(ctx, scope, w.cfg.EmbedModel); err != nil {
+			return nil, err
+		}
+	}
+	if st.embedsTranscript(k) {
+		if st.pending, err = store.Unembedded(ctx, scope, maxPending); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
 }
 
 // context chooses what the prompt shows besides the transcript. Candidates: all active
@@ -291,56 +333,48 @@ func (w *Worker) loadEpisode(ctx context.Context, id int64) (*episode, error) {
 // embedding, plus other beliefs on the attributes those fill, so that a slot is seen
 // whole. Examples: the past revisions nearest to the transcript. The transcript is
 // embedded only when one of them needs it.
-func (w *Worker) context(ctx context.Context, ep *episode, rep *Report) ([]memory.Belief, []learning.Example, error) {
+func (w *Worker) context(ctx context.Context, st *state, rep *Report) ([]memory.Belief, []learning.Example, error) {
 	k := w.cfg.MaxCandidates
-	// Up to K+1 current beliefs: when there are no more than K, they are the candidates.
-	current, err := w.cfg.Store.CurrentUpTo(ctx, ep.Scope, k+1)
+	if !st.embedsTranscript(k) {
+		return st.current, nil, nil
+	}
+	// This job's one embedding call: the transcript, and what earlier jobs stored
+	// without vectors. What this job learns waits for the next call likewise.
+	texts := []string{prompts.Transcript(st.ep.Messages)}
+	for _, u := range st.pending {
+		texts = append(texts, u.Text)
+	}
+	res, err := w.cfg.Embed.Embed(ctx, texts)
+	rep.EmbedCalls++
 	if err != nil {
+		return nil, nil, fmt.Errorf("embed transcript: %w", err)
+	}
+	vec := res.Vectors[0]
+	if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(vec)); err != nil {
 		return nil, nil, err
 	}
-	n := len(current)
-	withExamples := false
-	if w.cfg.Examples != nil {
-		if withExamples, err = w.cfg.Examples.Available(ctx, ep.Scope, w.cfg.EmbedModel); err != nil {
-			return nil, nil, err
-		}
+
+	conn, err := w.cfg.Store.Pool().Acquire(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("acquire connection: %w", err)
 	}
-	var vec []float32
-	if n > k || withExamples {
-		// This job's one embedding call: the transcript, and what earlier jobs stored
-		// without vectors. What this job learns waits for the next call likewise.
-		pending, err := w.cfg.Store.Unembedded(ctx, ep.Scope, maxPending)
-		if err != nil {
-			return nil, nil, err
-		}
-		texts := []string{prompts.Transcript(ep.Messages)}
-		for _, u := range pending {
-			texts = append(texts, u.Text)
-		}
-		res, err := w.cfg.Embed.Embed(ctx, texts)
-		rep.EmbedCalls++
-		if err != nil {
-			return nil, nil, fmt.Errorf("embed transcript: %w", err)
-		}
-		vec = res.Vectors[0]
-		if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(vec)); err != nil {
-			return nil, nil, err
-		}
-		if err := w.cfg.Store.SetEmbeddings(ctx, w.cfg.EmbedModel, pending, res.Vectors[1:]); err != nil {
-			return nil, nil, err
-		}
+	defer conn.Release()
+	store := w.cfg.Store.On(conn)
+	scope := st.ep.Scope
+	if err := store.SetEmbeddings(ctx, w.cfg.EmbedModel, st.pending, res.Vectors[1:]); err != nil {
+		return nil, nil, err
 	}
 	var examples []learning.Example
-	if withExamples {
-		if examples, err = w.cfg.Examples.Similar(ctx, ep.Scope, w.cfg.EmbedModel, vec); err != nil {
+	if st.withExamples {
+		if examples, err = w.cfg.Examples.On(conn).Similar(ctx, scope, w.cfg.EmbedModel, vec); err != nil {
 			return nil, nil, err
 		}
 	}
-	if n <= k {
-		return current, examples, nil
+	if len(st.current) <= k {
+		return st.current, examples, nil
 	}
 
-	near, err := w.cfg.Store.Nearest(ctx, ep.Scope, w.cfg.EmbedModel, vec, k)
+	near, err := store.Nearest(ctx, scope, w.cfg.EmbedModel, vec, k)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -355,7 +389,7 @@ func (w *Worker) context(ctx context.Context, ep *episode, rep *Report) ([]memor
 	for _, b := range near {
 		ids = append(ids, b.ID)
 	}
-	more, err := w.cfg.Store.ActiveWithAttributes(ctx, ep.Scope, attrs, ids, k-len(top))
+	more, err := store.ActiveWithAttributes(ctx, scope, attrs, ids, k-len(top))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
+
+	"github.com/credohq/credo/memory"
 )
 
 // DefaultExamples is how many examples a prompt shows: enough to teach, few enough that
@@ -47,7 +49,7 @@ func (e Example) priority() float64 {
 
 // Retriever finds similar past revisions.
 type Retriever struct {
-	pool *pgxpool.Pool
+	db memory.DB
 	// max is the number of examples returned.
 	max int
 	// global is an operator-curated scope whose examples every scope may see; it must
@@ -58,7 +60,14 @@ type Retriever struct {
 // NewRetriever returns a retriever of at most max examples (0: DefaultExamples), with
 // the optional global scope.
 func NewRetriever(pool *pgxpool.Pool, max int, global string) *Retriever {
-	return &Retriever{pool: pool, max: cmp.Or(max, DefaultExamples), global: global}
+	return &Retriever{db: pool, max: cmp.Or(max, DefaultExamples), global: global}
+}
+
+// On is the retriever with its queries run on db, e.g. a connection its caller holds.
+func (r *Retriever) On(db memory.DB) *Retriever {
+	c := *r
+	c.db = db
+	return &c
 }
 
 // scopes are the scopes scope may learn from: itself and the global set. Never another
@@ -74,7 +83,7 @@ func (r *Retriever) scopes(scope string) []string {
 // transcript is embedded before extraction only when it helps.
 func (r *Retriever) Available(ctx context.Context, scope, model string) (bool, error) {
 	var ok bool
-	err := r.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM revision_event e
+	err := r.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM revision_event e
 		WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND `+notForgotten+`)`, r.scopes(scope), model).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("look for examples of %q: %w", scope, err)
@@ -92,7 +101,7 @@ func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []floa
 	}
 	// Restatements teach nothing about revising; candidates are over-fetched so that
 	// re-ranking and de-duplication still leave max.
-	rows, err := r.pool.Query(ctx, similarSQL(dim), r.scopes(scope), model, pgvector.NewVector(vec), r.max*4)
+	rows, err := r.db.Query(ctx, similarSQL(dim), r.scopes(scope), model, pgvector.NewVector(vec), r.max*4)
 	if err != nil {
 		return nil, fmt.Errorf("similar examples of %q: %w", scope, err)
 	}

@@ -32,7 +32,7 @@ func (s *Store) ChangedSince(ctx context.Context, scope, model string, since tim
 		lim = &limit
 	}
 	// The (scope, updated_at) index serves both the cut and the rows under it.
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.db.Query(ctx, `
 		WITH cut AS (
 			SELECT max(updated_at) AS t FROM (
 				SELECT updated_at FROM belief
@@ -105,7 +105,7 @@ func (s *Store) Neighbors(ctx context.Context, q NeighborQuery) ([]Neighbor, err
 	if len(q.Seeds) == 0 || q.K <= 0 {
 		return nil, nil
 	}
-	dim, err := s.embeddingDim(ctx, s.pool, q.Model)
+	dim, err := s.embeddingDim(ctx, s.db, q.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (s *Store) Neighbors(ctx context.Context, q NeighborQuery) ([]Neighbor, err
 		ORDER BY s.id, n.distance, n.id`
 
 	var out []Neighbor
-	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		// Set for this transaction only, in one round trip:
 		// - hnsw.iterative_scan: other scopes share the model's index; without an
 		//   iterative scan it hands back its ef_search nearest vectors of any scope, and

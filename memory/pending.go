@@ -36,7 +36,7 @@ func EventText(old, excerpt, new string) string {
 // Unembedded lists up to limit active beliefs and revision events of scope without a
 // vector, oldest first.
 func (s *Store) Unembedded(ctx context.Context, scope string, limit int) ([]Unembedded, error) {
-	rows, err := s.pool.Query(ctx, `(SELECT false, id, statement, '', '' FROM belief
+	rows, err := s.db.Query(ctx, `(SELECT false, id, statement, '', '' FROM belief
 			WHERE scope = $1 AND status = 'active' AND embedding IS NULL ORDER BY id LIMIT $2)
 		UNION ALL
 		(SELECT true, id, old_statement, coalesce(excerpt, ''), coalesce(new_statement, '') FROM revision_event
@@ -83,7 +83,7 @@ func (s *Store) SetEmbeddings(ctx context.Context, model string, items []Unembed
 		}
 		batch.Queue(sql, args...)
 	}
-	if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
+	if err := s.db.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("set embeddings: %w", err)
 	}
 	return nil

@@ -60,7 +60,7 @@ const (
 )
 
 func (s *Store) queryBeliefs(ctx context.Context, where string, args ...any) ([]Belief, error) {
-	rows, err := s.pool.Query(ctx, "SELECT "+beliefColumns+" FROM belief b WHERE "+where, args...)
+	rows, err := s.db.Query(ctx, "SELECT "+beliefColumns+" FROM belief b WHERE "+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func (s *Store) Nearest(ctx context.Context, scope, model string, vec []float32,
 // vectorQuery checks vec against model's registration and returns the cast both sides
 // of a distance need to use the model's index.
 func (s *Store) vectorQuery(ctx context.Context, model string, vec []float32) (string, error) {
-	dim, err := s.embeddingDim(ctx, s.pool, model)
+	dim, err := s.embeddingDim(ctx, s.db, model)
 	if err != nil {
 		return "", err
 	}
@@ -196,7 +196,7 @@ func (s *Store) ranked(ctx context.Context, view string, args []any, model strin
 // scope, and the scope filter could leave fewer than asked, or none (pgvector 0.8).
 func (s *Store) queryNearest(ctx context.Context, sql string, args ...any) ([]Belief, error) {
 	var bs []Belief
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL hnsw.iterative_scan = strict_order"); err != nil {
 			return fmt.Errorf("configure index scan: %w", err)
 		}
@@ -213,7 +213,7 @@ func (s *Store) queryNearest(ctx context.Context, sql string, args ...any) ([]Be
 // Events is the revision events of scope, newest first, at most limit (0: all). Events
 // of forgotten beliefs are left out: they quote them.
 func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, error) {
-	rows, err := s.pool.Query(ctx, `SELECT e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_id, e.new_belief_id,
+	rows, err := s.db.Query(ctx, `SELECT e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_id, e.new_belief_id,
 			e.old_statement, e.new_statement, e.excerpt, e.rationale, e.episode_id, e.created_at
 		FROM revision_event e WHERE e.scope = $1 AND NOT EXISTS (SELECT 1 FROM belief f
 			WHERE f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')
@@ -237,7 +237,7 @@ func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, e
 // Conflicts is the open conflicts of scope, oldest first, leaving out those on forgotten
 // beliefs: nothing is left to review there.
 func (s *Store) Conflicts(ctx context.Context, scope string) ([]Conflict, error) {
-	rows, err := s.pool.Query(ctx, `SELECT c.id, c.scope, c.kind, c.origin, c.action, c.reason, c.target_belief_id, c.proposed,
+	rows, err := s.db.Query(ctx, `SELECT c.id, c.scope, c.kind, c.origin, c.action, c.reason, c.target_belief_id, c.proposed,
 			c.detail, c.episode_id, c.status, c.created_at
 		FROM belief_conflict c WHERE c.scope = $1 AND c.status = 'open' AND NOT EXISTS (SELECT 1 FROM belief f
 			WHERE f.id = c.target_belief_id AND f.status = 'forgotten')

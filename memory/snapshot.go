@@ -26,7 +26,7 @@ type Snapshot struct {
 // writer, and pass it as Batch.Seen.
 func (s *Store) Snapshot(ctx context.Context, scope string) (*Snapshot, error) {
 	var snap Snapshot
-	if err := s.pool.QueryRow(ctx, "SELECT coalesce(max(id), 0) FROM belief WHERE scope = $1", scope).Scan(&snap.Latest); err != nil {
+	if err := s.db.QueryRow(ctx, "SELECT coalesce(max(id), 0) FROM belief WHERE scope = $1", scope).Scan(&snap.Latest); err != nil {
 		return nil, fmt.Errorf("snapshot of %q: %w", scope, err)
 	}
 	return &snap, nil

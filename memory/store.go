@@ -37,14 +37,28 @@ type DB interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// Conn is where reads run: the pool, or one connection a caller holds for a few reads
+// in a row (see On).
+type Conn interface {
+	DB
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
+}
+
 // Store reads and revises beliefs.
 type Store struct {
-	pool  *pgxpool.Pool
-	floor float64
-	now   func() time.Time
+	pool *pgxpool.Pool
+	// db runs reads: the pool, or the connection given to On.
+	db     Conn
+	floor  float64
+	now    func() time.Time
+	models *modelCache
+}
 
-	mu     sync.Mutex
-	models map[string]int // embedding model → dimension, once registered
+// modelCache holds the embedding models registered so far: model → dimension.
+type modelCache struct {
+	mu   sync.Mutex
+	dims map[string]int
 }
 
 // NewStore returns a Store on pool.
@@ -52,7 +66,7 @@ func NewStore(pool *pgxpool.Pool, cfg *Config) *Store {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	s := &Store{pool: pool, floor: cfg.ConfidenceFloor, now: cfg.Now, models: map[string]int{}}
+	s := &Store{pool: pool, db: pool, floor: cfg.ConfidenceFloor, now: cfg.Now, models: &modelCache{dims: map[string]int{}}}
 	if s.floor == 0 {
 		s.floor = DefaultConfidenceFloor
 	}
@@ -64,6 +78,15 @@ func NewStore(pool *pgxpool.Pool, cfg *Config) *Store {
 
 // Pool is the store's connection pool.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// On is the store with its reads run on conn, so that a caller making several reads in a
+// row takes one connection from the pool, not one per read. Writes still take their own
+// transaction from the pool.
+func (s *Store) On(conn Conn) *Store {
+	c := *s
+	c.db = conn
+	return &c
+}
 
 // clock is the current time at the database's precision, so that times written and read
 // back compare equal.
@@ -83,9 +106,9 @@ func (s *Store) EnsureEmbeddingModel(ctx context.Context, model string, dim int)
 	if dim < 1 || dim > MaxEmbeddingDim {
 		return fmt.Errorf("%w %q: dimension %d is outside 1..%d", ErrEmbeddingModel, model, dim, MaxEmbeddingDim)
 	}
-	s.mu.Lock()
-	known, ok := s.models[model]
-	s.mu.Unlock()
+	s.models.mu.Lock()
+	known, ok := s.models.dims[model]
+	s.models.mu.Unlock()
 	if ok {
 		if known != dim {
 			return fmt.Errorf("%w %q: vectors have %d dimensions, the model was registered with %d", ErrEmbeddingModel, model, dim, known)
@@ -118,17 +141,17 @@ func (s *Store) EnsureEmbeddingModel(ctx context.Context, model string, dim int)
 	if err != nil {
 		return fmt.Errorf("register embedding model %q: %w", model, err)
 	}
-	s.mu.Lock()
-	s.models[model] = dim
-	s.mu.Unlock()
+	s.models.mu.Lock()
+	s.models.dims[model] = dim
+	s.models.mu.Unlock()
 	return nil
 }
 
 // embeddingDim is the registered dimension of model.
 func (s *Store) embeddingDim(ctx context.Context, db DB, model string) (int, error) {
-	s.mu.Lock()
-	dim, ok := s.models[model]
-	s.mu.Unlock()
+	s.models.mu.Lock()
+	dim, ok := s.models.dims[model]
+	s.models.mu.Unlock()
 	if ok {
 		return dim, nil
 	}
@@ -139,9 +162,9 @@ func (s *Store) embeddingDim(ctx context.Context, db DB, model string) (int, err
 	if err != nil {
 		return 0, fmt.Errorf("look up embedding model %q: %w", model, err)
 	}
-	s.mu.Lock()
-	s.models[model] = dim
-	s.mu.Unlock()
+	s.models.mu.Lock()
+	s.models.dims[model] = dim
+	s.models.mu.Unlock()
 	return dim, nil
 }
 

@@ -105,6 +105,10 @@ type Option func(*Server)
 // WithLatency delays every answer (chat, embed, metadata) by d.
 func WithLatency(d time.Duration) Option { return func(s *Server) { s.latency = d } }
 
+// WithEmbedLatency delays embedding answers by d instead of the WithLatency delay: an
+// embedding model answers far faster than a chat model.
+func WithEmbedLatency(d time.Duration) Option { return func(s *Server) { s.embedLatency = &d } }
+
 // WithDim sets the embedding dimension (default DefaultDim).
 func WithDim(n int) Option { return func(s *Server) { s.dim = n } }
 
@@ -137,6 +141,7 @@ type Server struct {
 
 	// Set by options, read-only afterwards.
 	latency      time.Duration
+	embedLatency *time.Duration // nil: latency
 	dim          int
 	embedFunc    func(string) []float32
 	anchors      map[string]string
@@ -415,4 +420,12 @@ func writeRaw(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(cmp.Or(status, http.StatusOK))
 	_, _ = w.Write([]byte(body))
+}
+
+// embedDelay is how long an embedding answer waits.
+func (s *Server) embedDelay() time.Duration {
+	if s.embedLatency != nil {
+		return *s.embedLatency
+	}
+	return s.latency
 }

@@ -104,7 +104,7 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request, req Request
 	if status := s.embedFailure(); status != 0 {
 		req.Status = status
 		s.record(req)
-		if s.wait(r.Context(), s.latency) {
+		if s.wait(r.Context(), s.embedDelay()) {
 			writeError(w, req.Provider, status, scriptedErrorMessage(status))
 		}
 		return
@@ -118,7 +118,7 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request, req Request
 		vecs[i] = s.embed(text)
 		tokens += len(text) / 4
 	}
-	if !s.wait(r.Context(), s.latency) {
+	if !s.wait(r.Context(), s.embedDelay()) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{

@@ -181,7 +181,7 @@ func (s *Server) openAIEmbed(w http.ResponseWriter, r *http.Request, req Request
 	if status := s.embedFailure(); status != 0 {
 		req.Status = status
 		s.record(req)
-		if s.wait(r.Context(), s.latency) {
+		if s.wait(r.Context(), s.embedDelay()) {
 			writeError(w, req.Provider, status, scriptedErrorMessage(status))
 		}
 		return
@@ -200,7 +200,7 @@ func (s *Server) openAIEmbed(w http.ResponseWriter, r *http.Request, req Request
 		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": embedding}
 		tokens += len(text) / 4
 	}
-	if !s.wait(r.Context(), s.latency) {
+	if !s.wait(r.Context(), s.embedDelay()) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{

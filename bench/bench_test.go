@@ -1,0 +1,272 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/extract"
+	"github.com/credohq/credo/internal/pipelinetest"
+	"github.com/credohq/credo/learning"
+	"github.com/credohq/credo/llm/llmtest"
+	"github.com/credohq/credo/transcript"
+)
+
+// collector gathers extraction reports.
+type collector struct {
+	mu      sync.Mutex
+	reports []extract.Report
+}
+
+func (c *collector) Extracted(r extract.Report) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reports = append(c.reports, r)
+}
+
+var lives = regexp.MustCompile(`I live in ([A-Za-z]+)`)
+
+// cityAnswer answers like a model would for "I live in CITY": one location fact that
+// supersedes the location candidate shown, if any.
+func cityAnswer(req llmtest.Request) llmtest.Reply {
+	m := lives.FindStringSubmatch(req.Prompt)
+	if m == nil {
+		return llmtest.Reply{Content: pipelinetest.Answer()}
+	}
+	f := pipelinetest.Fact{Statement: "User lives in " + m[1], Attribute: "location"}
+	if i := strings.Index(req.Prompt, "\n[0] User lives in "); i >= 0 {
+		f.Resolves = &pipelinetest.Resolves{Index: 0, Action: "supersede", Reason: "temporal"}
+	}
+	return llmtest.Reply{Content: pipelinetest.Answer(f)}
+}
+
+func episodes(n, scopes int) []transcript.Transcript {
+	ts := make([]transcript.Transcript, n)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range ts {
+		at := start.Add(time.Duration(i) * time.Hour).Format(time.RFC3339)
+		ts[i] = pipelinetest.T(fmt.Sprintf("user:%d", i%scopes), fmt.Sprint(i), at, fmt.Sprintf("I live in City%c%d now.", 'A'+i%26, i))
+	}
+	return ts
+}
+
+// BenchmarkCostPerEpisode: LLM calls and tokens per episode, over a realistic mix of new
+// facts and revisions in scopes that accumulate history (and so few-shot examples).
+func BenchmarkCostPerEpisode(b *testing.B) {
+	obs := &collector{}
+	p := pipelinetest.New(b, &pipelinetest.Options{Workers: 4, Extract: func(c *extract.Config) {
+		c.Observer = obs
+		c.Examples = learning.NewRetriever(c.Store.Pool(), 0, "")
+	}})
+	p.LLM.Handle(cityAnswer)
+	const n = 400
+	b.ResetTimer()
+	for range b.N {
+		p.Enqueue(b, episodes(n, 20)...)
+		p.Drain(b)
+	}
+	b.StopTimer()
+	eps := float64(len(obs.reports))
+	var chars, ptoks, ctoks, cands, examples int
+	for _, r := range obs.reports {
+		chars += r.PromptChars
+		ptoks += r.Usage.PromptTokens
+		ctoks += r.Usage.CompletionTokens
+		cands += r.Candidates
+		examples += r.Examples
+	}
+	b.ReportMetric(float64(p.LLM.ChatCount())/eps, "chat_calls/episode")
+	b.ReportMetric(float64(p.LLM.EmbedCount())/eps, "embed_calls/episode")
+	b.ReportMetric(float64(chars)/eps, "prompt_chars/episode")
+	b.ReportMetric(float64(ptoks)/eps, "prompt_tokens/episode")
+	b.ReportMetric(float64(ctoks)/eps, "completion_tokens/episode")
+	b.ReportMetric(float64(examples)/eps, "examples/episode")
+	b.ReportMetric(0, "ns/op")
+}
+
+// seedBeliefs stores n active beliefs with vectors in scope, in bulk.
+func seedBeliefs(b *testing.B, p *pipelinetest.Pipeline, scope string, n int) {
+	b.Helper()
+	ctx := context.Background()
+	model := p.Provider.EmbedModel()
+	rows := make([][]any, 0, n)
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	for i := range n {
+		s := fmt.Sprintf("User has hobby number %d called %s", i, randomWord(rng))
+		rows = append(rows, []any{scope, "user", fmt.Sprintf("hobby_%d", i), "preference", s, 0.9, "user_stated",
+			time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), time.Now(), time.Now(),
+			vectorText(llmtest.Embed(s, llmtest.DefaultDim)), model})
+	}
+	// The model's index is built once over the rows, as a long-lived scope would have it.
+	for start := 0; start < len(rows); start += 10000 {
+		batch := rows[start:min(start+10000, len(rows))]
+		cols := make([][]any, 12)
+		for _, r := range batch {
+			for j := range cols {
+				cols[j] = append(cols[j], r[j])
+			}
+		}
+		_, err := p.Schema.Pool.Exec(ctx, `INSERT INTO belief (scope, subject, attribute, kind, statement, confidence, origin,
+				valid_from, recorded_at, last_seen_at, embedding, embed_model)
+			SELECT s, su, a, k, st, c, o, vf, ra, ls, e::vector, m
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::float8[], $7::text[],
+				$8::timestamptz[], $9::timestamptz[], $10::timestamptz[], $11::text[], $12::text[])
+				AS u(s, su, a, k, st, c, o, vf, ra, ls, e, m)`,
+			strs(cols[0]), strs(cols[1]), strs(cols[2]), strs(cols[3]), strs(cols[4]), floats(cols[5]), strs(cols[6]),
+			times(cols[7]), times(cols[8]), times(cols[9]), strs(cols[10]), strs(cols[11]))
+		require.NoError(b, err)
+	}
+	require.NoError(b, p.Store.EnsureEmbeddingModel(ctx, model, llmtest.DefaultDim))
+	_, err := p.Schema.Pool.Exec(ctx, "ANALYZE belief")
+	require.NoError(b, err)
+}
+
+func strs(v []any) []string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = x.(string)
+	}
+	return out
+}
+
+func floats(v []any) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = x.(float64)
+	}
+	return out
+}
+
+func times(v []any) []time.Time {
+	out := make([]time.Time, len(v))
+	for i, x := range v {
+		out[i] = x.(time.Time)
+	}
+	return out
+}
+
+func vectorText(v []float32) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%g", x)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+var words = strings.Fields("chess climbing pottery sailing baking running knitting fishing gardening painting cycling chess surfing archery")
+
+func randomWord(rng *rand.Rand) string { return words[rng.IntN(len(words))] }
+
+// BenchmarkPromptSize: the extraction prompt of one transcript in a scope holding 10,
+// 1,000 and 100,000 beliefs.
+func BenchmarkPromptSize(b *testing.B) {
+	for _, n := range []int{10, 1000, 100000} {
+		b.Run(fmt.Sprintf("beliefs=%d", n), func(b *testing.B) {
+			obs := &collector{}
+			p := pipelinetest.New(b, &pipelinetest.Options{Extract: func(c *extract.Config) { c.Observer = obs }})
+			seedBeliefs(b, p, "user:1", n)
+			b.ResetTimer()
+			for i := range b.N {
+				p.Enqueue(b, pipelinetest.T("user:1", fmt.Sprint(i), "2026-03-01T10:00:00Z",
+					fmt.Sprintf("These days I mostly spend weekends on pottery and sailing (%d).", i)))
+				p.Drain(b)
+			}
+			b.StopTimer()
+			r := obs.reports[len(obs.reports)-1]
+			b.ReportMetric(float64(r.PromptChars), "prompt_chars")
+			b.ReportMetric(float64(r.Candidates), "candidates")
+		})
+	}
+}
+
+// BenchmarkThroughput: episodes per second from enqueue to applied, with a zero-latency
+// LLM (pipeline overhead) and with 250 ms of chat latency (20 ms for embeddings) and 50
+// workers (LLM-bound; the database pool holds at most 10 connections).
+func BenchmarkThroughput(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		latency time.Duration
+		workers int
+		n       int
+	}{
+		{"llm=0ms/workers=8", 0, 8, 2000},
+		{"llm=250ms/workers=20", 250 * time.Millisecond, 20, 1000},
+		{"llm=250ms/workers=50", 250 * time.Millisecond, 50, 2000},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			p := pipelinetest.New(b, &pipelinetest.Options{Workers: tc.workers, LLMOptions: []llmtest.Option{
+				llmtest.WithLatency(tc.latency), llmtest.WithEmbedLatency(tc.latency / 12)}})
+			p.LLM.Handle(cityAnswer)
+			// Many users, a few episodes each: the pipeline's concurrency is across scopes.
+			eps := episodes(tc.n, tc.n/4)
+			b.ResetTimer()
+			var elapsed, enqueueing time.Duration
+			for range b.N {
+				start := time.Now()
+				p.Enqueue(b, eps...)
+				enqueueing += time.Since(start)
+				p.Drain(b)
+				elapsed += time.Since(start)
+			}
+			b.StopTimer()
+			rate := float64(tc.n*b.N) / elapsed.Seconds()
+			b.ReportMetric(rate, "episodes/s")
+			b.ReportMetric(enqueueing.Seconds()/float64(b.N), "enqueue_s")
+			if tc.latency > 0 {
+				// The ideal: every worker always waiting on a chat answer.
+				ideal := float64(tc.workers) / tc.latency.Seconds()
+				b.ReportMetric(100*rate/ideal, "%_of_ideal")
+			}
+			b.ReportMetric(float64(p.Schema.Pool.Stat().MaxConns()), "max_db_conns")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// BenchmarkReadLatency: current beliefs of one scope of 10,000 (among 200,000 in the
+// database) ranked by a query vector, top 10.
+func BenchmarkReadLatency(b *testing.B) {
+	p := pipelinetest.New(b, nil)
+	ctx := context.Background()
+	for s := range 20 {
+		seedBeliefs(b, p, fmt.Sprintf("user:%d", s), 10000)
+	}
+	model := p.Provider.EmbedModel()
+	queries := make([][]float32, 200)
+	for i := range queries {
+		queries[i] = llmtest.Embed(fmt.Sprintf("which hobby like %s number %d", words[i%len(words)], i), llmtest.DefaultDim)
+	}
+	// Latency percentiles need many reads whatever b.N is.
+	const reads = 2000
+	var lat []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for i := range reads {
+			start := time.Now()
+			got, err := p.Store.Nearest(ctx, "user:7", model, queries[i%len(queries)], 10)
+			lat = append(lat, time.Since(start))
+			require.NoError(b, err)
+			require.Len(b, got, 10)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99_ms")
+	var plan string
+	rows, err := p.Schema.Pool.Query(ctx, "EXPLAIN SELECT id FROM belief b WHERE b.scope = 'user:7' AND b.status = 'active' AND b.embed_model = $1 ORDER BY b.embedding::vector(64) <=> $2::vector(64) LIMIT 10", model, vectorText(queries[0]))
+	require.NoError(b, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(b, err)
+	plan = strings.Join(lines, " | ")
+	b.Logf("plan: %s", plan)
+}
