@@ -49,7 +49,7 @@ func (e Example) priority() float64 {
 
 // Retriever finds similar past revisions.
 type Retriever struct {
-	db memory.DB
+	db memory.Conn
 	// max is the number of examples returned.
 	max int
 	// global is an operator-curated scope whose examples every scope may see; it must
@@ -64,7 +64,7 @@ func NewRetriever(pool *pgxpool.Pool, max int, global string) *Retriever {
 }
 
 // On is the retriever with its queries run on db, e.g. a connection its caller holds.
-func (r *Retriever) On(db memory.DB) *Retriever {
+func (r *Retriever) On(db memory.Conn) *Retriever {
 	c := *r
 	c.db = db
 	return &c
@@ -101,14 +101,23 @@ func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []floa
 	}
 	// Restatements teach nothing about revising; candidates are over-fetched so that
 	// re-ranking and de-duplication still leave max.
-	rows, err := r.db.Query(ctx, similarSQL(dim), r.scopes(scope), model, pgvector.NewVector(vec), r.max*4)
-	if err != nil {
-		return nil, fmt.Errorf("similar examples of %q: %w", scope, err)
-	}
-	found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Example, error) {
-		var e Example
-		err := row.Scan(&e.EventID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.Old, &e.New, &e.Excerpt, &e.Distance)
-		return e, err
+	var found []Example
+	// The model's index holds every scope's events: an iterative scan goes on past
+	// other scopes' neighbours until it has enough of this scope's.
+	err := pgx.BeginTxFunc(ctx, r.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL hnsw.iterative_scan = strict_order"); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, similarSQL(dim), r.scopes(scope), model, pgvector.NewVector(vec), r.max*4)
+		if err != nil {
+			return err
+		}
+		found, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Example, error) {
+			var e Example
+			err := row.Scan(&e.EventID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.Old, &e.New, &e.Excerpt, &e.Distance)
+			return e, err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("similar examples of %q: %w", scope, err)
