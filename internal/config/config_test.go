@@ -3,10 +3,12 @@ package config
 import (
 	"flag"
 	"io"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 )
 
 func load(t *testing.T, env map[string]string, args ...string) (*Config, error) {
@@ -53,4 +55,28 @@ func TestLoadNamesTheBadVariable(t *testing.T) {
 	require.ErrorContains(t, err, "RESCUE_AFTER")
 	_, err = load(t, map[string]string{})
 	require.ErrorContains(t, err, "DATABASE_URL is required")
+}
+
+// TestComposePassesEverySetting: the compose file hands every worker setting through,
+// so the README's "pass any setting as an environment variable" holds there too.
+func TestComposePassesEverySetting(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../docker-compose.yml")
+	require.NoError(t, err)
+	var compose struct {
+		Services map[string]struct {
+			Environment map[string]any `yaml:"environment"`
+			Healthcheck map[string]any `yaml:"healthcheck"`
+		} `yaml:"services"`
+	}
+	require.NoError(t, yaml.Unmarshal(raw, &compose))
+	worker, ok := compose.Services["worker"]
+	require.True(t, ok)
+	require.NotEmpty(t, worker.Healthcheck)
+	for _, s := range settings() {
+		if s.group&(GroupDB|GroupLLM|GroupWorker|GroupConsolidate) == 0 {
+			continue
+		}
+		require.Contains(t, worker.Environment, s.env, "docker-compose.yml's worker does not pass %s", s.env)
+	}
 }
