@@ -142,8 +142,12 @@ func checkCandidates(ctx context.Context, tx pgx.Tx, b *Batch) error {
 	if err != nil {
 		return fmt.Errorf("check candidates: %w", err)
 	}
-	if inScope != found || found != len(uniq(b.Candidates)) {
-		return fmt.Errorf("%w: %d candidates, %d found, %d in scope %q", ErrScope, len(uniq(b.Candidates)), found, inScope, b.Scope)
+	if inScope != found {
+		return fmt.Errorf("%w: %d candidates, %d in scope %q", ErrScope, found, inScope, b.Scope)
+	}
+	if want := len(uniq(b.Candidates)); found != want {
+		// Purged since they were shown: the writer decides again from what is left.
+		return fmt.Errorf("%w: %d of %d candidates no longer exist", ErrStale, want-found, want)
 	}
 	return nil
 }

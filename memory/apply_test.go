@@ -474,7 +474,7 @@ func TestApplyScopes(t *testing.T) {
 		resolves(fact(miami, "location", ""), 0, ActionSupersede, ReasonTemporal)))
 	require.ErrorIs(t, err, ErrScope)
 	_, err = store.Apply(ctx, extraction("tenant:b", "2026-02-01", []int64{987654}, fact(miami, "location", "")))
-	require.ErrorIs(t, err, ErrScope, "an unknown candidate is refused too")
+	require.ErrorIs(t, err, ErrStale, "a candidate that vanished (purged) makes the writer decide again")
 
 	for scope, want := range map[string][]string{"tenant:a": {nyc}, "tenant:b": {"User lives in Oslo"}} {
 		current, err := store.Current(ctx, scope)
