@@ -3,8 +3,6 @@ package prompts
 import (
 	"bytes"
 	"fmt"
-	"strings"
-	"text/template"
 	"time"
 )
 
@@ -19,11 +17,6 @@ type ConsolidationCandidate struct {
 	ValidFrom time.Time
 }
 
-// Line is the statement on one line. The engine stores statements whitespace-folded,
-// but the candidate format must hold even if one is not: a line break inside a
-// statement could otherwise start a line that passes for another "[N] " candidate.
-func (c ConsolidationCandidate) Line() string { return strings.Join(strings.Fields(c.Statement), " ") }
-
 // Since is the candidate's valid_from as a date, for the template.
 func (c ConsolidationCandidate) Since() string { return c.ValidFrom.UTC().Format(time.DateOnly) }
 
@@ -34,24 +27,17 @@ type Consolidation struct {
 	Candidates []ConsolidationCandidate
 }
 
-// Consolidation renders the system and user messages of one consolidation call. The
-// templates are parsed on each call, which costs microseconds next to the LLM call and
-// keeps Prompts as New builds it.
+// Consolidation renders the system and user messages of one consolidation call. Every
+// value is rendered on one line, so that only candidates begin a line with "[N] ".
 func (p *Prompts) Consolidation(c Consolidation) (system, user string, err error) {
-	sys, err := files.ReadFile("consolidation_system.tmpl")
-	if err != nil {
-		return "", "", fmt.Errorf("prompts: %w", err)
+	cands := make([]ConsolidationCandidate, len(c.Candidates))
+	for i, x := range c.Candidates {
+		cands[i] = ConsolidationCandidate{Statement: oneLine(x.Statement), Attribute: oneLine(x.Attribute),
+			Origin: oneLine(x.Origin), ValidFrom: x.ValidFrom}
 	}
-	tmpl, err := template.ParseFS(files, "consolidation_user.tmpl")
-	if err != nil {
-		return "", "", fmt.Errorf("prompts: %w", err)
-	}
-	// A scope is a caller's label and may hold a line break; folded, it cannot start a
-	// candidate line.
-	c.Scope = strings.Join(strings.Fields(c.Scope), " ")
 	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, c); err != nil {
+	if err := p.consolidationUser.Execute(&buf, Consolidation{Scope: oneLine(c.Scope), Candidates: cands}); err != nil {
 		return "", "", fmt.Errorf("prompts: render consolidation: %w", err)
 	}
-	return string(sys), buf.String(), nil
+	return p.consolidationSystem, buf.String(), nil
 }

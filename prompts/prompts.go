@@ -55,21 +55,34 @@ type Extraction struct {
 
 // Prompts renders credo's prompts.
 type Prompts struct {
-	extractionSystem string
-	extractionUser   *template.Template
+	extractionSystem    string
+	extractionUser      *template.Template
+	consolidationSystem string
+	consolidationUser   *template.Template
 }
 
 // New parses the embedded templates.
 func New() (*Prompts, error) {
-	system, err := files.ReadFile("extraction_system.tmpl")
-	if err != nil {
-		return nil, fmt.Errorf("prompts: %w", err)
+	p := &Prompts{}
+	for _, t := range []struct {
+		system, user string
+		dst          *string
+		tmpl         **template.Template
+	}{
+		{"extraction_system.tmpl", "extraction_user.tmpl", &p.extractionSystem, &p.extractionUser},
+		{"consolidation_system.tmpl", "consolidation_user.tmpl", &p.consolidationSystem, &p.consolidationUser},
+	} {
+		system, err := files.ReadFile(t.system)
+		if err != nil {
+			return nil, fmt.Errorf("prompts: %w", err)
+		}
+		user, err := template.ParseFS(files, t.user)
+		if err != nil {
+			return nil, fmt.Errorf("prompts: %w", err)
+		}
+		*t.dst, *t.tmpl = string(system), user
 	}
-	user, err := template.ParseFS(files, "extraction_user.tmpl")
-	if err != nil {
-		return nil, fmt.Errorf("prompts: %w", err)
-	}
-	return &Prompts{extractionSystem: string(system), extractionUser: user}, nil
+	return p, nil
 }
 
 // Extraction renders the system and user messages of one extraction call.

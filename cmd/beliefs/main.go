@@ -7,6 +7,9 @@
 //	beliefs add --scope S --statement TEXT --attribute A [--subject S] [--authoritative]
 //	beliefs correct --id ID (--statement TEXT | --retract) [--reason correction|temporal]
 //	beliefs forget (--id ID | --match TEXT | --all) [--scope S] [--purge]
+//	beliefs consolidate --scope S [--json]
+//	beliefs keys create|list|revoke ...
+//	beliefs mcp [--key KEY]
 //
 // Exit codes: 0 done, 1 failed, 2 bad usage or input, 3 no such belief.
 package main
