@@ -86,7 +86,7 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 	}
 	b = &nb
 
-	if err := lockScope(ctx, tx, b.Scope); err != nil {
+	if err := lockAndCheck(ctx, tx, b); err != nil {
 		return nil, err
 	}
 	if dim := b.vectorDim(); dim > 0 {
@@ -98,13 +98,6 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 			return nil, fmt.Errorf("%w: vectors have %d dimensions, model %q has %d", ErrEmbeddingModel, dim, b.EmbedModel, registered)
 		}
 	}
-	if err := checkCandidates(ctx, tx, b); err != nil {
-		return nil, err
-	}
-	if err := checkSeen(ctx, tx, b); err != nil {
-		return nil, err
-	}
-
 	a := &applier{store: s, tx: tx, b: b, now: now, touched: map[int64]bool{}}
 	res := &Result{}
 	for i := range b.Facts {
@@ -124,22 +117,42 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 	return res, nil
 }
 
-// lockScope serializes writers of one scope until the transaction ends.
+// lockScopeSQL serializes writers of one scope until their transaction ends.
+const lockScopeSQL = "SELECT pg_advisory_xact_lock(hashtext('credo:scope'), hashtext($1))"
+
 func lockScope(ctx context.Context, tx pgx.Tx, scope string) error {
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('credo:scope'), hashtext($1))", scope); err != nil {
+	if _, err := tx.Exec(ctx, lockScopeSQL, scope); err != nil {
 		return fmt.Errorf("lock scope %q: %w", scope, err)
 	}
 	return nil
 }
 
-func checkCandidates(ctx context.Context, tx pgx.Tx, b *Batch) error {
-	if len(b.Candidates) == 0 {
-		return nil
+// lockAndCheck takes the scope's lock, then checks under it that every candidate still
+// exists in the scope and that the scope gained no active belief since b.Seen: one round
+// trip, as the two statements are sent together and the second runs once the first holds
+// the lock (each statement reads what is committed when it starts).
+func lockAndCheck(ctx context.Context, tx pgx.Tx, b *Batch) error {
+	latest := int64(-1) // no snapshot: nothing counts as unseen
+	if b.Seen != nil {
+		latest = b.Seen.Latest
 	}
-	var found, inScope int
-	err := tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE scope = $2) FROM belief WHERE id = ANY($1)`,
-		b.Candidates, b.Scope).Scan(&found, &inScope)
-	if err != nil {
+	batch := &pgx.Batch{}
+	batch.Queue(lockScopeSQL, b.Scope)
+	batch.Queue(`SELECT
+			(SELECT count(*) FROM belief WHERE id = ANY($1)),
+			(SELECT count(*) FROM belief WHERE id = ANY($1) AND scope = $2),
+			(SELECT count(*) FROM belief WHERE $3 >= 0 AND scope = $2 AND id > $3 AND status = 'active')`,
+		b.Candidates, b.Scope, latest)
+	br := tx.SendBatch(ctx, batch)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("lock scope %q: %w", b.Scope, err)
+	}
+	var found, inScope, unseen int
+	if err := br.QueryRow().Scan(&found, &inScope, &unseen); err != nil {
+		return fmt.Errorf("check candidates: %w", err)
+	}
+	if err := br.Close(); err != nil {
 		return fmt.Errorf("check candidates: %w", err)
 	}
 	if inScope != found {
@@ -148,6 +161,9 @@ func checkCandidates(ctx context.Context, tx pgx.Tx, b *Batch) error {
 	if want := len(uniq(b.Candidates)); found != want {
 		// Purged since they were shown: the writer decides again from what is left.
 		return fmt.Errorf("%w: %d of %d candidates no longer exist", ErrStale, want-found, want)
+	}
+	if unseen > 0 {
+		return fmt.Errorf("%w: %d active beliefs of %q appeared since the writer read it", ErrStale, unseen, b.Scope)
 	}
 	return nil
 }

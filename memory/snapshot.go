@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // ErrStale is returned by ApplyTx for a batch whose writer decided without seeing an
@@ -30,22 +28,4 @@ func (s *Store) Snapshot(ctx context.Context, scope string) (*Snapshot, error) {
 		return nil, fmt.Errorf("snapshot of %q: %w", scope, err)
 	}
 	return &snap, nil
-}
-
-// checkSeen refuses a batch whose scope gained an active belief since b.Seen was taken.
-// It runs under the scope's lock, so nothing can appear between the check and the
-// revision.
-func checkSeen(ctx context.Context, tx pgx.Tx, b *Batch) error {
-	if b.Seen == nil {
-		return nil
-	}
-	var unseen int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM belief WHERE scope = $1 AND id > $2 AND status = 'active'`,
-		b.Scope, b.Seen.Latest).Scan(&unseen); err != nil {
-		return fmt.Errorf("check snapshot: %w", err)
-	}
-	if unseen > 0 {
-		return fmt.Errorf("%w: %d active beliefs of %q appeared since the writer read it", ErrStale, unseen, b.Scope)
-	}
-	return nil
 }
