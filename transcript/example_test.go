@@ -20,7 +20,7 @@ func ExampleParse() {
 		return
 	}
 	for _, t := range ts {
-		fmt.Printf("%s %s, %d messages:\n%s\n", t.Scope, t.ID, len(t.Messages), t.Text())
+		fmt.Printf("%s %q, %d messages, first by %s\n", t.Scope, t.ID, len(t.Messages), t.Messages[0].Role)
 	}
 
 	bad := `{"scope": "user:42", "messages": [{"role": "user", "content": "hi"}]}
@@ -29,12 +29,8 @@ func ExampleParse() {
 	_, err = transcript.Parse("bad.jsonl", strings.NewReader(bad), now, transcript.DefaultLimits())
 	fmt.Println(err)
 	// Output:
-	// user:42 conv-0320, 2 messages:
-	// user: I moved to Miami last month.
-	// assistant: Noted!
-	// user:42 , 1 messages:
-	// [2026-03-21T19:30:00+01:00] user (Ana): Book me a table
-	// for two.
+	// user:42 "conv-0320", 2 messages, first by user
+	// user:42 "", 1 messages, first by user
 	// bad.jsonl: record 2 (line 2): scope: is empty
 	// bad.jsonl: record 2 (line 2): messages[0].role: "wizard" is not one of user, assistant, system, tool
 	// bad.jsonl: record 2 (line 2): ocurred_at: unknown field (did you mean occurred_at?)

@@ -346,35 +346,3 @@ func writeField(h hash.Hash, s string) {
 	h.Write([]byte(s))
 	h.Write([]byte{','})
 }
-
-// Text renders the messages for a prompt, one message per line:
-//
-//	user: I moved to Miami last month.
-//	[2026-03-20T14:01:00Z] assistant (Ada): Noted!
-//
-// The time, when the message has one, comes first in brackets, in RFC 3339
-// with the zone it was given in; the name, when there is one, follows the
-// role in parentheses. Content is copied verbatim, line breaks included.
-// Lines are separated by "\n", with none after the last.
-func (t Transcript) Text() string {
-	var b strings.Builder
-	for i, m := range t.Messages {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		if m.At != nil {
-			b.WriteByte('[')
-			b.WriteString(m.At.Format(time.RFC3339))
-			b.WriteString("] ")
-		}
-		b.WriteString(m.Role)
-		if m.Name != "" {
-			b.WriteString(" (")
-			b.WriteString(m.Name)
-			b.WriteByte(')')
-		}
-		b.WriteString(": ")
-		b.WriteString(m.Content)
-	}
-	return b.String()
-}

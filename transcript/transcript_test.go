@@ -188,28 +188,6 @@ func TestRoundTrip(t *testing.T) {
 	require.Equal(t, valid(), ts[1])
 }
 
-func TestText(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		tr   transcript.Transcript
-		want string
-	}{
-		{"example", valid(), "user (Ana): I moved to Miami last month.\n[2026-03-20T14:00:05Z] assistant: Noted!"},
-		{"no messages", transcript.Transcript{Scope: "a"}, ""},
-		{"multi-line content and a zone", transcript.Transcript{Messages: []transcript.Message{
-			{Role: "tool", Name: "search", Content: "1. Miami\n2. Lisbon\n", At: ptr(time.Date(2026, 3, 20, 16, 0, 0, 500, time.FixedZone("", 2*3600)))},
-			{Role: "system", Content: "  be brief  "},
-		}}, "[2026-03-20T16:00:00+02:00] tool (search): 1. Miami\n2. Lisbon\n\nsystem:   be brief  "},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tt.want, tt.tr.Text())
-		})
-	}
-}
-
 func TestErrorFormat(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
