@@ -172,6 +172,7 @@ func (r *runner) prepare(ctx context.Context) error {
 	extractor, err := extract.NewWorker(extract.Config{
 		Store: r.store, Chat: r.cfg.Chat, Embed: r.cfg.Embed, EmbedModel: r.cfg.EmbedModel,
 		MaxCandidates: r.cfg.MaxCandidates, Examples: examples, Logger: r.cfg.Logger, Observer: r.obs,
+		EpisodeTimeout: r.cfg.JobTimeout, MaxAttempts: r.cfg.MaxAttempts, RetryPolicy: quickRetry{},
 	})
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,13 +28,25 @@ type Inserter interface {
 	InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 }
 
-// Enqueue stores validated transcripts as episodes and inserts one extraction job per
-// new episode, all in tx: either every record is enqueued or none. A transcript already
-// stored in its scope (same content hash) is counted as a duplicate, not enqueued again.
-// A record without occurred_at happened at now.
+// Enqueue stores validated transcripts as episodes and makes sure each scope with a new
+// episode has an extraction job, all in tx: either every record is enqueued or none. A
+// transcript already stored in its scope (same content hash) is counted as a
+// duplicate, not enqueued again. A record without occurred_at happened at now.
+//
+// Enqueue holds the scopes' queue locks until tx ends. A scope's job takes the same
+// lock when it finds nothing left and completes, so either that job sees the new
+// episode, or it has completed before the new job is inserted: no episode is ever left
+// without a job, and no scope has two.
 func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, ts []transcript.Transcript, now time.Time) (*EnqueueResult, error) {
 	res := &EnqueueResult{EpisodeIDs: make([]int64, len(ts))}
-	var params []river.InsertManyParams
+	scopes := make([]string, len(ts))
+	for i, t := range ts {
+		scopes[i] = t.Scope
+	}
+	if err := lockQueues(ctx, tx, scopes); err != nil {
+		return nil, err
+	}
+	var fresh []string
 	const chunk = 500
 	for start := 0; start < len(ts); start += chunk {
 		end := min(start+chunk, len(ts))
@@ -66,16 +79,79 @@ func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, ts []transcript.Tran
 				continue
 			}
 			res.Enqueued++
-			params = append(params, river.InsertManyParams{Args: Args{EpisodeID: res.EpisodeIDs[i]}})
+			fresh = append(fresh, ts[i].Scope)
 		}
 		if err := br.Close(); err != nil {
 			return nil, fmt.Errorf("insert episodes: %w", err)
 		}
 	}
-	if len(params) > 0 {
-		if _, err := jobs.InsertManyTx(ctx, tx, params); err != nil {
-			return nil, fmt.Errorf("insert extraction jobs: %w", err)
-		}
+	if _, err := insertScopeJobs(ctx, tx, jobs, fresh); err != nil {
+		return nil, err
 	}
 	return res, nil
+}
+
+// lockQueues takes, until tx ends, the queue lock of each scope: the lock that orders
+// enqueuing against a scope job's last look for pending episodes. Locks are taken in
+// key order, so two transactions locking several scopes cannot deadlock.
+func lockQueues(ctx context.Context, tx pgx.Tx, scopes []string) error {
+	if len(scopes) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `SELECT count(pg_advisory_xact_lock(hashtext('credo:extract'), k))
+		FROM (SELECT DISTINCT hashtext(s) AS k FROM unnest($1::text[]) AS s ORDER BY k) AS keys`, scopes)
+	if err != nil {
+		return fmt.Errorf("lock scope queues: %w", err)
+	}
+	return nil
+}
+
+// insertScopeJobs inserts one extraction job per distinct scope and returns how many it
+// inserted: a scope whose job is not finished gets no second one.
+func insertScopeJobs(ctx context.Context, tx pgx.Tx, jobs Inserter, scopes []string) (int, error) {
+	scopes = slices.Clone(scopes)
+	slices.Sort(scopes)
+	scopes = slices.Compact(scopes)
+	n := 0
+	const chunk = 1000
+	for start := 0; start < len(scopes); start += chunk {
+		var params []river.InsertManyParams
+		for _, s := range scopes[start:min(start+chunk, len(scopes))] {
+			params = append(params, river.InsertManyParams{Args: Args{Scope: s}})
+		}
+		res, err := jobs.InsertManyTx(ctx, tx, params)
+		if err != nil {
+			return n, fmt.Errorf("insert extraction jobs: %w", err)
+		}
+		for _, r := range res {
+			if !r.UniqueSkippedAsDuplicate {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// Reconcile inserts, in tx, a job for every scope that has pending episodes and none
+// (an upgrade from per-episode jobs, a job discarded after a database outage outlasted
+// its attempts), and returns how many it inserted. Scopes that have a job are skipped
+// by River's uniqueness, so it is safe at any time.
+func Reconcile(ctx context.Context, tx pgx.Tx, jobs Inserter) (int, error) {
+	// A skip scan over the pending index: one probe per scope, however long its backlog.
+	rows, err := tx.Query(ctx, `
+		WITH RECURSIVE scopes AS (
+			(SELECT scope FROM episode WHERE state = 'pending' ORDER BY scope LIMIT 1)
+			UNION ALL
+			SELECT (SELECT e.scope FROM episode e WHERE e.state = 'pending' AND e.scope > s.scope ORDER BY e.scope LIMIT 1)
+			FROM scopes s WHERE s.scope IS NOT NULL
+		)
+		SELECT scope FROM scopes WHERE scope IS NOT NULL`)
+	if err != nil {
+		return 0, fmt.Errorf("find scopes with pending episodes: %w", err)
+	}
+	scopes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, fmt.Errorf("find scopes with pending episodes: %w", err)
+	}
+	return insertScopeJobs(ctx, tx, jobs, scopes)
 }

@@ -141,7 +141,8 @@ func TestMalformedOutput(t *testing.T) {
 			require.Equal(t, "failed", ep.State)
 			require.NotNil(t, ep.LastError)
 			require.Contains(t, *ep.LastError, tc.want)
-			require.Equal(t, 1, countRows(t, p, "SELECT count(*) FROM river_job WHERE state = 'cancelled'"))
+			require.Equal(t, 1, countRows(t, p, "SELECT count(*) FROM river_job WHERE state = 'completed'"),
+				"a failed episode fails alone: its scope's job completes")
 
 			all, err := p.Store.All(ctx, "user:1")
 			require.NoError(t, err)
@@ -205,7 +206,8 @@ func TestOutageLongerThanAttemptsFailsTheEpisode(t *testing.T) {
 	require.Equal(t, "failed", ep.State)
 	require.Equal(t, 2, ep.Attempts)
 	require.Contains(t, *ep.LastError, "502")
-	require.Equal(t, 1, countRows(t, p, "SELECT count(*) FROM river_job WHERE state = 'discarded'"))
+	require.Equal(t, 1, countRows(t, p, "SELECT count(*) FROM river_job WHERE state = 'completed'"),
+		"the episode's attempts are counted, not the job's")
 }
 
 func TestCandidatesAreBounded(t *testing.T) {

@@ -160,5 +160,5 @@ func TestEnqueueGoodInput(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "enqueued 0, duplicates 3\n", stdout)
 	require.Equal(t, 3, env.rows(t, "episode"))
-	require.Equal(t, 3, env.rows(t, "river_job"))
+	require.Equal(t, 2, env.rows(t, "river_job"), "one extraction job per scope")
 }

@@ -85,41 +85,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	m := metrics.New()
 	chat, embed = m.WrapProvider(chat), m.WrapProvider(embed)
 	store := memory.NewStore(pool, &memory.Config{ConfidenceFloor: floor(cfg.ConfidenceFloor)})
-	var examples *learning.Retriever
-	if cfg.Examples > 0 {
-		examples = learning.NewRetriever(pool, cfg.Examples, cfg.ExamplesScope)
-	}
-	extractor, err := extract.NewWorker(extract.Config{
-		Store: store, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
-		MaxCandidates: cfg.MaxCandidates, Examples: examples, Logger: logger, Observer: m,
-	})
+	client, err := newClient(cfg, store, chat, embed, m, logger, *drain)
 	if err != nil {
 		return err
-	}
-	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, extractor); err != nil {
-		return err
-	}
-	periodic, err := addConsolidation(workers, cfg, store, chat, embed, m, logger, *drain)
-	if err != nil {
-		return err
-	}
-	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Queues: map[string]river.QueueConfig{
-			extract.Queue: {MaxWorkers: cfg.Workers},
-			// Consolidation is background work: it gets a share of the LLM concurrency.
-			consolidate.Queue: {MaxWorkers: max(1, cfg.Workers/4)},
-		},
-		Workers:              workers,
-		PeriodicJobs:         periodic,
-		JobTimeout:           cfg.JobTimeout,
-		RescueStuckJobsAfter: cfg.RescueAfter,
-		MaxAttempts:          cfg.MaxAttempts,
-		Logger:               logger.With("component", "river"),
-		FetchPollInterval:    pollInterval(*drain),
-	})
-	if err != nil {
-		return fmt.Errorf("river client: %w", err)
 	}
 
 	if cfg.HTTPAddr != "" {
@@ -149,11 +117,89 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 
 	var runErr error
 	if *drain {
-		runErr = waitDrained(ctx, pool)
+		// A drain run schedules no periodic job, so it gives jobless pending episodes
+		// (from an upgrade, or a crash) their scope's job itself.
+		if runErr = reconcile(ctx, pool, client, logger); runErr == nil {
+			runErr = waitDrained(ctx, pool)
+		}
 	} else {
 		<-ctx.Done()
 	}
 	return errors.Join(runErr, shutdown(client, cfg.ShutdownTimeout, logger))
+}
+
+// newClient builds the River client with every worker: extraction (one job per scope
+// at a time, see extract.Args), consolidation and their periodic jobs.
+func newClient(cfg *config.Config, store *memory.Store, chat, embed llm.Provider, m *metrics.Metrics,
+	logger *slog.Logger, drain bool) (*river.Client[pgx.Tx], error) {
+	var examples *learning.Retriever
+	if cfg.Examples > 0 {
+		examples = learning.NewRetriever(store.Pool(), cfg.Examples, cfg.ExamplesScope)
+	}
+	extractor, err := extract.NewWorker(extract.Config{
+		Store: store, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
+		MaxCandidates: cfg.MaxCandidates, Examples: examples, Logger: logger, Observer: m,
+		EpisodeTimeout: cfg.JobTimeout, JobBudget: jobBudget(cfg), MaxAttempts: cfg.MaxAttempts,
+	})
+	if err != nil {
+		return nil, err
+	}
+	workers := river.NewWorkers()
+	for _, add := range []func() error{
+		func() error { return river.AddWorkerSafely(workers, extractor) },
+		func() error { return river.AddWorkerSafely(workers, extract.NewEpisodeWorker(store.Pool())) },
+		func() error { return river.AddWorkerSafely(workers, extract.NewReconcileWorker(store.Pool(), logger)) },
+	} {
+		if err := add(); err != nil {
+			return nil, err
+		}
+	}
+	periodic, err := addConsolidation(workers, cfg, store, chat, embed, m, logger, drain)
+	if err != nil {
+		return nil, err
+	}
+	if !drain {
+		periodic = append(periodic, extract.ReconcilePeriodicJob(0))
+	}
+	client, err := river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
+		Queues: map[string]river.QueueConfig{
+			extract.Queue: {MaxWorkers: cfg.Workers},
+			// Consolidation is background work: it gets a share of the LLM concurrency.
+			consolidate.Queue: {MaxWorkers: max(1, cfg.Workers/4)},
+		},
+		Workers:              workers,
+		PeriodicJobs:         periodic,
+		JobTimeout:           cfg.JobTimeout,
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		MaxAttempts:          cfg.MaxAttempts,
+		Logger:               logger.With("component", "river"),
+		FetchPollInterval:    pollInterval(drain),
+		// A job that ends frees a slot; the next is fetched within 10 ms, not River's
+		// default 100 ms, which would idle a worker for a third of a 250 ms model call.
+		FetchCooldown: 10 * time.Millisecond,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	return client, nil
+}
+
+// jobBudget is how long one extraction job may run: it ends its turn early enough that
+// River never rescues it while it works (RESCUE_AFTER), keeping half the gap between
+// RESCUE_AFTER and JOB_TIMEOUT, at most a minute, as a margin for database work.
+func jobBudget(cfg *config.Config) time.Duration {
+	return cfg.RescueAfter - min(time.Minute, (cfg.RescueAfter-cfg.JobTimeout)/2)
+}
+
+// reconcile gives every scope with pending episodes and no job one.
+func reconcile(ctx context.Context, pool *pgxpool.Pool, client *river.Client[pgx.Tx], logger *slog.Logger) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		n, err := extract.Reconcile(ctx, tx, client)
+		if n > 0 {
+			logger.InfoContext(ctx, "gave scopes with pending episodes their extraction job", "scopes", n)
+		}
+		return err
+	})
 }
 
 // addConsolidation registers the consolidation workers and returns the periodic sweep.

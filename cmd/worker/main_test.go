@@ -123,13 +123,14 @@ func TestMetricsMoveAfterARun(t *testing.T) {
 		raw, _ := io.ReadAll(resp.Body)
 		body = string(raw)
 		// Job events reach the watcher asynchronously.
-		return strings.Contains(body, `credo_jobs_total{kind="credo.extract",outcome="completed"} 4`)
+		return strings.Contains(body, `credo_jobs_total{kind="credo.extract_scope",outcome="completed"}`)
 	}, 10*time.Second, 50*time.Millisecond, "jobs by outcome")
 	for _, want := range []string{
 		`credo_llm_calls_total{kind="chat",model="qwen2.5:7b",provider="ollama",result="ok"} 4`,
 		`credo_revisions_total{action="supersede",reason="temporal"} 1`,
 		`credo_llm_tokens_total{direction="prompt",model="qwen2.5:7b",provider="ollama"}`,
 		`credo_extraction_prompt_chars_count 4`,
+		`credo_extraction_stale_total 0`,
 	} {
 		require.Contains(t, body, want)
 	}

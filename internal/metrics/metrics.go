@@ -75,6 +75,7 @@ type Metrics struct {
 	llmTokens  *prometheus.CounterVec
 
 	extractions        *prometheus.CounterVec
+	extractionsStale   prometheus.Counter
 	extractionDuration prometheus.Histogram
 	promptChars        prometheus.Histogram
 	candidates         prometheus.Histogram
@@ -128,6 +129,10 @@ func New() *Metrics {
 			Namespace: Namespace, Name: "extractions_total",
 			Help: "Extraction attempts by result (ok, error, malformed).",
 		}, []string{"result"}),
+		extractionsStale: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "extraction_stale_total",
+			Help: "Extractions done again because another writer revised the scope during the LLM call; per-scope sequencing keeps it near 0.",
+		}),
 		extractionDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "extraction_duration_seconds",
 			Help:    "Duration of one extraction attempt, LLM call, embedding and apply included.",
@@ -170,7 +175,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.jobs, m.jobDuration,
 		m.llmCalls, m.llmLatency, m.llmTokens,
-		m.extractions, m.extractionDuration, m.promptChars, m.candidates,
+		m.extractions, m.extractionsStale, m.extractionDuration, m.promptChars, m.candidates,
 		m.outcomes, m.revisions, m.conflicts,
 		m.clusters, m.clustersJudged,
 	)
@@ -200,6 +205,7 @@ func (m *Metrics) Extracted(r extract.Report) {
 		result = ResultError
 	}
 	m.extractions.WithLabelValues(result).Inc()
+	m.extractionsStale.Add(float64(r.StaleRounds))
 	m.extractionDuration.Observe(r.Duration.Seconds())
 	if r.PromptChars > 0 {
 		// Zero means the attempt failed before the prompt was built.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
@@ -29,12 +30,15 @@ import (
 type Options struct {
 	// Provider is llm.ProviderOpenAI (default) or llm.ProviderOllama.
 	Provider string
-	// MaxAttempts of a job (default 3).
+	// MaxAttempts of an episode, and of a job (default 3).
 	MaxAttempts int
 	// Workers is the extraction concurrency (default 4).
 	Workers int
 	// Server options of the fake LLM.
 	LLMOptions []llmtest.Option
+	// MaxConns, when set, gives each River client a pool of its own of this size
+	// (default: the test schema's pool of 10 for the first client).
+	MaxConns int32
 	// Extract adjusts the worker's configuration.
 	Extract func(*extract.Config)
 }
@@ -46,6 +50,7 @@ type Pipeline struct {
 	LLM      *llmtest.Server
 	Provider llm.Provider
 	Client   *river.Client[pgx.Tx]
+	opts     *Options
 }
 
 // New starts a pipeline that stops when the test ends.
@@ -67,8 +72,31 @@ func New(t testing.TB, opts *Options) *Pipeline {
 	}
 	require.NoError(t, err)
 
-	store := memory.NewStore(schema.Pool, nil)
-	cfg := extract.Config{Store: store, Chat: provider, Embed: provider, EmbedModel: provider.EmbedModel()}
+	p := &Pipeline{Schema: schema, Store: memory.NewStore(schema.Pool, nil), LLM: srv, Provider: provider, opts: opts}
+	p.Client = p.AddClient(t)
+	return p
+}
+
+// AddClient starts one more River client working extraction jobs on the pipeline's
+// database, as another worker process would, with its own connection pool; it stops
+// when the test ends.
+func (p *Pipeline) AddClient(t testing.TB) *river.Client[pgx.Tx] {
+	t.Helper()
+	ctx := context.Background()
+	pool := p.Schema.Pool
+	store := p.Store
+	opts := p.opts
+	if p.Client != nil || opts.MaxConns > 0 {
+		pc, err := pgxpool.ParseConfig(p.Schema.URL)
+		require.NoError(t, err)
+		pc.MaxConns = cmp.Or(opts.MaxConns, 10)
+		pool, err = pgxpool.NewWithConfig(ctx, pc)
+		require.NoError(t, err)
+		t.Cleanup(pool.Close)
+		store = memory.NewStore(pool, nil)
+	}
+	cfg := extract.Config{Store: store, Chat: p.Provider, Embed: p.Provider, EmbedModel: p.Provider.EmbedModel(),
+		MaxAttempts: cmp.Or(opts.MaxAttempts, 3), RetryPolicy: quickRetry{}}
 	if opts.Extract != nil {
 		opts.Extract(&cfg)
 	}
@@ -76,7 +104,9 @@ func New(t testing.TB, opts *Options) *Pipeline {
 	require.NoError(t, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, worker)
-	client, err := river.NewClient(riverpgxv5.New(schema.Pool), &river.Config{
+	river.AddWorker(workers, extract.NewEpisodeWorker(pool))
+	river.AddWorker(workers, extract.NewReconcileWorker(pool, nil))
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues:            map[string]river.QueueConfig{extract.Queue: {MaxWorkers: cmp.Or(opts.Workers, 4)}},
 		Workers:           workers,
 		MaxAttempts:       cmp.Or(opts.MaxAttempts, 3),
@@ -86,14 +116,13 @@ func New(t testing.TB, opts *Options) *Pipeline {
 		Logger:            slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
-	ctx := context.Background()
 	require.NoError(t, client.Start(ctx))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = client.Stop(ctx)
 	})
-	return &Pipeline{Schema: schema, Store: store, LLM: srv, Provider: provider, Client: client}
+	return client
 }
 
 // quickRetry retries at once: River makes a job due within its scheduler interval

@@ -1,0 +1,335 @@
+package extract
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/credohq/credo/learning"
+	"github.com/credohq/credo/llm"
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/prompts"
+)
+
+// maxPending bounds the unembedded beliefs and events one episode embeds for its scope.
+const maxPending = 64
+
+// maxStaleRounds bounds how many times one episode is extracted again because another
+// writer (consolidation, an operator) revised the scope while its LLM call ran; past
+// it, the episode is retried later.
+const maxStaleRounds = 8
+
+// episode is what extraction reads of an episode.
+type episode struct {
+	ID         int64
+	Scope      string
+	Messages   []prompts.Message
+	OccurredAt time.Time
+	// Attempts is how many times the episode was tried before.
+	Attempts int
+}
+
+// state is what an extraction reads before its first model call.
+type state struct {
+	ep *episode
+	// seen is read before the candidates, so that nothing stored after the prompt was
+	// chosen can go unnoticed when the answer is applied.
+	seen *memory.Snapshot
+	// current is up to K+1 current beliefs: when there are no more than K, they are
+	// the candidates.
+	current      []memory.Belief
+	withExamples bool
+	// pending is what earlier extractions stored without vectors, read when this one
+	// embeds its transcript.
+	pending []memory.Unembedded
+}
+
+// embedsTranscript says whether the extraction embeds its transcript before the chat:
+// to find candidates among more than K beliefs, or examples.
+func (st *state) embedsTranscript(k int) bool { return len(st.current) > k || st.withExamples }
+
+// extractEpisode extracts one episode; when another writer stored a belief this one's
+// prompt did not show (memory.ErrStale), it extracts again from what the scope holds
+// now. Within a scope job nothing else extracts the scope, so this is rare; each
+// round is counted in the report.
+func (w *Worker) extractEpisode(ctx context.Context, ep *episode, rep *Report) error {
+	for round := 1; ; round++ {
+		err := w.extractOnce(ctx, ep, rep)
+		if !errors.Is(err, memory.ErrStale) || round == maxStaleRounds {
+			return err
+		}
+		rep.StaleRounds++
+		w.log.InfoContext(ctx, "scope revised during extraction, extracting again", "episode", ep.ID,
+			"scope", ep.Scope, "round", round)
+	}
+}
+
+func (w *Worker) extractOnce(ctx context.Context, ep *episode, rep *Report) error {
+	st, err := w.read(ctx, ep)
+	if err != nil {
+		return err
+	}
+	cands, examples, err := w.context(ctx, st, rep)
+	if err != nil {
+		return err
+	}
+	rep.Candidates, rep.Examples = len(cands), len(examples)
+
+	pc := make([]prompts.Candidate, len(cands))
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		pc[i] = prompts.Candidate{Statement: c.Statement, Attribute: c.Attribute, ValidFrom: c.ValidFrom}
+		ids[i] = c.ID
+	}
+	pe := make([]prompts.Example, len(examples))
+	for i, e := range examples {
+		pe[i] = prompts.Example{Old: e.Old, Excerpt: e.Excerpt, New: e.New, Action: e.Action, Reason: e.Reason}
+	}
+	system, user, err := w.prompts.Extraction(prompts.Extraction{
+		Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Examples: pe, Messages: ep.Messages,
+	})
+	if err != nil {
+		return err
+	}
+	rep.PromptChars = len(system) + len(user)
+
+	chatStart := time.Now()
+	facts, err := w.chat(ctx, system, user, len(cands), ep.OccurredAt, rep)
+	rep.ChatDuration = time.Since(chatStart)
+	if err != nil {
+		return err
+	}
+
+	if rep.EmbedCalls == 0 {
+		if err := w.embed(ctx, facts, cands, rep); err != nil {
+			return err
+		}
+	}
+	batch := &memory.Batch{
+		Scope: ep.Scope, Origin: memory.RevisionExtraction, EpisodeID: &ep.ID, At: ep.OccurredAt,
+		Candidates: ids, Facts: facts, EmbedModel: w.cfg.EmbedModel, Seen: st.seen,
+	}
+	for _, f := range facts {
+		if v := cmp.Or(len(f.Embedding), len(f.EventEmbedding)); v > 0 {
+			if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, v); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	return w.apply(ctx, ep, batch, rep)
+}
+
+// apply marks the episode applied and applies its batch in one transaction.
+func (w *Worker) apply(ctx context.Context, ep *episode, batch *memory.Batch, rep *Report) error {
+	return pgx.BeginFunc(ctx, w.cfg.Store.Pool(), func(tx pgx.Tx) error {
+		// Marking the episode first locks its row: should a second job ever work the
+		// same episode (a rescued job whose first run is still finishing), it waits
+		// here, then finds it applied and applies nothing.
+		tag, err := tx.Exec(ctx, `UPDATE episode SET state = 'applied', processed_at = now(), attempts = $2,
+			last_error = NULL WHERE id = $1 AND state = 'pending'`, ep.ID, ep.Attempts+1)
+		if err != nil {
+			return fmt.Errorf("mark episode %d applied: %w", ep.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil
+		}
+		res, err := w.cfg.Store.ApplyTx(ctx, tx, batch)
+		if err != nil {
+			return err
+		}
+		rep.Outcomes = res.All()
+		w.log.InfoContext(ctx, "extracted", "episode", ep.ID, "scope", ep.Scope, "candidates", rep.Candidates,
+			"examples", rep.Examples, "facts", len(batch.Facts), "prompt_tokens", rep.Usage.PromptTokens,
+			"completion_tokens", rep.Usage.CompletionTokens)
+		return nil
+	})
+}
+
+// nextEpisode reads the scope's oldest pending episode (by occurred_at, then id), or
+// nil when there is none. An episode it cannot decode comes with errEpisode.
+func (w *Worker) nextEpisode(ctx context.Context, scope string) (*episode, error) {
+	ep := &episode{Scope: scope}
+	var raw []byte
+	err := w.cfg.Store.Pool().QueryRow(ctx, `SELECT id, messages, occurred_at, attempts FROM episode
+		WHERE scope = $1 AND state = 'pending' ORDER BY occurred_at, id LIMIT 1`, scope).
+		Scan(&ep.ID, &raw, &ep.OccurredAt, &ep.Attempts)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("next pending episode of %q: %w", scope, err)
+	}
+	if err := json.Unmarshal(raw, &ep.Messages); err != nil {
+		return ep, fmt.Errorf("%w: decode episode %d: %w", errEpisode, ep.ID, err)
+	}
+	ep.OccurredAt = ep.OccurredAt.UTC()
+	return ep, nil
+}
+
+// errEpisode marks an episode that cannot be extracted however often it is tried.
+var errEpisode = errors.New("unreadable episode")
+
+// read makes the extraction's first reads on one connection, released before any model
+// call.
+func (w *Worker) read(ctx context.Context, ep *episode) (*state, error) {
+	conn, err := w.cfg.Store.Pool().Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("acquire connection: %w", err)
+	}
+	defer conn.Release()
+	store := w.cfg.Store.On(conn)
+
+	st := &state{ep: ep}
+	scope, k := ep.Scope, w.cfg.MaxCandidates
+	if st.seen, err = store.Snapshot(ctx, scope); err != nil {
+		return nil, err
+	}
+	if st.current, err = store.CurrentUpTo(ctx, scope, k+1); err != nil {
+		return nil, err
+	}
+	if w.cfg.Examples != nil {
+		if st.withExamples, err = w.cfg.Examples.On(conn).Available(ctx, scope, w.cfg.EmbedModel); err != nil {
+			return nil, err
+		}
+	}
+	if st.embedsTranscript(k) {
+		if st.pending, err = store.Unembedded(ctx, scope, maxPending); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// context chooses what the prompt shows besides the transcript. Candidates: all active
+// beliefs when there are no more than K; otherwise the nearest to the transcript by
+// embedding, plus other beliefs on the attributes those fill, so that a slot is seen
+// whole. Examples: the past revisions nearest to the transcript. The transcript is
+// embedded only when one of them needs it.
+func (w *Worker) context(ctx context.Context, st *state, rep *Report) ([]memory.Belief, []learning.Example, error) {
+	k := w.cfg.MaxCandidates
+	if !st.embedsTranscript(k) {
+		return st.current, nil, nil
+	}
+	// This job's one embedding call: the transcript, and what earlier jobs stored
+	// without vectors. What this job learns waits for the next call likewise.
+	texts := []string{prompts.Transcript(st.ep.Messages)}
+	for _, u := range st.pending {
+		texts = append(texts, u.Text)
+	}
+	res, err := w.cfg.Embed.Embed(ctx, texts)
+	rep.EmbedCalls++
+	if err != nil {
+		return nil, nil, fmt.Errorf("embed transcript: %w", err)
+	}
+	vec := res.Vectors[0]
+	if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(vec)); err != nil {
+		return nil, nil, err
+	}
+
+	conn, err := w.cfg.Store.Pool().Acquire(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("acquire connection: %w", err)
+	}
+	defer conn.Release()
+	store := w.cfg.Store.On(conn)
+	scope := st.ep.Scope
+	if err := store.SetEmbeddings(ctx, w.cfg.EmbedModel, st.pending, res.Vectors[1:]); err != nil {
+		return nil, nil, err
+	}
+	var examples []learning.Example
+	if st.withExamples {
+		if examples, err = w.cfg.Examples.On(conn).Similar(ctx, scope, w.cfg.EmbedModel, vec); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(st.current) <= k {
+		return st.current, examples, nil
+	}
+
+	near, err := store.Nearest(ctx, scope, w.cfg.EmbedModel, vec, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The least similar third of the nearest make room for the rest of the slots the
+	// most similar fill.
+	top := near[:min(len(near), max(1, k*2/3))]
+	var attrs []string
+	ids := make([]int64, 0, len(near))
+	for _, b := range top {
+		attrs = append(attrs, b.Attribute)
+	}
+	for _, b := range near {
+		ids = append(ids, b.ID)
+	}
+	more, err := store.ActiveWithAttributes(ctx, scope, attrs, ids, k-len(top))
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(near[:min(len(near), k-len(more))], more...), examples, nil
+}
+
+// chat asks the LLM once; a malformed answer is asked again, showing the model its
+// error, at most MalformedRetries times.
+func (w *Worker) chat(ctx context.Context, system, user string, candidates int, occurredAt time.Time, rep *Report) ([]memory.Fact, error) {
+	req := llm.ChatRequest{
+		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}},
+		SchemaName: prompts.ExtractionSchemaName,
+		Schema:     prompts.ExtractionSchema(),
+	}
+	parse := func(content string) ([]memory.Fact, error) {
+		facts, _, err := Parse(content, candidates, occurredAt)
+		return facts, err
+	}
+	return llm.ChatParsed(ctx, w.cfg.Chat, req, w.cfg.MalformedRetries, parse, func(a llm.Attempt) {
+		rep.ChatCalls++
+		rep.Usage.PromptTokens += a.Response.Usage.PromptTokens
+		rep.Usage.CompletionTokens += a.Response.Usage.CompletionTokens
+		if a.Retrying {
+			w.log.WarnContext(ctx, "malformed extraction answer, asking again", "error", a.Err)
+		}
+	})
+}
+
+// embed computes, in one call, the vectors of every new statement and of every revision
+// a fact asks for (its future few-shot example). It runs only when the job made no
+// embedding call before the chat: one call per job.
+func (w *Worker) embed(ctx context.Context, facts []memory.Fact, cands []memory.Belief, rep *Report) error {
+	type slot struct {
+		fact  int
+		event bool
+	}
+	var texts []string
+	var slots []slot
+	for i, f := range facts {
+		if f.Statement != "" && (f.Resolves == nil || f.Resolves.Action != memory.ActionReinforce) {
+			texts = append(texts, f.Statement)
+			slots = append(slots, slot{i, false})
+		}
+		if d := f.Resolves; d != nil && d.Action != memory.ActionReinforce {
+			texts = append(texts, memory.EventText(cands[d.Index].Statement, f.Quote, f.Statement))
+			slots = append(slots, slot{i, true})
+		}
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	res, err := w.cfg.Embed.Embed(ctx, texts)
+	rep.EmbedCalls++
+	if err != nil {
+		return fmt.Errorf("embed statements: %w", err)
+	}
+	for j, s := range slots {
+		if s.event {
+			facts[s.fact].EventEmbedding = res.Vectors[j]
+		} else {
+			facts[s.fact].Embedding = res.Vectors[j]
+		}
+	}
+	return nil
+}

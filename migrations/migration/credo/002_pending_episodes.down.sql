@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS episode_scope_pending_idx;
