@@ -57,23 +57,23 @@ func (st *state) embedsTranscript(k int) bool { return len(st.current) > k || st
 // prompt did not show (memory.ErrStale), it extracts again from what the scope holds
 // now. Within a scope job nothing else extracts the scope, so this is rare; each
 // round is counted in the report.
-func (w *Worker) extractEpisode(ctx context.Context, ep *episode, rep *Report) error {
+func (w *Worker) extractEpisode(ctx context.Context, st *state, rep *Report) error {
 	for round := 1; ; round++ {
-		err := w.extractOnce(ctx, ep, rep)
+		err := w.extractOnce(ctx, st, rep)
 		if !errors.Is(err, memory.ErrStale) || round == maxStaleRounds {
 			return err
 		}
 		rep.StaleRounds++
-		w.log.InfoContext(ctx, "scope revised during extraction, extracting again", "episode", ep.ID,
-			"scope", ep.Scope, "round", round)
+		w.log.InfoContext(ctx, "scope revised during extraction, extracting again", "episode", st.ep.ID,
+			"scope", st.ep.Scope, "round", round)
+		if st, err = w.read(ctx, st.ep.Scope, st.ep); err != nil {
+			return err
+		}
 	}
 }
 
-func (w *Worker) extractOnce(ctx context.Context, ep *episode, rep *Report) error {
-	st, err := w.read(ctx, ep)
-	if err != nil {
-		return err
-	}
+func (w *Worker) extractOnce(ctx context.Context, st *state, rep *Report) error {
+	ep := st.ep
 	cands, examples, err := w.context(ctx, st, rep)
 	if err != nil {
 		return err
@@ -153,10 +153,10 @@ func (w *Worker) apply(ctx context.Context, ep *episode, batch *memory.Batch, re
 
 // nextEpisode reads the scope's oldest pending episode (by occurred_at, then id), or
 // nil when there is none. An episode it cannot decode comes with errEpisode.
-func (w *Worker) nextEpisode(ctx context.Context, scope string) (*episode, error) {
+func nextEpisode(ctx context.Context, db memory.DB, scope string) (*episode, error) {
 	ep := &episode{Scope: scope}
 	var raw []byte
-	err := w.cfg.Store.Pool().QueryRow(ctx, `SELECT id, messages, occurred_at, attempts FROM episode
+	err := db.QueryRow(ctx, `SELECT id, messages, occurred_at, attempts FROM episode
 		WHERE scope = $1 AND state = 'pending' ORDER BY occurred_at, id LIMIT 1`, scope).
 		Scan(&ep.ID, &raw, &ep.OccurredAt, &ep.Attempts)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -176,8 +176,10 @@ func (w *Worker) nextEpisode(ctx context.Context, scope string) (*episode, error
 var errEpisode = errors.New("unreadable episode")
 
 // read makes the extraction's first reads on one connection, released before any model
-// call.
-func (w *Worker) read(ctx context.Context, ep *episode) (*state, error) {
+// call: the scope's next pending episode, unless ep is given, then what the prompt is
+// chosen from. It returns nil when the scope has no pending episode, and the episode
+// alone with errEpisode when it cannot be decoded.
+func (w *Worker) read(ctx context.Context, scope string, ep *episode) (*state, error) {
 	conn, err := w.cfg.Store.Pool().Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("acquire connection: %w", err)
@@ -185,8 +187,13 @@ func (w *Worker) read(ctx context.Context, ep *episode) (*state, error) {
 	defer conn.Release()
 	store := w.cfg.Store.On(conn)
 
+	if ep == nil {
+		if ep, err = nextEpisode(ctx, conn, scope); ep == nil || err != nil {
+			return &state{ep: ep}, err
+		}
+	}
 	st := &state{ep: ep}
-	scope, k := ep.Scope, w.cfg.MaxCandidates
+	k := w.cfg.MaxCandidates
 	if st.seen, err = store.Snapshot(ctx, scope); err != nil {
 		return nil, err
 	}

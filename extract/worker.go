@@ -153,18 +153,18 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		if n > 0 && !w.mayStart(n, start) {
 			return w.yield(ctx, job)
 		}
-		ep, err := w.nextEpisode(ctx, job.Args.Scope)
+		st, err := w.read(ctx, job.Args.Scope, nil)
 		if err != nil && !errors.Is(err, errEpisode) {
 			return err
 		}
-		if ep == nil {
+		if st.ep == nil {
 			done, err := w.finish(ctx, job)
 			if done || err != nil {
 				return err
 			}
 			continue
 		}
-		if err := w.work(ctx, ep, err); err != nil {
+		if err := w.work(ctx, st, err); err != nil {
 			return err
 		}
 	}
@@ -216,11 +216,12 @@ func (w *Worker) finish(ctx context.Context, job *river.Job[Args]) (bool, error)
 	return done, err
 }
 
-// work makes one attempt at ep (readErr is set when the episode could not even be
-// read) and records its failure. It returns an error only to end the job: a snooze
+// work makes one attempt at the episode of st (readErr is set when it could not even
+// be read) and records its failure. It returns an error only to end the job: a snooze
 // until the episode's next attempt, or River's own retry when the database fails.
-func (w *Worker) work(ctx context.Context, ep *episode, readErr error) error {
+func (w *Worker) work(ctx context.Context, st *state, readErr error) error {
 	start := time.Now()
+	ep := st.ep
 	rep := Report{EpisodeID: ep.ID, Scope: ep.Scope}
 	err := readErr
 	if err == nil {
@@ -228,7 +229,7 @@ func (w *Worker) work(ctx context.Context, ep *episode, readErr error) error {
 		if w.cfg.EpisodeTimeout > 0 {
 			epCtx, cancel = context.WithTimeout(ctx, w.cfg.EpisodeTimeout)
 		}
-		err = w.extractEpisode(epCtx, ep, &rep)
+		err = w.extractEpisode(epCtx, st, &rep)
 		cancel()
 	}
 	rep.Err, rep.Duration = err, time.Since(start)
