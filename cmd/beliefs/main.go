@@ -1,6 +1,7 @@
 // Command beliefs reads and administers credo's memory.
 //
 //	beliefs list --scope S [--all] [--as-of T] [--known-at T] [--json]
+//	beliefs scopes [--prefix P] [--json]
 //	beliefs history --id ID [--json]
 //	beliefs events --scope S [--json]
 //	beliefs conflicts --scope S [--json]
@@ -77,7 +78,7 @@ type command struct {
 }
 
 func commands() []command {
-	return append([]command{listCommand(), historyCommand(), eventsCommand(), conflictsCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand()},
+	return append([]command{listCommand(), scopesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand()},
 		append(keysCommands(), mcpCommand())...)
 }
 
