@@ -11,7 +11,8 @@
 //   - WrapProvider, which wraps each llm.Provider so every Chat and Embed call is timed
 //     and counted with its tokens;
 //   - WatchRiver, which subscribes to a River client's job events and counts jobs by
-//     kind and outcome.
+//     kind and outcome;
+//   - WatchBacklog, which reads the extraction backlog from the database at each scrape.
 //
 // ConsolidationClusters is called by the consolidation pass.
 package metrics
