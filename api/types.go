@@ -120,7 +120,7 @@ type Conflicts struct {
 // Enqueued answers POST /v1/transcripts.
 type Enqueued struct {
 	EpisodeIDs []int64 `json:"episode_ids" nullable:"false" doc:"One per record, in input order; a duplicate gets the id of the episode it repeats."`
-	Enqueued   int     `json:"enqueued" doc:"Records stored as new episodes, each with an extraction job."`
+	Enqueued   int     `json:"enqueued" doc:"Records stored as new episodes, each extracted in its turn by its scope's job."`
 	Duplicates int     `json:"duplicates" doc:"Records already stored in their scope (same content)."`
 }
 

@@ -1,4 +1,5 @@
-// Command enqueue validates transcripts and enqueues one extraction job per new episode.
+// Command enqueue validates transcripts, stores them as episodes and makes sure each
+// scope with a new episode has its extraction job.
 //
 //	enqueue FILE...   (- reads standard input; JSON object, JSON array or JSONL)
 //
