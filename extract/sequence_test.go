@@ -379,3 +379,36 @@ func TestJobsOfEarlierVersionsAreHandedOn(t *testing.T) {
 		return err
 	}))
 }
+
+// TestScopePurgedWhileItsJobRuns: a scope purged while its job waits on the model ends
+// with nothing of the scope re-created, the job completed, and the scope usable again.
+func TestScopePurgedWhileItsJobRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	release := make(chan struct{})
+	held := make(chan struct{}, 1)
+	p := pipelinetest.New(t, nil)
+	p.LLM.Handle(func(req llmtest.Request) llmtest.Reply {
+		select {
+		case held <- struct{}{}: // the first call waits for the purge
+			<-release
+		default:
+		}
+		return newCallLog(0).handle(req)
+	})
+	p.Enqueue(t, move("user:gone", 1), move("user:gone", 2))
+	<-held
+	_, err := p.Store.Purge(ctx, memory.Selection{Scope: "user:gone", All: true})
+	require.NoError(t, err)
+	close(release)
+	p.Drain(t)
+
+	require.Zero(t, countRows(t, p, "SELECT count(*) FROM belief"), "nothing re-created")
+	require.Zero(t, countRows(t, p, "SELECT count(*) FROM episode"))
+	require.Equal(t, 1, p.LLM.ChatCount(), "the purged second episode is never extracted")
+	require.Zero(t, countRows(t, p, "SELECT count(*) FROM river_job WHERE state <> 'completed'"))
+
+	p.Enqueue(t, move("user:gone", 3))
+	p.Drain(t)
+	require.Equal(t, 1, countRows(t, p, "SELECT count(*) FROM belief WHERE scope = 'user:gone' AND status = 'active'"))
+}

@@ -207,7 +207,8 @@ func (w *Worker) finish(ctx context.Context, job *river.Job[Args]) (bool, error)
 		if more {
 			return nil
 		}
-		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
+		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+		if err != nil && !errors.Is(err, rivertype.ErrNotFound) { // not found: deleted, nothing to complete
 			return fmt.Errorf("complete job %d: %w", job.ID, err)
 		}
 		done = true

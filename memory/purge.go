@@ -154,13 +154,17 @@ func (p *purge) findEpisodes(ctx context.Context) error {
 
 // riverJobs deletes the jobs of purged episodes (and, for a scope, the jobs of the
 // scope), and jobs mentioning the purged text. A job of another scope, known by its
-// episode or its scope argument, is that scope's business and is never touched.
+// episode or its scope argument, is that scope's business and is never touched. A
+// running job of the scope is let finish (it finds nothing left and completes; River's
+// cleaner removes it later): deleting its row under it would let a second job of the
+// scope start beside it.
 func (p *purge) riverJobs(ctx context.Context) error {
 	episodes := make([]string, len(p.episodes))
 	for i, id := range p.episodes {
 		episodes[i] = strconv.FormatInt(id, 10)
 	}
-	return p.exec(ctx, "river_job", `DELETE FROM river_job j WHERE j.args->>'episode_id' = ANY($2)
+	return p.exec(ctx, "river_job", `DELETE FROM river_job j WHERE NOT (j.state = 'running' AND j.args->>'scope' = $1)
+		AND (j.args->>'episode_id' = ANY($2)
 		OR ($4 AND j.args->>'scope' = $1)
 		OR (coalesce(j.args->>'scope', $1) = $1
 			AND NOT EXISTS (SELECT 1 FROM episode e WHERE e.scope <> $1
@@ -168,7 +172,7 @@ func (p *purge) riverJobs(ctx context.Context) error {
 			AND (`+mentionsJSON("j.args", "$3")+`
 				OR `+mentionsJSON("j.metadata", "$3")+`
 				OR `+mentionsJSON("to_jsonb(j.errors)", "$3")+`
-				OR `+mentionsText("array_to_string(j.tags, ' ')", "$3")+`))`,
+				OR `+mentionsText("array_to_string(j.tags, ' ')", "$3")+`)))`,
 		p.sel.Scope, episodes, p.needles, p.sel.All)
 }
 

@@ -240,7 +240,10 @@ func TestPurgeScope(t *testing.T) {
 	insertJob(t, bundle, "credo.extract", map[string]int64{"episode_id": episode})
 	insertJob(t, bundle, "credo.consolidate", map[string]string{"scope": scope})
 	insertJob(t, bundle, "credo.consolidate_all", map[string]string{}, fmt.Sprintf("consolidate scope %q: llm down", scope))
-	_, err := bundle.schema.Pool.Exec(ctx, "INSERT INTO consolidation_judgment (scope, signature) VALUES ($1, 'sig')", scope)
+	running := insertJob(t, bundle, "credo.extract_scope", map[string]string{"scope": scope})
+	_, err := bundle.schema.Pool.Exec(ctx, "UPDATE river_job SET state = 'running', attempted_at = now() WHERE id = $1", running)
+	require.NoError(t, err)
+	_, err = bundle.schema.Pool.Exec(ctx, "INSERT INTO consolidation_judgment (scope, signature) VALUES ($1, 'sig')", scope)
 	require.NoError(t, err)
 	_, err = bundle.schema.Pool.Exec(ctx, "INSERT INTO scope_consolidation (scope, watermark) VALUES ($1, now())", scope)
 	require.NoError(t, err)
@@ -258,7 +261,9 @@ func TestPurgeScope(t *testing.T) {
 		"consolidation_judgment": 1, "scope_consolidation": 1}
 	require.Equal(t, PurgedScope, purged.What)
 	require.Equal(t, wantCounts, purged.Counts)
-	require.Equal(t, map[string]int{"river_job": 2}, mentions(t, bundle, scope), "only the other tenant's own job rows name it")
+	require.Equal(t, map[string]int{"river_job": 3}, mentions(t, bundle, scope),
+		"only the other tenant's own job rows name it, and the scope's running job, let finish")
+	require.Equal(t, 1, count(t, bundle, fmt.Sprintf("river_job WHERE id = %d", running)), "a running job is not deleted under it")
 
 	for _, table := range []string{"belief", "revision_event", "belief_conflict", "episode", "consolidation_judgment", "scope_consolidation"} {
 		require.Equal(t, 0, count(t, bundle, table+" WHERE scope = '"+scope+"'"), table)
