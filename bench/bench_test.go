@@ -305,6 +305,31 @@ func BenchmarkBulkImport(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
+// BenchmarkSingleScopeBacklog: one user's backlog of 500 episodes with 8 workers and
+// a zero-latency model: the scope is worked one episode at a time whatever the worker
+// count, and the cost of sequencing is the job's turns, one River fetch per batch.
+func BenchmarkSingleScopeBacklog(b *testing.B) {
+	const n = 500
+	p := pipelinetest.New(b, &pipelinetest.Options{Workers: 8, MaxConns: 12})
+	p.LLM.Handle(cityAnswer)
+	ts := episodes(n, 1)
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		p.Enqueue(b, ts...)
+		p.Drain(b)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	var turns int
+	require.NoError(b, p.Schema.Pool.QueryRow(context.Background(),
+		`SELECT coalesce(sum(1 + coalesce((metadata->>'snoozes')::int, 0)), 0) FROM river_job WHERE kind = 'credo.extract_scope'`).Scan(&turns))
+	b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "episodes/s")
+	b.ReportMetric(float64(turns)/float64(n*b.N), "job_fetches/episode")
+	b.ReportMetric(float64(p.LLM.ChatCount())/float64(n*b.N), "chat_calls/episode")
+	b.ReportMetric(0, "ns/op")
+}
+
 var session = regexp.MustCompile(`Session (\S+)#(\d+)\.`)
 
 // BenchmarkReadLatency: current beliefs of one scope of 10,000 (among 200,000 in the
