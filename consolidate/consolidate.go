@@ -357,6 +357,32 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 // the seeds; each seed's near neighbours in the scope are found with the model's HNSW
 // index, and union-find joins seeds and neighbours into capped clusters. No LLM call.
 func (w *Worker) plan(ctx context.Context, scope string) (*plan, error) {
+	p, seeds, err := w.seeds(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	if len(seeds) == 0 {
+		return p, nil
+	}
+	groups, err := w.groups(ctx, scope, seeds)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) == 0 {
+		return p, nil
+	}
+	if p.clusters, err = w.clusters(ctx, scope, groups); err != nil {
+		return nil, err
+	}
+	if err := w.markJudged(ctx, scope, p.clusters); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// seeds reads the scope's watermark and the active beliefs changed since, and says
+// where the watermark moves once the pass is done.
+func (w *Worker) seeds(ctx context.Context, scope string) (*plan, []int64, error) {
 	store := w.cfg.Store
 	var (
 		watermark *time.Time
@@ -365,7 +391,7 @@ func (w *Worker) plan(ctx context.Context, scope string) (*plan, error) {
 	err := store.Pool().QueryRow(ctx, `SELECT (SELECT watermark FROM scope_consolidation WHERE scope = $1), statement_timestamp()`,
 		scope).Scan(&watermark, &dbNow)
 	if err != nil {
-		return nil, fmt.Errorf("read watermark of %q: %w", scope, err)
+		return nil, nil, fmt.Errorf("read watermark of %q: %w", scope, err)
 	}
 	var since time.Time
 	if watermark != nil {
@@ -373,7 +399,7 @@ func (w *Worker) plan(ctx context.Context, scope string) (*plan, error) {
 	}
 	ch, err := store.ChangedSince(ctx, scope, w.cfg.EmbedModel, since, w.cfg.MaxSeeds)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p := &plan{watermark: watermark, seeds: len(ch.IDs), next: ch.UpTo, more: ch.More}
 	if settled := dbNow.Add(-w.cfg.Settle); p.next.After(settled) {
@@ -386,27 +412,29 @@ func (w *Worker) plan(ctx context.Context, scope string) (*plan, error) {
 	if !p.next.After(since) {
 		p.next = time.Time{}
 	}
-	if len(ch.IDs) == 0 {
-		return p, nil
-	}
+	return p, ch.IDs, nil
+}
 
-	edges, err := store.Neighbors(ctx, memory.NeighborQuery{
-		Scope: scope, Model: w.cfg.EmbedModel, Seeds: ch.IDs,
+// groups joins the seeds and their near neighbours into capped groups of belief ids.
+func (w *Worker) groups(ctx context.Context, scope string, seeds []int64) ([][]int64, error) {
+	edges, err := w.cfg.Store.Neighbors(ctx, memory.NeighborQuery{
+		Scope: scope, Model: w.cfg.EmbedModel, Seeds: seeds,
 		K: w.cfg.MaxCluster, MaxDistance: 1 - w.cfg.Threshold, SameSubject: true,
 	})
 	if err != nil {
 		return nil, err
 	}
-	groups := clusterize(edges, w.cfg.MaxCluster)
-	if len(groups) == 0 {
-		return p, nil
-	}
+	return clusterize(edges, w.cfg.MaxCluster), nil
+}
 
+// clusters loads the members of the groups and keeps those still active in the scope,
+// in the order the prompt shows them; a group left with fewer than two is dropped.
+func (w *Worker) clusters(ctx context.Context, scope string, groups [][]int64) ([]*cluster, error) {
 	var ids []int64
 	for _, g := range groups {
 		ids = append(ids, g...)
 	}
-	bs, err := store.BeliefsByID(ctx, ids)
+	bs, err := w.cfg.Store.BeliefsByID(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +445,7 @@ func (w *Worker) plan(ctx context.Context, scope string) (*plan, error) {
 			byID[b.ID] = b
 		}
 	}
-	var sigs []string
+	var out []*cluster
 	for _, g := range groups {
 		c := &cluster{}
 		for _, id := range g {
@@ -433,13 +461,23 @@ func (w *Worker) plan(ctx context.Context, scope string) (*plan, error) {
 			return cmp.Or(a.ValidFrom.Compare(b.ValidFrom), cmp.Compare(a.ID, b.ID))
 		})
 		c.signature = signature(c.members)
-		p.clusters = append(p.clusters, c)
-		sigs = append(sigs, c.signature)
+		out = append(out, c)
 	}
+	return out, nil
+}
 
-	rows, err := store.Pool().Query(ctx, `SELECT signature FROM consolidation_judgment WHERE scope = $1 AND signature = ANY($2)`, scope, sigs)
+// markJudged marks the clusters judged before with the same members.
+func (w *Worker) markJudged(ctx context.Context, scope string, clusters []*cluster) error {
+	if len(clusters) == 0 {
+		return nil
+	}
+	sigs := make([]string, len(clusters))
+	for i, c := range clusters {
+		sigs[i] = c.signature
+	}
+	rows, err := w.cfg.Store.Pool().Query(ctx, `SELECT signature FROM consolidation_judgment WHERE scope = $1 AND signature = ANY($2)`, scope, sigs)
 	if err != nil {
-		return nil, fmt.Errorf("look up judged clusters of %q: %w", scope, err)
+		return fmt.Errorf("look up judged clusters of %q: %w", scope, err)
 	}
 	judged := map[string]bool{}
 	var sig string
@@ -448,12 +486,12 @@ func (w *Worker) plan(ctx context.Context, scope string) (*plan, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("look up judged clusters of %q: %w", scope, err)
+		return fmt.Errorf("look up judged clusters of %q: %w", scope, err)
 	}
-	for _, c := range p.clusters {
+	for _, c := range clusters {
 		c.judged = judged[c.signature]
 	}
-	return p, nil
+	return nil
 }
 
 // judge asks the LLM about one cluster and applies its verdict with the cluster's
