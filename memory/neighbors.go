@@ -3,9 +3,11 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
 )
 
 // Changes is what changed in a scope after a watermark: the seeds of a consolidation
@@ -94,13 +96,26 @@ type NeighborQuery struct {
 	SameSubject bool
 }
 
-// neighborChunk bounds the seeds of one statement, so that one round trip does not
-// run for minutes on a large first pass.
-const neighborChunk = 512
+// neighborChunk bounds the seeds of one statement: small enough that a pass of a
+// thousand seeds keeps every connection of neighborConns busy, large enough that a
+// chunk's four round trips (begin, settings, query, commit) are noise beside its
+// probes, 0.1 to 1 ms each.
+const neighborChunk = 256
+
+// neighborConns bounds the pooled connections one Neighbors call probes on at once. A
+// probe is work in one server backend, mostly waiting on memory once the index outgrows
+// the CPU caches, so two backends take about half the time; on the two-core benchmark
+// machine four were no faster than two. The pool is shared with River and extraction,
+// and no connection is held across an LLM call (Neighbors makes none).
+const neighborConns = 2
 
 // Neighbors is, for every seed of q, its up to K nearest active beliefs of the scope
-// other than itself, within MaxDistance; ordered by seed, then distance. Each seed's
-// search is one probe of the model's HNSW index.
+// other than itself, within MaxDistance; ordered by seed, then distance. Each
+// seed's search is one probe of the model's HNSW index; chunks of seeds are probed in
+// parallel on up to neighborConns pooled connections (one connection when the store
+// runs on one, see On), each chunk in its own read-only transaction. Under READ
+// COMMITTED every statement took its own snapshot before too, so splitting the
+// transaction changes what the probes can see in no way.
 func (s *Store) Neighbors(ctx context.Context, q NeighborQuery) ([]Neighbor, error) {
 	if len(q.Seeds) == 0 || q.K <= 0 {
 		return nil, nil
@@ -109,10 +124,40 @@ func (s *Store) Neighbors(ctx context.Context, q NeighborQuery) ([]Neighbor, err
 	if err != nil {
 		return nil, err
 	}
-	// The casts and the model predicate match the partial expression index that
-	// EnsureEmbeddingModel created; without them the planner cannot use it.
+	sql := neighborSQL(dim)
+	// Sorted, so that the result is ordered by seed across chunks too.
+	chunks := slices.Collect(slices.Chunk(slices.Sorted(slices.Values(q.Seeds)), neighborChunk))
+	found := make([][]Neighbor, len(chunks))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.neighborConns())
+	for i, seeds := range chunks {
+		g.Go(func() error {
+			ns, err := s.probe(gctx, sql, q, seeds)
+			found[i] = ns
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("neighbours in %q: %w", q.Scope, err)
+	}
+	return slices.Concat(found...), nil
+}
+
+// neighborConns is how many connections Neighbors may use at once: one when the store
+// runs on a single connection, which cannot run two statements at a time.
+func (s *Store) neighborConns() int {
+	if s.db != Conn(s.pool) {
+		return 1
+	}
+	return neighborConns
+}
+
+// neighborSQL is the probe statement for seeds of dimension dim. The casts and the model
+// predicate match the partial expression index that EnsureEmbeddingModel created;
+// without them the planner cannot use it.
+func neighborSQL(dim int) string {
 	cast := fmt.Sprintf("::vector(%d)", dim)
-	sql := `SELECT s.id, n.id, n.distance
+	return `SELECT s.id, n.id, n.distance
 		FROM belief s CROSS JOIN LATERAL (
 			SELECT b.id, b.subject, b.embedding` + cast + ` <=> s.embedding` + cast + ` AS distance
 			FROM belief b
@@ -122,9 +167,13 @@ func (s *Store) Neighbors(ctx context.Context, q NeighborQuery) ([]Neighbor, err
 		WHERE s.id = ANY($4) AND s.scope = $1 AND s.embed_model = $2
 			AND n.distance <= $5 AND (NOT $6 OR lower(n.subject) = lower(s.subject))
 		ORDER BY s.id, n.distance, n.id`
+}
 
+// probe finds the neighbours of one chunk of seeds in a read-only transaction of its
+// own.
+func (s *Store) probe(ctx context.Context, sql string, q NeighborQuery, seeds []int64) ([]Neighbor, error) {
 	var out []Neighbor
-	err = pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		// Set for this transaction only, in one round trip:
 		// - hnsw.iterative_scan: other scopes share the model's index; without an
 		//   iterative scan it hands back its ef_search nearest vectors of any scope, and
@@ -140,25 +189,19 @@ func (s *Store) Neighbors(ctx context.Context, q NeighborQuery) ([]Neighbor, err
 		if err != nil {
 			return fmt.Errorf("configure the neighbour query: %w", err)
 		}
-		for start := 0; start < len(q.Seeds); start += neighborChunk {
-			seeds := q.Seeds[start:min(start+neighborChunk, len(q.Seeds))]
-			rows, err := tx.Query(ctx, sql, q.Scope, q.Model, q.K, seeds, q.MaxDistance, q.SameSubject)
-			if err != nil {
-				return err
-			}
-			var n Neighbor
-			_, err = pgx.ForEachRow(rows, []any{&n.Seed, &n.ID, &n.Distance}, func() error {
-				out = append(out, n)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
+		rows, err := tx.Query(ctx, sql, q.Scope, q.Model, q.K, seeds, q.MaxDistance, q.SameSubject)
+		if err != nil {
+			return err
 		}
-		return nil
+		var n Neighbor
+		_, err = pgx.ForEachRow(rows, []any{&n.Seed, &n.ID, &n.Distance}, func() error {
+			out = append(out, n)
+			return nil
+		})
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("neighbours in %q: %w", q.Scope, err)
+		return nil, fmt.Errorf("probe %d seeds: %w", len(seeds), err)
 	}
 	return out, nil
 }
