@@ -272,6 +272,24 @@ func TestLongBacklogYieldsToOtherScopes(t *testing.T) {
 	require.Equal(t, 0, countRows(t, p, "SELECT count(*) FROM river_job WHERE state <> 'completed'"))
 }
 
+// TestLoneBacklogKeepsItsWorker: with no other job waiting, a backlog is not cut into
+// turns: each snooze would only wait for River's next fetch.
+func TestLoneBacklogKeepsItsWorker(t *testing.T) {
+	t.Parallel()
+	log := newCallLog(0)
+	p := pipelinetest.New(t, &pipelinetest.Options{Workers: 2, Extract: func(c *extract.Config) { c.Batch = 2 }})
+	p.LLM.Handle(log.handle)
+	var ts []transcript.Transcript
+	for n := 1; n <= 7; n++ {
+		ts = append(ts, move("user:1", n))
+	}
+	p.Enqueue(t, ts...)
+	p.Drain(t)
+	require.Equal(t, seq(1, 7), log.callsOf("user:1"))
+	require.Equal(t, 0, countRows(t, p, "SELECT count(*) FROM river_job WHERE metadata ? 'snoozes'"), "never snoozed")
+	require.Equal(t, 1, countRows(t, p, "SELECT count(*) FROM river_job WHERE state = 'completed' AND attempt = 1"))
+}
+
 // TestEpisodeTimeoutBoundsOneEpisode: JOB_TIMEOUT bounds each episode, not the backlog:
 // a job works five episodes that together take longer than it, and the one episode
 // that outlasts it fails that attempt alone and is tried again in its place.

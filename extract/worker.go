@@ -43,7 +43,8 @@ type Config struct {
 	// MalformedRetries is how many times a malformed answer is asked again within one
 	// attempt before the episode fails.
 	MalformedRetries int
-	// Batch bounds the episodes one job extracts before its scope yields to the others.
+	// Batch bounds the episodes one job extracts before its scope yields to the others,
+	// when others wait.
 	Batch int
 	// EpisodeTimeout bounds one episode's attempt (JOB_TIMEOUT); zero: no bound.
 	EpisodeTimeout time.Duration
@@ -141,17 +142,29 @@ func (w *Worker) Timeout(*river.Job[Args]) time.Duration {
 
 // Work extracts the scope's pending episodes one at a time, oldest first, each in its
 // own short transaction, so that a crash loses nothing and applies nothing twice. After
-// Batch episodes, or when the budget is spent, the job goes to the back of the queue
-// (a snooze, which costs no attempt) so that other scopes progress. It completes only
-// when, under the scope's queue lock, no pending episode is left.
+// each Batch episodes, if another job waits for a worker, and whenever the budget is
+// spent, the job goes to the back of the queue (a snooze, which costs no attempt) so
+// that other scopes progress. It completes only when, under the scope's queue lock, no
+// pending episode is left.
 func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	start := time.Now()
 	for n := 0; ; n++ {
 		if ctx.Err() != nil {
 			return river.JobSnooze(0) // stopping: the job runs again at once elsewhere
 		}
-		if n > 0 && !w.mayStart(n, start) {
+		if n > 0 && !w.withinBudget(start) {
 			return w.yield(ctx, job)
+		}
+		if n > 0 && n%w.cfg.Batch == 0 {
+			// A turn is over: give way if another job waits for a worker; alone, go on,
+			// as a snoozed job would wait for the next fetch for nothing.
+			waiting, err := othersWaiting(ctx, w.cfg.Store.Pool())
+			if err != nil {
+				return err
+			}
+			if waiting {
+				return w.yield(ctx, job)
+			}
 		}
 		st, err := w.read(ctx, job.Args.Scope, nil)
 		if err != nil && !errors.Is(err, errEpisode) {
@@ -170,12 +183,22 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	}
 }
 
-// mayStart says whether the job may start its n+1-th episode.
-func (w *Worker) mayStart(n int, start time.Time) bool {
-	if n >= w.cfg.Batch {
-		return false
-	}
+// withinBudget says whether the job may start another episode: one that could end
+// after the job's budget would let River take the job for a crashed one.
+func (w *Worker) withinBudget(start time.Time) bool {
 	return w.cfg.JobBudget <= 0 || time.Since(start)+w.cfg.EpisodeTimeout <= w.cfg.JobBudget
+}
+
+// othersWaiting says whether another job of the extraction queue is ready and waits
+// for a worker.
+func othersWaiting(ctx context.Context, db memory.DB) (bool, error) {
+	var waiting bool
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_job
+		WHERE state = 'available' AND queue = $1 AND scheduled_at <= now())`, Queue).Scan(&waiting)
+	if err != nil {
+		return false, fmt.Errorf("look for waiting jobs: %w", err)
+	}
+	return waiting, nil
 }
 
 // yield ends the job's turn: a snooze to the back of the queue when its scope has more
