@@ -22,18 +22,6 @@ import (
 	"github.com/credohq/credo/transcript"
 )
 
-// collector gathers extraction reports.
-type collector struct {
-	mu      sync.Mutex
-	reports []extract.Report
-}
-
-func (c *collector) Extracted(r extract.Report) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reports = append(c.reports, r)
-}
-
 var lives = regexp.MustCompile(`I live in ([A-Za-z]+)`)
 
 // cityAnswer answers like a model would for "I live in CITY": one location fact that
@@ -63,7 +51,7 @@ func episodes(n, scopes int) []transcript.Transcript {
 // BenchmarkCostPerEpisode: LLM calls and tokens per episode, over a realistic mix of new
 // facts and revisions in scopes that accumulate history (and so few-shot examples).
 func BenchmarkCostPerEpisode(b *testing.B) {
-	obs := &collector{}
+	obs := &pipelinetest.Reports{}
 	p := pipelinetest.New(b, &pipelinetest.Options{Workers: 4, Extract: func(c *extract.Config) {
 		c.Observer = obs
 		c.Examples = learning.NewRetriever(c.Store.Pool(), 0, "")
@@ -76,9 +64,10 @@ func BenchmarkCostPerEpisode(b *testing.B) {
 		p.Drain(b)
 	}
 	b.StopTimer()
-	eps := float64(len(obs.reports))
+	reports := obs.All()
+	eps := float64(len(reports))
 	var chars, ptoks, ctoks, cands, examples int
-	for _, r := range obs.reports {
+	for _, r := range reports {
 		chars += r.PromptChars
 		ptoks += r.Usage.PromptTokens
 		ctoks += r.Usage.CompletionTokens
@@ -172,7 +161,7 @@ func randomWord(rng *rand.Rand) string { return words[rng.IntN(len(words))] }
 func BenchmarkPromptSize(b *testing.B) {
 	for _, n := range []int{10, 1000, 100000} {
 		b.Run(fmt.Sprintf("beliefs=%d", n), func(b *testing.B) {
-			obs := &collector{}
+			obs := &pipelinetest.Reports{}
 			p := pipelinetest.New(b, &pipelinetest.Options{Extract: func(c *extract.Config) { c.Observer = obs }})
 			seedBeliefs(b, p, "user:1", n)
 			b.ResetTimer()
@@ -182,7 +171,8 @@ func BenchmarkPromptSize(b *testing.B) {
 				p.Drain(b)
 			}
 			b.StopTimer()
-			r := obs.reports[len(obs.reports)-1]
+			reports := obs.All()
+			r := reports[len(reports)-1]
 			b.ReportMetric(float64(r.PromptChars), "prompt_chars")
 			b.ReportMetric(float64(r.Candidates), "candidates")
 		})
@@ -250,7 +240,7 @@ func BenchmarkThroughput(b *testing.B) {
 // call, each scope's sessions extracted in conversation order.
 func BenchmarkBulkImport(b *testing.B) {
 	const scopes, sessions = 10, 27
-	obs := &collector{}
+	obs := &pipelinetest.Reports{}
 	p := pipelinetest.New(b, &pipelinetest.Options{Workers: 8, MaxConns: 12,
 		LLMOptions: []llmtest.Option{llmtest.WithLatency(30 * time.Millisecond), llmtest.WithEmbedLatency(5 * time.Millisecond)},
 		Extract: func(c *extract.Config) {
@@ -287,19 +277,16 @@ func BenchmarkBulkImport(b *testing.B) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	eps := float64(len(ts) * b.N)
-	outOfOrder, stale := 0, 0
+	outOfOrder := 0
 	require.Len(b, order, scopes, "every scope's calls were seen")
 	for _, calls := range order {
 		if !slices.IsSorted(calls) {
 			outOfOrder++
 		}
 	}
-	for _, r := range obs.reports {
-		stale += r.StaleRounds
-	}
 	b.ReportMetric(float64(p.LLM.ChatCount())/eps, "chat_calls/episode")
 	b.ReportMetric(float64(p.LLM.EmbedCount())/eps, "embed_calls/episode")
-	b.ReportMetric(float64(stale), "stale_total")
+	b.ReportMetric(float64(obs.StaleRounds()), "stale_total")
 	b.ReportMetric(float64(outOfOrder), "scopes_out_of_order")
 	b.ReportMetric(eps/elapsed.Seconds(), "episodes/s")
 	b.ReportMetric(0, "ns/op")

@@ -113,18 +113,6 @@ func (l *callLog) callsOf(scope string) []int {
 	return out
 }
 
-// staleCount is an extract.Observer that sums the stale re-extractions.
-type staleCount struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (s *staleCount) Extracted(r extract.Report) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.n += r.StaleRounds
-}
-
 func seq(from, to int) []int {
 	var out []int
 	for i := from; i <= to; i++ {
@@ -164,7 +152,7 @@ func wantChain(t *testing.T, store *memory.Store, scope string, n int) {
 func TestScopeEpisodesInConversationOrder(t *testing.T) {
 	t.Parallel()
 	log := newCallLog(40 * time.Millisecond)
-	stale := &staleCount{}
+	stale := &pipelinetest.Reports{}
 	p := pipelinetest.New(t, &pipelinetest.Options{Workers: 8, Extract: func(c *extract.Config) { c.Observer = stale }})
 	p.LLM.Handle(log.handle)
 
@@ -184,7 +172,7 @@ func TestScopeEpisodesInConversationOrder(t *testing.T) {
 	require.Equal(t, seq(1, 8), log.callsOf("user:big"), "the scope's episodes in conversation order")
 	require.Equal(t, 1, log.maxInflight["user:big"], "never two extractions of the scope at once")
 	require.Positive(t, log.besides, "other scopes were worked beside it")
-	require.Zero(t, stale.n, "nothing extracted twice")
+	require.Zero(t, stale.StaleRounds(), "nothing extracted twice")
 	wantChain(t, p.Store, "user:big", 8)
 	for _, s := range []string{"user:x", "user:y", "user:z"} {
 		require.Equal(t, seq(1, 2), log.callsOf(s))
@@ -383,19 +371,19 @@ func TestJobsOfEarlierVersionsAreHandedOn(t *testing.T) {
 	p.Drain(t)
 	require.Equal(t, "applied", p.Episode(t, legacy).State)
 
+	reconcile := func() int {
+		var n int
+		require.NoError(t, pgx.BeginFunc(ctx, p.Schema.Pool, func(tx pgx.Tx) (err error) {
+			n, err = extract.Reconcile(ctx, tx, p.Client)
+			return err
+		}))
+		return n
+	}
 	orphan := insert(move("user:orphan", 1))
-	require.NoError(t, pgx.BeginFunc(ctx, p.Schema.Pool, func(tx pgx.Tx) error {
-		n, err := extract.Reconcile(ctx, tx, p.Client)
-		require.Equal(t, 1, n, "one scope had pending episodes and no job")
-		return err
-	}))
+	require.Equal(t, 1, reconcile(), "one scope had pending episodes and no job")
 	p.Drain(t)
 	require.Equal(t, "applied", p.Episode(t, orphan).State)
-	require.NoError(t, pgx.BeginFunc(ctx, p.Schema.Pool, func(tx pgx.Tx) error {
-		n, err := extract.Reconcile(ctx, tx, p.Client)
-		require.Zero(t, n, "nothing left to reconcile")
-		return err
-	}))
+	require.Zero(t, reconcile(), "nothing left to reconcile")
 }
 
 // TestScopePurgedWhileItsJobRuns: a scope purged while its job waits on the model ends

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -153,7 +152,7 @@ func TestHostileLLMOutput(t *testing.T) {
 func TestDirectiveOnJustSupersededBelief(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	stale := &staleCount{}
+	stale := &pipelinetest.Reports{}
 	p := pipelinetest.New(t, &pipelinetest.Options{Workers: 2, Extract: func(c *extract.Config) { c.Observer = stale }})
 	pipelineNYC := seedNYC(t, p, "user:pipeline")
 	at := func(s string) time.Time { tm, _ := time.Parse(time.RFC3339, s); return tm }
@@ -202,7 +201,7 @@ func TestDirectiveOnJustSupersededBelief(t *testing.T) {
 	require.Contains(t, denverPrompts[0], "\n[0] "+nyc)
 	require.Contains(t, denverPrompts[1], "\n[0] "+miami)
 	require.Zero(t, count(t, p.Schema.Pool, "SELECT count(*) FROM belief_conflict"))
-	require.Equal(t, 1, stale.n, "the stale extraction is counted")
+	require.Equal(t, 1, stale.StaleRounds(), "the stale extraction is counted")
 
 	// The engine's own rule, for a writer that does not ask again: the same answers
 	// applied with the candidates job A was shown.
@@ -257,16 +256,4 @@ func TestHostileOutputCannotForgeCandidateLines(t *testing.T) {
 	require.Len(t, lines, 1, "one candidate, one candidate line: %q", lines)
 	require.True(t, strings.HasPrefix(lines[0], "[0] "+miami))
 	require.NotRegexp(t, `\r\[\d+\] `, later)
-}
-
-// staleCount is an extract.Observer that sums the stale re-extractions.
-type staleCount struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (s *staleCount) Extracted(r extract.Report) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.n += r.StaleRounds
 }
