@@ -37,7 +37,7 @@ func (w *ReconcileWorker) Work(ctx context.Context, job *river.Job[ReconcileArgs
 			return err
 		}
 		if n > 0 {
-			w.log.WarnContext(ctx, "scopes with pending episodes had no extraction job; inserted one each", "scopes", n)
+			w.log.InfoContext(ctx, "scopes with pending episodes had no extraction job; inserted one each", "scopes", n)
 		}
 		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/extract"
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/internal/dbtest"
 	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
@@ -234,4 +235,18 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+func TestJobBudgetEndsBeforeRescue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ jobTimeout, rescueAfter, want time.Duration }{
+		{5 * time.Minute, 6 * time.Minute, 5*time.Minute + 30*time.Second},
+		{3 * time.Second, 4 * time.Second, 3500 * time.Millisecond},
+		{time.Minute, 10 * time.Minute, 9 * time.Minute},
+	} {
+		got := jobBudget(&config.Config{JobTimeout: tc.jobTimeout, RescueAfter: tc.rescueAfter})
+		require.Equal(t, tc.want, got, "JOB_TIMEOUT %s, RESCUE_AFTER %s", tc.jobTimeout, tc.rescueAfter)
+		require.Less(t, got, tc.rescueAfter, "a job ends its turn before River would rescue it")
+		require.GreaterOrEqual(t, got, tc.jobTimeout, "one episode always fits")
+	}
 }
