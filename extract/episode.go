@@ -223,8 +223,8 @@ func (w *Worker) context(ctx context.Context, st *state, rep *Report) ([]memory.
 	if !st.embedsTranscript(k) {
 		return st.current, nil, nil
 	}
-	// This job's one embedding call: the transcript, and what earlier jobs stored
-	// without vectors. What this job learns waits for the next call likewise.
+	// This episode's one embedding call: the transcript, and what earlier episodes
+	// stored without vectors. What this one learns waits for the next call likewise.
 	texts := []string{prompts.Transcript(st.ep.Messages)}
 	for _, u := range st.pending {
 		texts = append(texts, u.Text)
@@ -304,8 +304,8 @@ func (w *Worker) chat(ctx context.Context, system, user string, candidates int, 
 }
 
 // embed computes, in one call, the vectors of every new statement and of every revision
-// a fact asks for (its future few-shot example). It runs only when the job made no
-// embedding call before the chat: one call per job.
+// a fact asks for (its future few-shot example). It runs only when the episode made no
+// embedding call before the chat: one call per episode.
 func (w *Worker) embed(ctx context.Context, facts []memory.Fact, cands []memory.Belief, rep *Report) error {
 	type slot struct {
 		fact  int
