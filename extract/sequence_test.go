@@ -33,6 +33,15 @@ func move(scope string, n int) transcript.Transcript {
 		fmt.Sprintf("In conversation %s#%d I live in City%d.", scope, n, n))
 }
 
+// moves is the transcripts of days 1..n of scope.
+func moves(scope string, n int) []transcript.Transcript {
+	var ts []transcript.Transcript
+	for day := 1; day <= n; day++ {
+		ts = append(ts, move(scope, day))
+	}
+	return ts
+}
+
 // callLog is a fake model that answers move transcripts like a model would (a location
 // that supersedes the one shown) after latency, and records the order of the calls and
 // how many of each scope were under way at once.
@@ -156,10 +165,7 @@ func TestScopeEpisodesInConversationOrder(t *testing.T) {
 	p := pipelinetest.New(t, &pipelinetest.Options{Workers: 8, Extract: func(c *extract.Config) { c.Observer = stale }})
 	p.LLM.Handle(log.handle)
 
-	var ts []transcript.Transcript
-	for n := 1; n <= 8; n++ {
-		ts = append(ts, move("user:big", n))
-	}
+	ts := moves("user:big", 8)
 	for _, s := range []string{"user:x", "user:y", "user:z"} {
 		ts = append(ts, move(s, 1), move(s, 2))
 	}
@@ -245,10 +251,7 @@ func TestLongBacklogYieldsToOtherScopes(t *testing.T) {
 	log := newCallLog(0)
 	p := pipelinetest.New(t, &pipelinetest.Options{Workers: 1, Extract: func(c *extract.Config) { c.Batch = 2 }})
 	p.LLM.Handle(log.handle)
-	var ts []transcript.Transcript
-	for n := 1; n <= 6; n++ {
-		ts = append(ts, move("user:a", n))
-	}
+	ts := moves("user:a", 6)
 	p.Enqueue(t, append(ts, move("user:b", 1))...)
 	p.Drain(t)
 
@@ -267,10 +270,7 @@ func TestLoneBacklogKeepsItsWorker(t *testing.T) {
 	log := newCallLog(0)
 	p := pipelinetest.New(t, &pipelinetest.Options{Workers: 2, Extract: func(c *extract.Config) { c.Batch = 2 }})
 	p.LLM.Handle(log.handle)
-	var ts []transcript.Transcript
-	for n := 1; n <= 7; n++ {
-		ts = append(ts, move("user:1", n))
-	}
+	ts := moves("user:1", 7)
 	p.Enqueue(t, ts...)
 	p.Drain(t)
 	require.Equal(t, seq(1, 7), log.callsOf("user:1"))
@@ -289,10 +289,7 @@ func TestEpisodeTimeoutBoundsOneEpisode(t *testing.T) {
 		c.EpisodeTimeout = 250 * time.Millisecond
 	}})
 	p.LLM.Handle(log.handle)
-	var ts []transcript.Transcript
-	for n := 1; n <= 5; n++ {
-		ts = append(ts, move("user:1", n))
-	}
+	ts := moves("user:1", 5)
 	res := p.Enqueue(t, ts...)
 	p.Drain(t)
 
