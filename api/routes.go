@@ -102,6 +102,14 @@ type (
 	forgetInput struct {
 		Body ForgetRequest
 	}
+	conflictsInput struct {
+		Scope string `query:"scope" required:"true" minLength:"1" maxLength:"200" doc:"The scope to read, e.g. user:42; it must start with one of the key's scope prefixes."`
+		All   bool   `query:"all" doc:"Include resolved items."`
+	}
+	resolveInput struct {
+		ID   int64 `path:"id" minimum:"1" doc:"Review item id."`
+		Body ResolveRequest
+	}
 )
 
 // output wraps an answer's body for huma.
@@ -173,11 +181,19 @@ func (s *Server) register() {
 	})
 
 	huma.Register(s.api, s.op(huma.Operation{
-		OperationID: "listConflicts", Method: http.MethodGet, Path: "/v1/conflicts", Tags: []string{"revisions"},
-		Summary:     "Revisions the engine refused, awaiting review",
-		Description: "Needs the read right.",
-	}, http.StatusBadRequest, http.StatusForbidden), func(ctx context.Context, in *scopeParam) (*output[Conflicts], error) {
-		return wrap(s.conflicts(ctx, principalFrom(ctx), in.Scope))
+		OperationID: "listConflicts", Method: http.MethodGet, Path: "/v1/conflicts", Tags: []string{"review"},
+		Summary:     "The review queue: refused revisions and beliefs whose basis changed",
+		Description: "Open items, oldest first; all=true adds resolved ones. Needs the read right.",
+	}, http.StatusBadRequest, http.StatusForbidden), func(ctx context.Context, in *conflictsInput) (*output[Conflicts], error) {
+		return wrap(s.conflicts(ctx, principalFrom(ctx), in.Scope, in.All))
+	})
+
+	huma.Register(s.api, s.op(huma.Operation{
+		OperationID: "resolveConflict", Method: http.MethodPost, Path: "/v1/conflicts/{id}/resolve", Tags: []string{"review"},
+		Summary:     "Decide a review item: apply it or dismiss it",
+		Description: "apply carries out the refused revision as an operator (overriding entrenchment), or retracts a belief whose basis changed; dismiss leaves memory as it is. Either closes the item, and the decision becomes a few-shot example of the scope, as `beliefs resolve` does. 409 when the item is already resolved or the revision no longer applies (nothing is changed). Needs the operate right. An item outside the key's scopes is not found, like an unknown id.",
+	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusBadGateway), func(ctx context.Context, in *resolveInput) (*output[Decided], error) {
+		return wrap(s.resolve(ctx, principalFrom(ctx), in.ID, in.Body))
 	})
 
 	huma.Register(s.api, s.op(huma.Operation{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/review"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -238,26 +239,59 @@ func (s *Server) events(ctx context.Context, p *Principal, scope string, limit i
 	return out, nil
 }
 
-func (s *Server) conflicts(ctx context.Context, p *Principal, scope string) (*Conflicts, error) {
+func (s *Server) conflicts(ctx context.Context, p *Principal, scope string, all bool) (*Conflicts, error) {
 	if err := s.scope(p, RightRead, scope); err != nil {
 		return nil, err
 	}
-	cs, err := s.store.Conflicts(ctx, scope)
+	cs, err := s.store.Conflicts(ctx, scope, all)
 	if err != nil {
 		return nil, s.internal(ctx, err)
 	}
 	out := &Conflicts{Conflicts: make([]Conflict, len(cs))}
 	for i, c := range cs {
-		out.Conflicts[i] = Conflict{ID: c.ID, Scope: c.Scope, Kind: string(c.Kind), Origin: string(c.Origin), Action: string(c.Action),
-			TargetBeliefID: c.TargetBeliefID, Detail: c.Detail, EpisodeID: c.EpisodeID, Status: c.Status, CreatedAt: c.CreatedAt}
-		if c.Reason != nil {
-			r := string(*c.Reason)
-			out.Conflicts[i].Reason = &r
-		}
-		if pr := c.Proposed; pr != nil {
-			out.Conflicts[i].Proposed = &Proposal{Statement: pr.Statement, Subject: pr.Subject, Attribute: pr.Attribute,
-				Confidence: pr.Confidence, Origin: string(pr.Origin), ValidFrom: pr.ValidFrom, Quote: pr.Quote}
-		}
+		out.Conflicts[i] = conflictOf(c)
+	}
+	return out, nil
+}
+
+// ResolveRequest is an operator's decision on a review item.
+type ResolveRequest struct {
+	Action string `json:"action" enum:"apply,dismiss" doc:"apply: carry out the refused revision (or retract the belief whose basis changed); dismiss: leave memory as it is."`
+	Note   string `json:"note,omitempty" maxLength:"2000" doc:"Why; kept with the item."`
+}
+
+func (s *Server) resolve(ctx context.Context, p *Principal, id int64, in ResolveRequest) (*Decided, error) {
+	if err := s.need(p, RightOperate); err != nil {
+		return nil, err
+	}
+	item, err := s.store.Conflict(ctx, id)
+	if errors.Is(err, memory.ErrNotFound) {
+		return nil, notFound("review item", id)
+	}
+	if err != nil {
+		return nil, s.internal(ctx, err)
+	}
+	if !p.Sees(item.Scope) {
+		return nil, notFound("review item", id)
+	}
+	got, err := review.New(s.store, s.embed, s.embedModel).Resolve(ctx, item, memory.Verdict(in.Action), in.Note)
+	switch {
+	case errors.Is(err, memory.ErrClosed), errors.Is(err, memory.ErrNotApplicable):
+		return nil, newError(http.StatusConflict, CodeRefused, err.Error())
+	case errors.Is(err, memory.ErrInvalid):
+		return nil, invalid(strings.TrimPrefix(err.Error(), memory.ErrInvalid.Error()+": "))
+	case errors.Is(err, memory.ErrNotFound):
+		return nil, notFound("review item", id)
+	case errors.Is(err, review.ErrEmbedding):
+		s.log.ErrorContext(ctx, "api: embed decision", "error", err)
+		return nil, newError(http.StatusBadGateway, CodeEmbeddingFailed, "the embedding model did not answer; nothing was changed")
+	case err != nil:
+		return nil, s.internal(ctx, err)
+	}
+	out := &Decided{Conflict: conflictOf(got.Item)}
+	if got.Outcome != nil {
+		r := revisionOf(*got.Outcome)
+		out.Revision = &r
 	}
 	return out, nil
 }

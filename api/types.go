@@ -29,6 +29,8 @@ type Belief struct {
 	Quote           *string    `json:"quote" doc:"The words it was extracted from."`
 	ReinforcedCount int        `json:"reinforced_count" doc:"How often it was said again."`
 	LastSeenAt      time.Time  `json:"last_seen_at"`
+	DependsOn       []int64    `json:"depends_on" doc:"Ids of the beliefs it was concluded from, or null."`
+	NeedsReview     bool       `json:"needs_review" doc:"A belief it was concluded from changed: see the review queue."`
 	Distance        *float64   `json:"distance,omitempty" doc:"Cosine distance to the query, in ranked answers."`
 }
 
@@ -38,7 +40,8 @@ func beliefOf(b memory.Belief) Belief {
 		Statement: b.Statement, Status: string(b.Status), Confidence: b.Confidence, Origin: string(b.Origin),
 		ValidFrom: b.ValidFrom, ValidUntil: b.ValidUntil, RecordedAt: b.RecordedAt, RetiredAt: b.RetiredAt,
 		Supersedes: b.Supersedes, SupersededBy: b.SupersededBy, EpisodeID: b.EpisodeID, Quote: b.Quote,
-		ReinforcedCount: b.ReinforcedCount, LastSeenAt: b.LastSeenAt, Distance: b.Distance,
+		ReinforcedCount: b.ReinforcedCount, LastSeenAt: b.LastSeenAt, DependsOn: b.DependsOn, NeedsReview: b.NeedsReview,
+		Distance: b.Distance,
 	}
 }
 
@@ -90,31 +93,58 @@ type Proposal struct {
 	Statement  string     `json:"statement,omitempty"`
 	Subject    string     `json:"subject,omitempty"`
 	Attribute  string     `json:"attribute,omitempty"`
+	Kind       string     `json:"kind,omitempty"`
 	Confidence float64    `json:"confidence"`
 	Origin     string     `json:"origin,omitempty"`
 	ValidFrom  *time.Time `json:"valid_from,omitempty"`
 	Quote      string     `json:"quote,omitempty"`
+	At         *time.Time `json:"at,omitempty" doc:"When the source said it."`
 }
 
-// Conflict is a revision the engine refused, kept for review.
+// Conflict is an item of the review queue: a revision the engine refused, or a belief
+// whose basis changed.
 type Conflict struct {
-	ID             int64     `json:"id"`
-	Scope          string    `json:"scope"`
-	Kind           string    `json:"kind" enum:"entrenchment,stale_target,time_order,invalid_index"`
-	Origin         string    `json:"origin" enum:"extraction,consolidation,operator"`
-	Action         string    `json:"action"`
-	Reason         *string   `json:"reason"`
-	TargetBeliefID *int64    `json:"target_belief_id"`
-	Proposed       *Proposal `json:"proposed,omitempty" doc:"The belief the revision would have written, if any."`
-	Detail         string    `json:"detail"`
-	EpisodeID      *int64    `json:"episode_id"`
-	Status         string    `json:"status"`
-	CreatedAt      time.Time `json:"created_at"`
+	ID         int64      `json:"id"`
+	Scope      string     `json:"scope"`
+	Kind       string     `json:"kind" enum:"refused,basis_changed" doc:"refused: a revision the engine refused (see cause); basis_changed: a belief concluded from one that changed."`
+	Cause      *string    `json:"cause" enum:"entrenchment,stale_target,time_order,invalid_index,event" doc:"Why a revision was refused; null for basis_changed."`
+	Origin     string     `json:"origin" enum:"extraction,consolidation,operator" doc:"The writer whose revision was refused, or who changed the basis."`
+	Action     string     `json:"action" doc:"What applying the item does: the refused action, or retract for basis_changed."`
+	Reason     *string    `json:"reason"`
+	BeliefID   *int64     `json:"belief_id" doc:"The belief the item is about: the dependent of basis_changed; for a refusal, the stored belief that was to replace the target, if any."`
+	TargetID   *int64     `json:"target_id" doc:"The belief the refused revision would have changed, or the changed basis (null once erased)."`
+	Statement  string     `json:"statement" doc:"What the refusal proposed, or the belief under review."`
+	Proposed   *Proposal  `json:"proposed,omitempty" doc:"The belief the revision would have written, if any."`
+	Detail     string     `json:"detail"`
+	EpisodeID  *int64     `json:"episode_id"`
+	Status     string     `json:"status" enum:"open,resolved"`
+	CreatedAt  time.Time  `json:"created_at"`
+	ResolvedAt *time.Time `json:"resolved_at"`
+	Resolution *string    `json:"resolution" enum:"applied,dismissed,kept,retracted,superseded,forgotten" doc:"How it was closed: by an operator (applied, dismissed), by consolidation (kept), or because the belief left memory."`
+	Note       *string    `json:"note" doc:"The operator's note on the decision."`
+}
+
+func conflictOf(c memory.Conflict) Conflict {
+	out := Conflict{ID: c.ID, Scope: c.Scope, Kind: string(c.Kind), Cause: (*string)(c.Cause), Origin: string(c.Origin),
+		Action: string(c.Action), Reason: (*string)(c.Reason), BeliefID: c.BeliefID, TargetID: c.TargetID, Statement: c.Statement,
+		Detail: c.Detail, EpisodeID: c.EpisodeID, Status: c.Status, CreatedAt: c.CreatedAt, ResolvedAt: c.ResolvedAt,
+		Resolution: (*string)(c.Resolution), Note: c.Note}
+	if pr := c.Proposed; pr != nil {
+		out.Proposed = &Proposal{Statement: pr.Statement, Subject: pr.Subject, Attribute: pr.Attribute, Kind: string(pr.Kind),
+			Confidence: pr.Confidence, Origin: string(pr.Origin), ValidFrom: pr.ValidFrom, Quote: pr.Quote, At: pr.At}
+	}
+	return out
 }
 
 // Conflicts answers GET /v1/conflicts.
 type Conflicts struct {
-	Conflicts []Conflict `json:"conflicts" nullable:"false" doc:"Open conflicts, oldest first."`
+	Conflicts []Conflict `json:"conflicts" nullable:"false" doc:"Review items, oldest first: open ones, or all with all=true."`
+}
+
+// Decided answers POST /v1/conflicts/{id}/resolve.
+type Decided struct {
+	Conflict Conflict  `json:"conflict" doc:"The item, now resolved."`
+	Revision *Revision `json:"revision,omitempty" doc:"The revision applied, for action apply."`
 }
 
 // Enqueued answers POST /v1/transcripts.

@@ -245,12 +245,12 @@ func TestRunScopeAuthoritativeIsNeverSuperseded(t *testing.T) {
 
 	require.Equal(t, memory.StatusActive, bundle.belief(t, authID).Status)
 	require.Equal(t, memory.StatusActive, bundle.belief(t, floridaID).Status)
-	conflicts, err := bundle.store.Conflicts(ctx, "user:1")
+	conflicts, err := bundle.store.Conflicts(ctx, "user:1", false)
 	require.NoError(t, err)
 	require.Len(t, conflicts, 1)
-	require.Equal(t, memory.ConflictEntrenchment, conflicts[0].Kind)
+	require.Equal(t, memory.CauseEntrenchment, *conflicts[0].Cause)
 	require.Equal(t, memory.RevisionConsolidation, conflicts[0].Origin)
-	require.Equal(t, authID, *conflicts[0].TargetBeliefID)
+	require.Equal(t, authID, *conflicts[0].TargetID)
 	require.Equal(t, rep.Resolutions[0].ConflictID, conflicts[0].ID)
 
 	// The refusal is a judgment too: the cluster is not asked about again.

@@ -24,28 +24,32 @@ const (
 	OutcomeDuplicate  OutcomeKind = "duplicate"  // same as an active belief: that one reinforced
 	OutcomeRejected   OutcomeKind = "rejected"   // under the confidence floor: nothing stored
 	OutcomeConflict   OutcomeKind = "conflict"   // refused: a conflict row records it
+	OutcomeKept       OutcomeKind = "kept"       // found to hold although its basis changed
 )
 
 // Outcome is the result of one fact or resolution.
 type Outcome struct {
-	Kind       OutcomeKind
-	BeliefID   int64 // the belief stored, if any
-	TargetID   int64 // the belief revised, if any
-	EventID    int64
-	ConflictID int64
-	Action     Action
-	Reason     Reason
-	Detail     string
+	Kind       OutcomeKind `json:"outcome"`
+	BeliefID   int64       `json:"belief_id,omitempty"` // the belief stored, if any
+	TargetID   int64       `json:"target_id,omitempty"` // the belief revised, if any
+	EventID    int64       `json:"event_id,omitempty"`
+	ConflictID int64       `json:"conflict_id,omitempty"`
+	Action     Action      `json:"action,omitempty"`
+	Reason     Reason      `json:"reason,omitempty"`
+	Detail     string      `json:"detail,omitempty"`
 }
 
-// Result holds one outcome per fact and per resolution, in batch order.
+// Result holds one outcome per fact, resolution and kept belief, in batch order.
 type Result struct {
 	Facts       []Outcome
 	Resolutions []Outcome
+	Kept        []Outcome
 }
 
-// All is every outcome, facts first.
-func (r *Result) All() []Outcome { return append(slices.Clone(r.Facts), r.Resolutions...) }
+// All is every outcome: facts, resolutions, then kept beliefs.
+func (r *Result) All() []Outcome {
+	return slices.Concat(r.Facts, r.Resolutions, r.Kept)
+}
 
 // ErrScope is returned when a batch names a candidate outside its scope: a caller bug,
 // never the LLM's doing, since the LLM only sees indices.
@@ -114,6 +118,13 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 		}
 		res.Resolutions = append(res.Resolutions, o)
 	}
+	for _, k := range b.Keep {
+		o, err := a.keep(ctx, k)
+		if err != nil {
+			return nil, fmt.Errorf("keep candidate %d: %w", k, err)
+		}
+		res.Kept = append(res.Kept, o)
+	}
 	return res, nil
 }
 
@@ -180,16 +191,17 @@ type target struct {
 	Statement    string
 	Status       Status
 	Origin       Origin
+	Kind         Kind
 	Confidence   float64
 	ValidFrom    time.Time
 	SupersededBy *int64
 }
 
-const targetColumns = "id, statement, status, origin, confidence, valid_from, superseded_by"
+const targetColumns = "id, statement, status, origin, kind, confidence, valid_from, superseded_by"
 
 func scanTarget(row pgx.Row) (*target, error) {
 	var t target
-	if err := row.Scan(&t.ID, &t.Statement, &t.Status, &t.Origin, &t.Confidence, &t.ValidFrom, &t.SupersededBy); err != nil {
+	if err := row.Scan(&t.ID, &t.Statement, &t.Status, &t.Origin, &t.Kind, &t.Confidence, &t.ValidFrom, &t.SupersededBy); err != nil {
 		return nil, err
 	}
 	t.ValidFrom = t.ValidFrom.UTC()
@@ -250,17 +262,17 @@ func (a *applier) fact(ctx context.Context, f *Fact) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if !ok {
-		return a.conflict(ctx, ConflictInvalidIndex, d.Action, &d.Reason, nil, f,
+		return a.conflict(ctx, CauseInvalidIndex, d.Action, &d.Reason, nil, f,
 			fmt.Sprintf("index %d is not one of the %d candidates shown", d.Index, len(a.b.Candidates)))
 	}
 	if a.touched[t.ID] {
-		return a.conflict(ctx, ConflictStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target was already revised by another fact of this batch")
+		return a.conflict(ctx, CauseStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target was already revised by another fact of this batch")
 	}
 
 	switch d.Action {
 	case ActionReinforce:
 		if t.Status != StatusActive {
-			return a.conflict(ctx, ConflictStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target is "+string(t.Status)+", not active")
+			return a.conflict(ctx, CauseStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target is "+string(t.Status)+", not active")
 		}
 		return a.reinforce(ctx, t, f.Quote, d.Rationale, f.EventEmbedding)
 	case ActionRetract:
@@ -281,8 +293,11 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 		return Outcome{}, err
 	}
 	if head.Status != StatusActive || (head.ID != t.ID && a.touched[head.ID]) {
-		return a.conflict(ctx, ConflictStaleTarget, d.Action, &d.Reason, &t.ID, f,
+		return a.conflict(ctx, CauseStaleTarget, d.Action, &d.Reason, &t.ID, f,
 			fmt.Sprintf("the target is %s and no other writer's active belief replaced it", t.Status))
+	}
+	if why := a.happened(head, d.Reason); why != "" {
+		return a.beside(ctx, head, f, d, validFrom, why)
 	}
 	if validFrom.Before(head.ValidFrom) {
 		return a.backfill(ctx, head, f, d, validFrom)
@@ -291,7 +306,7 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 		return a.reinforce(ctx, head, f.Quote, "restated as a revision of itself", f.EventEmbedding)
 	}
 	if why := a.entrenched(head, f.Origin, f.Confidence); why != "" {
-		return a.conflict(ctx, ConflictEntrenchment, d.Action, &d.Reason, &head.ID, f, why)
+		return a.conflict(ctx, CauseEntrenchment, d.Action, &d.Reason, &head.ID, f, why)
 	}
 	rationale := d.Rationale
 	if head.ID != t.ID {
@@ -303,7 +318,7 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 	if err != nil {
 		return Outcome{}, err
 	}
-	if err := a.retire(ctx, head.ID, StatusSuperseded, validFrom, &id); err != nil {
+	if err := a.retire(ctx, head.ID, StatusSuperseded, validFrom, &id, d.Reason); err != nil {
 		return Outcome{}, err
 	}
 	ev, err := a.event(ctx, eventRow{action: ActionSupersede, reason: d.Reason, old: head, newID: &id,
@@ -357,10 +372,10 @@ func (a *applier) backfill(ctx context.Context, head *target, f *Fact, d *Direct
 
 func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive, at time.Time) (Outcome, error) {
 	if t.Status != StatusActive {
-		return a.conflict(ctx, ConflictStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target is "+string(t.Status)+", not active")
+		return a.conflict(ctx, CauseStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target is "+string(t.Status)+", not active")
 	}
 	if why := a.entrenched(t, f.Origin, f.Confidence); why != "" {
-		return a.conflict(ctx, ConflictEntrenchment, d.Action, &d.Reason, &t.ID, f, why)
+		return a.conflict(ctx, CauseEntrenchment, d.Action, &d.Reason, &t.ID, f, why)
 	}
 	until := at
 	if d.Reason == ReasonCorrection {
@@ -369,7 +384,7 @@ func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive,
 			at = t.ValidFrom
 		}
 	} else if at.Before(t.ValidFrom) {
-		return a.conflict(ctx, ConflictTimeOrder, d.Action, &d.Reason, &t.ID, f,
+		return a.conflict(ctx, CauseTimeOrder, d.Action, &d.Reason, &t.ID, f,
 			fmt.Sprintf("the retraction (%s) is older than the belief (valid from %s)", at.Format(time.RFC3339), t.ValidFrom.Format(time.RFC3339)))
 	}
 	var newID *int64
@@ -380,7 +395,7 @@ func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive,
 		}
 		newID = &id
 	}
-	if err := a.retire(ctx, t.ID, StatusRetracted, until, newID); err != nil {
+	if err := a.retire(ctx, t.ID, StatusRetracted, until, newID, d.Reason); err != nil {
 		return Outcome{}, err
 	}
 	ev, err := a.event(ctx, eventRow{action: ActionRetract, reason: d.Reason, old: t, newID: newID,
@@ -399,25 +414,26 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 		return Outcome{}, err
 	}
 	if !ok {
-		return a.conflict(ctx, ConflictInvalidIndex, r.Action, &r.Reason, nil, proposal,
+		return a.conflict(ctx, CauseInvalidIndex, r.Action, &r.Reason, nil, proposal,
 			fmt.Sprintf("index %d is not one of the %d candidates shown", r.Index, len(a.b.Candidates)))
 	}
 	if t.Status != StatusActive || a.touched[t.ID] {
-		return a.conflict(ctx, ConflictStaleTarget, r.Action, &r.Reason, &t.ID, proposal, "the target is no longer active")
+		return a.conflict(ctx, CauseStaleTarget, r.Action, &r.Reason, &t.ID, proposal, "the target is no longer active")
 	}
 	if r.ReplacedBy == nil {
 		// Nobody said so: consolidation's retraction is an inference.
 		if why := a.entrenched(t, OriginInferred, 0); why != "" {
-			return a.conflict(ctx, ConflictEntrenchment, r.Action, &r.Reason, &t.ID, proposal, why)
+			return a.conflict(ctx, CauseEntrenchment, r.Action, &r.Reason, &t.ID, proposal, why)
 		}
 		until := a.b.At
 		if r.Reason == ReasonCorrection || until.Before(t.ValidFrom) {
 			until = t.ValidFrom
 		}
-		if err := a.retire(ctx, t.ID, StatusRetracted, until, nil); err != nil {
+		if err := a.retire(ctx, t.ID, StatusRetracted, until, nil, r.Reason); err != nil {
 			return Outcome{}, err
 		}
-		ev, err := a.event(ctx, eventRow{action: ActionRetract, reason: r.Reason, old: t, rationale: r.Rationale})
+		ev, err := a.event(ctx, eventRow{action: ActionRetract, reason: r.Reason, old: t, rationale: r.Rationale,
+			embedding: r.EventEmbedding})
 		return Outcome{Kind: OutcomeRetracted, TargetID: t.ID, EventID: ev, Action: ActionRetract, Reason: r.Reason}, err
 	}
 
@@ -426,30 +442,33 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 		return Outcome{}, err
 	}
 	if !ok || rep.ID == t.ID {
-		return a.conflict(ctx, ConflictInvalidIndex, r.Action, &r.Reason, &t.ID, proposal,
+		return a.conflict(ctx, CauseInvalidIndex, r.Action, &r.Reason, &t.ID, proposal,
 			fmt.Sprintf("replaced_by %d is not another of the %d candidates shown", *r.ReplacedBy, len(a.b.Candidates)))
 	}
-	proposal = &Fact{Statement: rep.Statement, Confidence: rep.Confidence, Origin: rep.Origin}
+	proposal = &Fact{Statement: rep.Statement, Confidence: rep.Confidence, Origin: rep.Origin, Kind: rep.Kind}
 	if rep.Status != StatusActive {
-		return a.conflict(ctx, ConflictStaleTarget, r.Action, &r.Reason, &t.ID, proposal, "the replacement is no longer active")
+		return a.conflict(ctx, CauseStaleTarget, r.Action, &r.Reason, &t.ID, proposal, "the replacement is no longer active", rep.ID)
+	}
+	if why := a.happened(t, r.Reason); why != "" {
+		return a.conflict(ctx, CauseEvent, r.Action, &r.Reason, &t.ID, proposal, why, rep.ID)
 	}
 	if why := a.entrenched(t, rep.Origin, rep.Confidence); why != "" {
-		return a.conflict(ctx, ConflictEntrenchment, r.Action, &r.Reason, &t.ID, proposal, why)
+		return a.conflict(ctx, CauseEntrenchment, r.Action, &r.Reason, &t.ID, proposal, why, rep.ID)
 	}
 	until := rep.ValidFrom
 	if until.Before(t.ValidFrom) {
 		if r.Reason != ReasonDuplicate {
-			return a.conflict(ctx, ConflictTimeOrder, r.Action, &r.Reason, &t.ID, proposal,
+			return a.conflict(ctx, CauseTimeOrder, r.Action, &r.Reason, &t.ID, proposal,
 				fmt.Sprintf("the replacement (valid from %s) is older than the target (valid from %s)",
-					rep.ValidFrom.Format(time.RFC3339), t.ValidFrom.Format(time.RFC3339)))
+					rep.ValidFrom.Format(time.RFC3339), t.ValidFrom.Format(time.RFC3339)), rep.ID)
 		}
 		until = t.ValidFrom
 	}
-	if err := a.retire(ctx, t.ID, StatusSuperseded, until, &rep.ID); err != nil {
+	if err := a.retire(ctx, t.ID, StatusSuperseded, until, &rep.ID, r.Reason); err != nil {
 		return Outcome{}, err
 	}
 	ev, err := a.event(ctx, eventRow{action: ActionSupersede, reason: r.Reason, old: t, newID: &rep.ID,
-		newStatement: rep.Statement, rationale: r.Rationale})
+		newStatement: rep.Statement, rationale: r.Rationale, embedding: r.EventEmbedding})
 	return Outcome{Kind: OutcomeSuperseded, BeliefID: rep.ID, TargetID: t.ID, EventID: ev, Action: ActionSupersede, Reason: r.Reason}, err
 }
 
@@ -468,6 +487,46 @@ func (a *applier) entrenched(t *target, origin Origin, confidence float64) strin
 		return fmt.Sprintf("belief %d was stated by the user with confidence %.2f: a revision with %.2f does not replace it", t.ID, t.Confidence, confidence)
 	}
 	return ""
+}
+
+// happened says why a revision with reason may not supersede t, or "" when it may: an
+// event happened, and a later event does not undo it (a trip to Rome does not replace
+// the trip to Paris). A correction may (it was remembered wrong), and an operator may.
+func (a *applier) happened(t *target, reason Reason) string {
+	if t.Kind != KindEvent || reason != ReasonTemporal || a.b.Origin == RevisionOperator {
+		return ""
+	}
+	return fmt.Sprintf("belief %d is an event: it happened, and a later event does not replace it", t.ID)
+}
+
+// beside stores f beside the event head it was meant to replace, and records the
+// refused supersession for review: the new fact is as true as the old one.
+func (a *applier) beside(ctx context.Context, head *target, f *Fact, d *Directive, validFrom time.Time, why string) (Outcome, error) {
+	if normStatement(f.Statement) == normStatement(head.Statement) {
+		return a.reinforce(ctx, head, f.Quote, "restated as a revision of itself", f.EventEmbedding)
+	}
+	id, err := a.insert(ctx, f, validFrom, StatusActive, nil)
+	if err != nil {
+		return Outcome{}, err
+	}
+	o, err := a.conflict(ctx, CauseEvent, d.Action, &d.Reason, &head.ID, f, why, id)
+	o.BeliefID = id
+	return o, err
+}
+
+// keep clears the review flag of the candidate at index: it holds although a basis of
+// it changed. Its open basis_changed items close as kept.
+func (a *applier) keep(ctx context.Context, index int) (Outcome, error) {
+	id := a.b.Candidates[index]
+	_, err := a.tx.Exec(ctx, `WITH closed AS (
+			UPDATE belief_conflict SET status = 'resolved', resolution = 'kept', resolved_at = $2
+			WHERE belief_id = $1 AND kind = 'basis_changed' AND status = 'open'
+		)
+		UPDATE belief SET needs_review = false WHERE id = $1 AND needs_review`, id, a.now)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("keep belief %d: %w", id, err)
+	}
+	return Outcome{Kind: OutcomeKept, TargetID: id}, nil
 }
 
 // head follows superseded_by links from t to the newest belief of its chain.
@@ -553,15 +612,25 @@ func (a *applier) insert(ctx context.Context, f *Fact, validFrom time.Time, stat
 		v := pgvector.NewVector(f.Embedding)
 		embedding, model = &v, &a.b.EmbedModel
 	}
+	bases := make([]int64, len(f.DependsOn))
+	for i, d := range f.DependsOn {
+		bases[i] = a.b.Candidates[d]
+	}
 	var id int64
-	err := a.tx.QueryRow(ctx, `INSERT INTO belief (scope, subject, attribute, kind, statement, status, confidence,
-			origin, valid_from, valid_until, recorded_at, retired_at, superseded_by, episode_id, quote, last_seen_at,
-			embedding, embed_model, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::vector, $18, $11)
-		RETURNING id`,
+	// The belief and the beliefs it rests on are written in one statement.
+	err := a.tx.QueryRow(ctx, `WITH inserted AS (
+			INSERT INTO belief (scope, subject, attribute, kind, statement, status, confidence,
+				origin, valid_from, valid_until, recorded_at, retired_at, superseded_by, episode_id, quote, last_seen_at,
+				embedding, embed_model, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::vector, $18, $11)
+			RETURNING id
+		), dependencies AS (
+			INSERT INTO belief_dependency (belief_id, basis_id) SELECT inserted.id, basis FROM inserted, unnest($19::bigint[]) basis
+		)
+		SELECT id FROM inserted`,
 		a.b.Scope, f.Subject, f.Attribute, f.Kind, f.Statement, status, f.Confidence,
 		f.Origin, validFrom, validUntil, a.now, retiredAt, supersededBy, a.b.EpisodeID, nullText(f.Quote), a.b.At,
-		embedding, model).Scan(&id)
+		embedding, model, bases).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert belief: %w", err)
 	}
@@ -569,15 +638,26 @@ func (a *applier) insert(ctx context.Context, f *Fact, validFrom time.Time, stat
 	return id, nil
 }
 
-// retire ends belief id with status, closing its valid time at until.
-func (a *applier) retire(ctx context.Context, id int64, status Status, until time.Time, by *int64) error {
-	_, err := a.tx.Exec(ctx, `UPDATE belief SET status = $2, valid_until = greatest($3, valid_from),
-		retired_at = $4, superseded_by = $5, updated_at = $4 WHERE id = $1`, id, status, until, a.now, by)
+// retire ends belief id with status, closing its valid time at until, for reason. Its
+// own open review items about a changed basis close with it, and the active beliefs
+// concluded from it are flagged for review.
+func (a *applier) retire(ctx context.Context, id int64, status Status, until time.Time, by *int64, reason Reason) error {
+	_, err := a.tx.Exec(ctx, `WITH closed AS (
+			UPDATE belief_conflict SET status = 'resolved', resolution = $2, resolved_at = $4
+			WHERE belief_id = $1 AND kind = 'basis_changed' AND status = 'open'
+		)
+		UPDATE belief SET status = $2, valid_until = greatest($3, valid_from),
+			retired_at = $4, superseded_by = $5, updated_at = $4, needs_review = false WHERE id = $1`, id, status, until, a.now, by)
 	if err != nil {
 		return fmt.Errorf("retire belief %d: %w", id, err)
 	}
 	a.touched[id] = true
-	return nil
+	change := string(status)
+	if by != nil {
+		change += fmt.Sprintf(" by belief %d", *by)
+	}
+	return flagDependents(ctx, a.tx, flag{bases: []int64{id}, keepTarget: true, origin: a.b.Origin, reason: &reason,
+		change: change, now: a.now})
 }
 
 // eventRow is one revision_event to write.
@@ -612,18 +692,24 @@ func (a *applier) event(ctx context.Context, e eventRow) (int64, error) {
 	return id, nil
 }
 
-func (a *applier) conflict(ctx context.Context, kind ConflictKind, action Action, reason *Reason, targetID *int64, f *Fact, detail string) (Outcome, error) {
-	p := Proposal{Statement: f.Statement, Subject: f.Subject, Attribute: f.Attribute, Confidence: f.Confidence,
-		Origin: f.Origin, ValidFrom: f.ValidFrom, Quote: f.Quote}
+// conflict records a refused revision for review. replacement, when given, is the
+// stored belief that was to replace the target.
+func (a *applier) conflict(ctx context.Context, cause Cause, action Action, reason *Reason, targetID *int64, f *Fact, detail string, replacement ...int64) (Outcome, error) {
+	p := Proposal{Statement: f.Statement, Subject: f.Subject, Attribute: f.Attribute, Kind: f.Kind, Confidence: f.Confidence,
+		Origin: f.Origin, ValidFrom: f.ValidFrom, Quote: f.Quote, At: &a.b.At}
 	proposed, err := json.Marshal(p)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("encode proposal: %w", err)
 	}
+	var beliefID *int64
+	if len(replacement) > 0 {
+		beliefID = &replacement[0]
+	}
 	var id int64
-	err = a.tx.QueryRow(ctx, `INSERT INTO belief_conflict (scope, kind, origin, action, reason, target_belief_id,
-			proposed, detail, episode_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-		a.b.Scope, kind, a.b.Origin, action, reason, targetID, proposed, detail, a.b.EpisodeID, a.now).Scan(&id)
+	err = a.tx.QueryRow(ctx, `INSERT INTO belief_conflict (scope, kind, cause, origin, action, reason, target_belief_id,
+			belief_id, proposed, detail, episode_id, created_at)
+		VALUES ($1, 'refused', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
+		a.b.Scope, cause, a.b.Origin, action, reason, targetID, beliefID, proposed, detail, a.b.EpisodeID, a.now).Scan(&id)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("insert conflict: %w", err)
 	}

@@ -56,8 +56,6 @@ func day(s string) time.Time {
 	return t
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func fact(statement, attribute string, validFrom string) Fact {
 	f := Fact{Statement: statement, Subject: "user", Attribute: attribute, Kind: KindAttribute, Confidence: 0.9, Origin: OriginUserStated}
 	if validFrom != "" {
@@ -323,10 +321,10 @@ func TestApplyRetract(t *testing.T) {
 		b, err := store.Get(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, StatusActive, b.Status)
-		conflicts, err := store.Conflicts(ctx, "user:3")
+		conflicts, err := store.Conflicts(ctx, "user:3", false)
 		require.NoError(t, err)
 		require.Len(t, conflicts, 1)
-		require.Equal(t, ConflictTimeOrder, conflicts[0].Kind)
+		require.Equal(t, CauseTimeOrder, *conflicts[0].Cause)
 		require.Equal(t, 0, count(t, bundle, "revision_event"))
 	})
 }
@@ -387,12 +385,12 @@ func TestApplyEntrenchment(t *testing.T) {
 		after, err := store.Get(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, before, after, "the authoritative belief is unchanged")
-		conflicts, err := store.Conflicts(ctx, "acct:1")
+		conflicts, err := store.Conflicts(ctx, "acct:1", false)
 		require.NoError(t, err)
 		require.Len(t, conflicts, 3)
 		for _, c := range conflicts {
-			require.Equal(t, ConflictEntrenchment, c.Kind)
-			require.Equal(t, id, *c.TargetBeliefID)
+			require.Equal(t, CauseEntrenchment, *c.Cause)
+			require.Equal(t, id, *c.TargetID)
 		}
 		require.Equal(t, "Account plan is Free", conflicts[0].Proposed.Statement)
 		require.Equal(t, 1, count(t, bundle, "belief"), "a refused revision stores nothing")
@@ -419,7 +417,7 @@ func TestApplyEntrenchment(t *testing.T) {
 		current, err := store.Current(ctx, "user:1")
 		require.NoError(t, err)
 		require.Equal(t, []string{nyc}, statementsOf(current))
-		conflicts, err := store.Conflicts(ctx, "user:1")
+		conflicts, err := store.Conflicts(ctx, "user:1", false)
 		require.NoError(t, err)
 		require.Len(t, conflicts, 2)
 	})
@@ -439,11 +437,11 @@ func TestApplyConflicts(t *testing.T) {
 	require.Equal(t, []OutcomeKind{OutcomeSuperseded, OutcomeConflict, OutcomeConflict},
 		[]OutcomeKind{res.Facts[0].Kind, res.Facts[1].Kind, res.Facts[2].Kind})
 
-	conflicts, err := store.Conflicts(ctx, "user:1")
+	conflicts, err := store.Conflicts(ctx, "user:1", false)
 	require.NoError(t, err)
 	require.Len(t, conflicts, 2)
-	require.Equal(t, ConflictStaleTarget, conflicts[0].Kind)
-	require.Equal(t, ConflictInvalidIndex, conflicts[1].Kind)
+	require.Equal(t, CauseStaleTarget, *conflicts[0].Cause)
+	require.Equal(t, CauseInvalidIndex, *conflicts[1].Cause)
 	require.Equal(t, 2, count(t, bundle, "belief"))
 
 	// A later job that was shown NYC before Miami replaced it is re-checked against Miami.

@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -34,6 +35,9 @@ type Batch struct {
 	Facts      []Fact
 	// Resolutions are consolidation's verdicts on the candidates.
 	Resolutions []Resolution
+	// Keep are candidates found to still hold although a basis of theirs changed: their
+	// review flag is cleared and their basis_changed items close as kept.
+	Keep []int
 	// EmbedModel names the model of every Fact.Embedding; it must be registered with
 	// EnsureEmbeddingModel.
 	EmbedModel string
@@ -58,6 +62,9 @@ type Fact struct {
 	// as a few-shot example (see learning.EventText).
 	EventEmbedding []float32
 	Resolves       *Directive
+	// DependsOn are the candidates the fact was concluded from: when one of them is
+	// superseded, retracted, forgotten or purged, the fact's belief is flagged for review.
+	DependsOn []int
 }
 
 // Directive says what a fact does to the candidate at Index.
@@ -76,6 +83,9 @@ type Resolution struct {
 	Action     Action
 	Reason     Reason
 	Rationale  string
+	// EventEmbedding, in the batch's model, is the vector of the revision, for
+	// retrieving it as a few-shot example.
+	EventEmbedding []float32
 }
 
 // ErrInvalid wraps every validation error of a batch: nothing of it was applied.
@@ -107,28 +117,20 @@ func (b *Batch) normalize(now time.Time) error {
 	if len(b.Facts) > MaxFacts {
 		return invalidf("%d facts; the limit is %d", len(b.Facts), MaxFacts)
 	}
-	dim := 0
 	for i := range b.Facts {
-		f := &b.Facts[i]
-		if err := b.normalizeFact(f, now); err != nil {
+		if err := b.normalizeFact(&b.Facts[i], now); err != nil {
 			return fmt.Errorf("fact %d: %w", i, err)
 		}
-		for _, v := range [][]float32{f.Embedding, f.EventEmbedding} {
-			if len(v) == 0 {
-				continue
-			}
-			if b.EmbedModel == "" {
-				return invalidf("fact %d: embedding without EmbedModel", i)
-			}
-			if dim != 0 && len(v) != dim {
-				return invalidf("fact %d: embedding has %d dimensions, others %d", i, len(v), dim)
-			}
-			dim = len(v)
-			for _, x := range v {
-				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-					return invalidf("fact %d: embedding is not finite", i)
-				}
-			}
+	}
+	if err := b.checkVectors(); err != nil {
+		return err
+	}
+	for i, k := range b.Keep {
+		switch {
+		case b.Origin == RevisionExtraction:
+			return invalidf("keep %d: extraction writes facts, not reviews", i)
+		case k < 0 || k >= len(b.Candidates):
+			return invalidf("keep %d: index %d is not one of the %d candidates", i, k, len(b.Candidates))
 		}
 	}
 	for i, r := range b.Resolutions {
@@ -181,6 +183,9 @@ func (b *Batch) normalizeFact(f *Fact, now time.Time) error {
 		f.ValidFrom = &t
 	}
 
+	if err := b.normalizeDependencies(f); err != nil {
+		return err
+	}
 	stores := f.Statement != ""
 	if d := f.Resolves; d != nil {
 		switch d.Action {
@@ -253,14 +258,70 @@ func normStatement(s string) string {
 	return strings.ToLower(strings.TrimSuffix(strings.Join(strings.Fields(s), " "), "."))
 }
 
-// vectorDim is the dimension of the batch's vectors, 0 when it has none.
-func (b *Batch) vectorDim() int {
-	for _, f := range b.Facts {
-		for _, v := range [][]float32{f.Embedding, f.EventEmbedding} {
-			if len(v) > 0 {
-				return len(v)
+// normalizeDependencies checks that f depends only on candidates, each once, and never
+// on the candidate it revises: a belief cannot rest on the one it replaces.
+func (b *Batch) normalizeDependencies(f *Fact) error {
+	if len(f.DependsOn) == 0 {
+		f.DependsOn = nil
+		return nil
+	}
+	deps := make([]int, 0, len(f.DependsOn))
+	for _, i := range f.DependsOn {
+		if i < 0 || i >= len(b.Candidates) {
+			return invalidf("depends_on %d is not one of the %d candidates", i, len(b.Candidates))
+		}
+		if f.Resolves != nil && f.Resolves.Index == i {
+			continue
+		}
+		deps = append(deps, i)
+	}
+	slices.Sort(deps)
+	f.DependsOn = slices.Compact(deps)
+	return nil
+}
+
+// vectors is every vector of the batch, named for errors.
+func (b *Batch) vectors() iter.Seq2[string, []float32] {
+	return func(yield func(string, []float32) bool) {
+		for i, f := range b.Facts {
+			for _, v := range [][]float32{f.Embedding, f.EventEmbedding} {
+				if len(v) > 0 && !yield(fmt.Sprintf("fact %d", i), v) {
+					return
+				}
 			}
 		}
+		for i, r := range b.Resolutions {
+			if len(r.EventEmbedding) > 0 && !yield(fmt.Sprintf("resolution %d", i), r.EventEmbedding) {
+				return
+			}
+		}
+	}
+}
+
+// checkVectors checks that every vector is finite, of one dimension, in EmbedModel.
+func (b *Batch) checkVectors() error {
+	dim := 0
+	for name, v := range b.vectors() {
+		if b.EmbedModel == "" {
+			return invalidf("%s: embedding without EmbedModel", name)
+		}
+		if dim != 0 && len(v) != dim {
+			return invalidf("%s: embedding has %d dimensions, others %d", name, len(v), dim)
+		}
+		dim = len(v)
+		for _, x := range v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return invalidf("%s: embedding is not finite", name)
+			}
+		}
+	}
+	return nil
+}
+
+// vectorDim is the dimension of the batch's vectors, 0 when it has none.
+func (b *Batch) vectorDim() int {
+	for _, v := range b.vectors() {
+		return len(v)
 	}
 	return 0
 }

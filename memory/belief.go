@@ -93,6 +93,11 @@ type Belief struct {
 	Quote           *string    `json:"quote"`
 	ReinforcedCount int        `json:"reinforced_count"`
 	LastSeenAt      time.Time  `json:"last_seen_at"`
+	// DependsOn are the beliefs this one was concluded from; null when none.
+	DependsOn []int64 `json:"depends_on"`
+	// NeedsReview is set while a basis of this belief changed and nobody has decided
+	// whether it still holds.
+	NeedsReview bool `json:"needs_review"`
 	// Distance is the cosine distance to the query vector of a ranked read.
 	Distance *float64 `json:"distance,omitempty"`
 }
@@ -114,39 +119,82 @@ type Event struct {
 	CreatedAt    time.Time      `json:"created_at"`
 }
 
-// ConflictKind says why the engine refused a revision.
+// ConflictKind is what a review item asks an operator to look at.
 type ConflictKind string
 
 const (
-	ConflictEntrenchment ConflictKind = "entrenchment"
-	ConflictStaleTarget  ConflictKind = "stale_target"
-	ConflictTimeOrder    ConflictKind = "time_order"
-	ConflictInvalidIndex ConflictKind = "invalid_index"
+	// ConflictRefused is a revision the engine refused; its Cause says why.
+	ConflictRefused ConflictKind = "refused"
+	// ConflictBasisChanged is an active belief whose basis, a belief it was concluded
+	// from, was superseded, retracted, forgotten or purged.
+	ConflictBasisChanged ConflictKind = "basis_changed"
 )
 
-// Conflict is a revision the engine refused, kept for review.
+// Cause says why the engine refused a revision.
+type Cause string
+
+const (
+	CauseEntrenchment Cause = "entrenchment"
+	CauseStaleTarget  Cause = "stale_target"
+	CauseTimeOrder    Cause = "time_order"
+	CauseInvalidIndex Cause = "invalid_index"
+	// CauseEvent: a later event does not replace an earlier one; both happened.
+	CauseEvent Cause = "event"
+)
+
+// Resolution of a closed review item.
+type ItemResolution string
+
+const (
+	ResolvedApplied    ItemResolution = "applied"    // an operator carried out the revision
+	ResolvedDismissed  ItemResolution = "dismissed"  // an operator left memory as it was
+	ResolvedKept       ItemResolution = "kept"       // consolidation found the belief still holds
+	ResolvedRetracted  ItemResolution = "retracted"  // the belief was retracted, by any writer
+	ResolvedSuperseded ItemResolution = "superseded" // the belief was superseded, by any writer
+	ResolvedForgotten  ItemResolution = "forgotten"  // the belief was forgotten
+)
+
+// Conflict is one item of the review queue: a revision the engine refused, or a belief
+// whose basis changed. Its JSON form is the contract of `beliefs conflicts --json`.
 type Conflict struct {
-	ID             int64          `json:"id"`
-	Scope          string         `json:"scope"`
-	Kind           ConflictKind   `json:"kind"`
-	Origin         RevisionOrigin `json:"origin"`
-	Action         Action         `json:"action"`
-	Reason         *Reason        `json:"reason"`
-	TargetBeliefID *int64         `json:"target_belief_id"`
-	Proposed       *Proposal      `json:"proposed"`
-	Detail         string         `json:"detail"`
-	EpisodeID      *int64         `json:"episode_id"`
-	Status         string         `json:"status"`
-	CreatedAt      time.Time      `json:"created_at"`
+	ID     int64          `json:"id"`
+	Scope  string         `json:"scope"`
+	Kind   ConflictKind   `json:"kind"`
+	Cause  *Cause         `json:"cause"`
+	Origin RevisionOrigin `json:"origin"`
+	Action Action         `json:"action"`
+	Reason *Reason        `json:"reason"`
+	// BeliefID is the belief the item is about: the dependent of a basis_changed item;
+	// for a refusal, the belief that was to replace the target, when one was stored.
+	BeliefID *int64 `json:"belief_id"`
+	// TargetID is the belief the refused revision would have changed, or the changed
+	// basis (null once purged).
+	TargetID *int64 `json:"target_id"`
+	// Statement is what the item proposes (a refusal) or the belief under review.
+	Statement  string          `json:"statement"`
+	Proposed   *Proposal       `json:"proposed"`
+	Detail     string          `json:"detail"`
+	EpisodeID  *int64          `json:"episode_id"`
+	Status     string          `json:"status"`
+	CreatedAt  time.Time       `json:"created_at"`
+	ResolvedAt *time.Time      `json:"resolved_at"`
+	Resolution *ItemResolution `json:"resolution"`
+	Note       *string         `json:"note"`
 }
+
+// Open says whether the item still awaits a decision.
+func (c *Conflict) Open() bool { return c.ResolvedAt == nil }
 
 // Proposal is the belief a refused revision would have written.
 type Proposal struct {
 	Statement  string     `json:"statement,omitempty"`
 	Subject    string     `json:"subject,omitempty"`
+	Kind       Kind       `json:"kind,omitempty"`
 	Attribute  string     `json:"attribute,omitempty"`
 	Confidence float64    `json:"confidence"`
 	Origin     Origin     `json:"origin,omitempty"`
 	ValidFrom  *time.Time `json:"valid_from,omitempty"`
 	Quote      string     `json:"quote,omitempty"`
+	// At is when the source said it: the time a revision carried out later dates from.
+	At *time.Time `json:"at,omitempty"`
 }

@@ -79,8 +79,14 @@ func (s *Store) Forget(ctx context.Context, sel Selection) ([]int64, error) {
 		if err != nil {
 			return err
 		}
-		forgotten, err = pgx.CollectRows(rows, pgx.RowTo[int64])
-		return err
+		if forgotten, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil || len(forgotten) == 0 {
+			return err
+		}
+		if err := closeItems(ctx, tx, forgotten, ResolvedForgotten, now); err != nil {
+			return err
+		}
+		return flagDependents(ctx, tx, flag{bases: forgotten, keepTarget: true, origin: RevisionOperator,
+			change: "forgotten by an operator", now: now})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("forget beliefs of %q: %w", sel.Scope, err)

@@ -103,7 +103,7 @@ func (p *purge) run(ctx context.Context) error {
 	if err := p.findEpisodes(ctx); err != nil {
 		return err
 	}
-	for _, step := range []func(context.Context) error{p.riverJobs, p.events, p.conflicts, p.relink, p.deleteBeliefs, p.deleteEpisodes, p.consolidation} {
+	for _, step := range []func(context.Context) error{p.riverJobs, p.events, p.conflicts, p.dependents, p.relink, p.deleteBeliefs, p.deleteEpisodes, p.consolidation} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -187,11 +187,30 @@ func (p *purge) events(ctx context.Context) error {
 }
 
 func (p *purge) conflicts(ctx context.Context) error {
-	return p.exec(ctx, "belief_conflict", `DELETE FROM belief_conflict c WHERE c.target_belief_id = ANY($2)
+	return p.exec(ctx, "belief_conflict", `DELETE FROM belief_conflict c WHERE c.target_belief_id = ANY($2) OR c.belief_id = ANY($2)
 		OR (c.scope = $1 AND ($4
 			OR `+mentionsJSON("c.proposed", "$3")+`
 			OR `+mentionsText("c.detail", "$3")+`))`,
 		p.sel.Scope, p.beliefs, p.needles, p.sel.All)
+}
+
+// dependents flags the surviving beliefs concluded from purged ones, with items that
+// name no purged id (the dependency rows go with the beliefs), and clears the flag of
+// beliefs whose every open item went with the purged text.
+func (p *purge) dependents(ctx context.Context) error {
+	if p.sel.All {
+		return nil
+	}
+	err := flagDependents(ctx, p.tx, flag{bases: p.beliefs, origin: RevisionOperator, change: "erased", now: p.now})
+	if err != nil {
+		return err
+	}
+	_, err = p.tx.Exec(ctx, `UPDATE belief b SET needs_review = false WHERE b.scope = $1 AND b.needs_review
+		AND NOT EXISTS (SELECT 1 FROM belief_conflict c WHERE c.belief_id = b.id AND c.status = 'open')`, p.sel.Scope)
+	if err != nil {
+		return fmt.Errorf("clear review flags: %w", err)
+	}
+	return nil
 }
 
 // relink points every surviving belief whose successor is purged at the first surviving

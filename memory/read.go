@@ -16,7 +16,8 @@ var ErrNotFound = errors.New("not found")
 const beliefColumns = `b.id, b.scope, b.subject, b.attribute, b.kind, b.statement, b.status, b.confidence, b.origin,
 	b.valid_from, b.valid_until, b.recorded_at, b.retired_at,
 	(SELECT array_agg(p.id ORDER BY p.valid_from, p.id) FROM belief p WHERE p.superseded_by = b.id),
-	b.superseded_by, b.episode_id, b.quote, b.reinforced_count, b.last_seen_at`
+	b.superseded_by, b.episode_id, b.quote, b.reinforced_count, b.last_seen_at,
+	(SELECT array_agg(d.basis_id ORDER BY d.basis_id) FROM belief_dependency d WHERE d.belief_id = b.id), b.needs_review`
 
 func scanBelief(row pgx.CollectableRow) (Belief, error) {
 	var (
@@ -25,7 +26,7 @@ func scanBelief(row pgx.CollectableRow) (Belief, error) {
 	)
 	dest := []any{&b.ID, &b.Scope, &b.Subject, &b.Attribute, &b.Kind, &b.Statement, &b.Status, &b.Confidence, &b.Origin,
 		&b.ValidFrom, &b.ValidUntil, &b.RecordedAt, &b.RetiredAt, &b.Supersedes, &supersededBy, &b.EpisodeID, &b.Quote,
-		&b.ReinforcedCount, &b.LastSeenAt}
+		&b.ReinforcedCount, &b.LastSeenAt, &b.DependsOn, &b.NeedsReview}
 	if len(row.FieldDescriptions()) > len(dest) {
 		dest = append(dest, &b.Distance)
 	}
@@ -234,28 +235,52 @@ func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, e
 	return evs, nil
 }
 
-// Conflicts is the open conflicts of scope, oldest first, leaving out those on forgotten
-// beliefs: nothing is left to review there.
-func (s *Store) Conflicts(ctx context.Context, scope string) ([]Conflict, error) {
-	rows, err := s.db.Query(ctx, `SELECT c.id, c.scope, c.kind, c.origin, c.action, c.reason, c.target_belief_id, c.proposed,
-			c.detail, c.episode_id, c.status, c.created_at
-		FROM belief_conflict c WHERE c.scope = $1 AND c.status = 'open' AND NOT EXISTS (SELECT 1 FROM belief f
-			WHERE f.id = c.target_belief_id AND f.status = 'forgotten')
-		ORDER BY c.created_at, c.id`, scope)
+// conflictColumns are the columns of a review item c, its statement taken from the
+// proposal or, for an item about a belief, from that belief.
+const conflictColumns = `c.id, c.scope, c.kind, c.cause, c.origin, c.action, c.reason, c.belief_id, c.target_belief_id,
+	coalesce(nullif(c.proposed->>'statement', ''), (SELECT b.statement FROM belief b WHERE b.id = c.belief_id), ''),
+	c.proposed, c.detail, c.episode_id, c.status, c.created_at, c.resolved_at, c.resolution, c.note`
+
+func scanConflict(row pgx.CollectableRow) (Conflict, error) {
+	var c Conflict
+	err := row.Scan(&c.ID, &c.Scope, &c.Kind, &c.Cause, &c.Origin, &c.Action, &c.Reason, &c.BeliefID, &c.TargetID,
+		&c.Statement, &c.Proposed, &c.Detail, &c.EpisodeID, &c.Status, &c.CreatedAt, &c.ResolvedAt, &c.Resolution, &c.Note)
+	c.CreatedAt, c.ResolvedAt = c.CreatedAt.UTC(), utcPtr(c.ResolvedAt)
+	return c, err
+}
+
+// Conflicts is the review queue of scope, oldest first: the open items, or with all the
+// closed ones too. Open items about forgotten beliefs are left out: nothing is left to
+// review there (a forgotten basis is what a basis_changed item is about, though).
+func (s *Store) Conflicts(ctx context.Context, scope string, all bool) ([]Conflict, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+conflictColumns+`
+		FROM belief_conflict c WHERE c.scope = $1 AND ($2 OR (c.status = 'open' AND NOT EXISTS (SELECT 1 FROM belief f
+			WHERE f.status = 'forgotten' AND (f.id = c.belief_id OR (c.kind = 'refused' AND f.id = c.target_belief_id)))))
+		ORDER BY c.created_at, c.id`, scope, all)
 	if err != nil {
 		return nil, fmt.Errorf("conflicts of %q: %w", scope, err)
 	}
-	cs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Conflict, error) {
-		var c Conflict
-		err := row.Scan(&c.ID, &c.Scope, &c.Kind, &c.Origin, &c.Action, &c.Reason, &c.TargetBeliefID, &c.Proposed,
-			&c.Detail, &c.EpisodeID, &c.Status, &c.CreatedAt)
-		c.CreatedAt = c.CreatedAt.UTC()
-		return c, err
-	})
+	cs, err := pgx.CollectRows(rows, scanConflict)
 	if err != nil {
 		return nil, fmt.Errorf("conflicts of %q: %w", scope, err)
 	}
 	return cs, nil
+}
+
+// Conflict is review item id, open or closed, or ErrNotFound.
+func (s *Store) Conflict(ctx context.Context, id int64) (*Conflict, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+conflictColumns+` FROM belief_conflict c WHERE c.id = $1`, id)
+	if err != nil {
+		return nil, fmt.Errorf("review item %d: %w", id, err)
+	}
+	c, err := pgx.CollectExactlyOneRow(rows, scanConflict)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("review item %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("review item %d: %w", id, err)
+	}
+	return &c, nil
 }
 
 // ActiveWithAttributes is up to limit active beliefs of scope filling one of attributes,

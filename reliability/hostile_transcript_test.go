@@ -208,7 +208,7 @@ func TestHostileTranscripts(t *testing.T) {
 			ep := h.p.Episode(t, res.EpisodeIDs[0])
 			pool := h.p.Schema.Pool
 			events := count(t, pool, "SELECT count(*) FROM revision_event WHERE episode_id = $1", res.EpisodeIDs[0])
-			conflicts, err := h.p.Store.Conflicts(ctx, victim)
+			conflicts, err := h.p.Store.Conflicts(ctx, victim, false)
 			require.NoError(t, err)
 			if !tc.applied {
 				require.Equal(t, "failed", ep.State)
@@ -231,7 +231,7 @@ func TestHostileTranscripts(t *testing.T) {
 			var refusedAuth bool
 			for _, c := range conflicts {
 				require.Equal(t, res.EpisodeIDs[0], *c.EpisodeID)
-				if c.Kind == memory.ConflictEntrenchment && *c.TargetBeliefID == h.authoritative {
+				if c.Cause != nil && *c.Cause == memory.CauseEntrenchment && *c.TargetID == h.authoritative {
 					refusedAuth = true
 				}
 			}

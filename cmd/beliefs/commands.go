@@ -118,43 +118,6 @@ func eventsCommand() command {
 		}}
 }
 
-func conflictsCommand() command {
-	return command{name: "conflicts", usage: "refused revisions awaiting review", groups: config.GroupDB,
-		flags: func(fs *flag.FlagSet) func(context.Context, *env) error {
-			scope := fs.String("scope", "", "scope to read (required)")
-			asJSON := fs.Bool("json", false, "print JSON")
-			return func(ctx context.Context, e *env) error {
-				if err := requireScope(*scope); err != nil {
-					return err
-				}
-				store, err := e.open(ctx)
-				if err != nil {
-					return err
-				}
-				cs, err := store.Conflicts(ctx, *scope)
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return printJSON(e.stdout, cs)
-				}
-				tw := table(e.stdout, "ID", "WHEN", "KIND", "ACTION", "TARGET", "PROPOSED", "DETAIL")
-				for _, c := range cs {
-					target, proposed := "-", "-"
-					if c.TargetBeliefID != nil {
-						target = strconv.FormatInt(*c.TargetBeliefID, 10)
-					}
-					if c.Proposed != nil && c.Proposed.Statement != "" {
-						proposed = c.Proposed.Statement
-					}
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.CreatedAt.Format(time.DateTime), c.Kind, c.Action,
-						target, clip(proposed), c.Detail)
-				}
-				return tw.Flush()
-			}
-		}}
-}
-
 func addCommand() command {
 	return command{name: "add", usage: "assert a belief as an operator", groups: config.GroupDB | config.GroupLLM,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env) error {

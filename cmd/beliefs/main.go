@@ -4,7 +4,8 @@
 //	beliefs scopes [--prefix P] [--json]
 //	beliefs history --id ID [--json]
 //	beliefs events --scope S [--json]
-//	beliefs conflicts --scope S [--json]
+//	beliefs conflicts --scope S [--all] [--json]
+//	beliefs resolve --id ID (--apply | --dismiss) [--note TEXT] [--scope S] [--json]
 //	beliefs add --scope S --statement TEXT --attribute A [--subject S] [--authoritative]
 //	beliefs correct --id ID (--statement TEXT | --retract) [--reason correction|temporal]
 //	beliefs forget (--id ID | --match TEXT | --all) [--scope S] [--purge]
@@ -12,7 +13,8 @@
 //	beliefs keys create|list|revoke ...
 //	beliefs mcp [--key KEY]
 //
-// Exit codes: 0 done, 1 failed, 2 bad usage or input, 3 no such belief.
+// Exit codes: 0 done, 1 failed (a refused revision, an item already resolved), 2 bad
+// usage or input, 3 no such belief or review item.
 package main
 
 import (
@@ -78,7 +80,7 @@ type command struct {
 }
 
 func commands() []command {
-	return append([]command{listCommand(), scopesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand()},
+	return append([]command{listCommand(), scopesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand()},
 		append(keysCommands(), mcpCommand())...)
 }
 
