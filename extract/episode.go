@@ -83,12 +83,12 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, rep *Report) error 
 	pc := make([]prompts.Candidate, len(cands))
 	ids := make([]int64, len(cands))
 	for i, c := range cands {
-		pc[i] = prompts.Candidate{Statement: c.Statement, Attribute: c.Attribute, ValidFrom: c.ValidFrom}
+		pc[i] = prompts.Candidate{Statement: c.Statement, Attribute: c.Attribute, Event: c.Kind == memory.KindEvent, ValidFrom: c.ValidFrom}
 		ids[i] = c.ID
 	}
 	pe := make([]prompts.Example, len(examples))
 	for i, e := range examples {
-		pe[i] = prompts.Example{Old: e.Old, Excerpt: e.Excerpt, New: e.New, Action: e.Action, Reason: e.Reason}
+		pe[i] = prompts.Example{Old: e.Old, Excerpt: e.Excerpt, New: e.New, Action: e.Action, Reason: e.Reason, Kept: e.Kept}
 	}
 	system, user, err := w.prompts.Extraction(prompts.Extraction{
 		Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Examples: pe, Messages: ep.Messages,

@@ -37,6 +37,8 @@ type outputFact struct {
 	Origin     string          `json:"origin"`
 	Quote      string          `json:"quote"`
 	Resolves   *outputResolves `json:"resolves"`
+	// DependsOn may be absent: small models leave out what they have nothing for.
+	DependsOn []int `json:"depends_on"`
 }
 
 type outputResolves struct {
@@ -112,6 +114,12 @@ func (of outputFact) fact(candidates int, occurredAt time.Time) (memory.Fact, er
 	if f.Origin != memory.OriginUserStated && f.Origin != memory.OriginInferred {
 		return f, fmt.Errorf("origin %q is not user_stated or inferred", of.Origin)
 	}
+	for _, i := range of.DependsOn {
+		if i < 0 || i >= candidates {
+			return f, fmt.Errorf("depends_on %d is not one of the %d candidates shown", i, candidates)
+		}
+	}
+	f.DependsOn = of.DependsOn
 	if r := of.Resolves; r != nil {
 		d, err := r.directive(candidates)
 		if err != nil {

@@ -36,6 +36,16 @@ func TestParse(t *testing.T) {
 	got, _, err = Parse(facts(0), 0, occurred)
 	require.NoError(t, err)
 	require.Empty(t, got)
+
+	// depends_on is kept as given, and its absence (or null) means none.
+	for give, want := range map[string][]int{`[1, 0]`: {1, 0}, `[]`: {}, `null`: nil} {
+		got, _, err = Parse(strings.Replace(facts(1), `"resolves":null`, `"resolves":null,"depends_on":`+give, 1), 2, occurred)
+		require.NoError(t, err, give)
+		require.Equal(t, want, got[0].DependsOn, give)
+	}
+	got, _, err = Parse(facts(1), 2, occurred)
+	require.NoError(t, err)
+	require.Nil(t, got[0].DependsOn)
 }
 
 func catFact() map[string]any {
@@ -72,30 +82,33 @@ func TestParseRejects(t *testing.T) {
 		}
 	}
 	cases := map[string]struct{ content, want string }{
-		"not JSON":           {"Sure! The user moved.", "not the extraction schema"},
-		"array":              {`[]`, "not the extraction schema"},
-		"trailing text":      {`{"reasoning": "", "facts": []} and more`, "text after"},
-		"unknown field":      {`{"reasoning": "", "facts": [], "mood": "happy"}`, "unknown field"},
-		"null facts":         {`{"reasoning": "", "facts": null}`, "facts is missing"},
-		"authoritative":      {fact(func(m map[string]any) { m["origin"] = "authoritative" }), `origin "authoritative"`},
-		"no confidence":      {fact(func(m map[string]any) { delete(m, "confidence") }), "confidence is missing"},
-		"confidence 2":       {fact(func(m map[string]any) { m["confidence"] = 2 }), "confidence 2"},
-		"empty statement":    {fact(func(m map[string]any) { m["statement"] = " " }), "statement is empty"},
-		"NUL in quote":       {fact(func(m map[string]any) { m["quote"] = "a\x00b" }), "quote contains a NUL"},
-		"no attribute":       {fact(func(m map[string]any) { m["attribute"] = "" }), "attribute is empty"},
-		"bad kind":           {fact(func(m map[string]any) { m["kind"] = "gossip" }), `kind "gossip"`},
-		"bad date":           {fact(func(m map[string]any) { m["valid_from"] = "last Tuesday" }), "not an ISO date"},
-		"year 0":             {fact(func(m map[string]any) { m["valid_from"] = "0000-01-01" }), "implausible"},
-		"year 9999":          {fact(func(m map[string]any) { m["valid_from"] = "9999-12-31" }), "implausible"},
-		"negative index":     {fact(resolves(-1, "supersede", "temporal")), "session_index -1"},
-		"index out of range": {fact(resolves(2, "supersede", "temporal")), "session_index 2"},
-		"index missing":      {fact(resolves(nil, "supersede", "temporal")), "session_index is missing"},
-		"float index":        {fact(resolves(0.5, "supersede", "temporal")), "not the extraction schema"},
-		"unknown action":     {fact(resolves(0, "delete", "temporal")), `action "delete"`},
-		"reinforce reason":   {fact(resolves(0, "reinforce", "temporal")), `reason "temporal" is not restated`},
-		"supersede reason":   {fact(resolves(0, "supersede", "restated")), `reason "restated"`},
-		"huge":               {`{"reasoning": "` + strings.Repeat("x", MaxOutputBytes) + `", "facts": []}`, "the limit is"},
-		"too many facts":     {facts(MaxOutputFacts + 1), "facts; the limit"},
+		"not JSON":                {"Sure! The user moved.", "not the extraction schema"},
+		"array":                   {`[]`, "not the extraction schema"},
+		"trailing text":           {`{"reasoning": "", "facts": []} and more`, "text after"},
+		"unknown field":           {`{"reasoning": "", "facts": [], "mood": "happy"}`, "unknown field"},
+		"null facts":              {`{"reasoning": "", "facts": null}`, "facts is missing"},
+		"authoritative":           {fact(func(m map[string]any) { m["origin"] = "authoritative" }), `origin "authoritative"`},
+		"no confidence":           {fact(func(m map[string]any) { delete(m, "confidence") }), "confidence is missing"},
+		"confidence 2":            {fact(func(m map[string]any) { m["confidence"] = 2 }), "confidence 2"},
+		"empty statement":         {fact(func(m map[string]any) { m["statement"] = " " }), "statement is empty"},
+		"NUL in quote":            {fact(func(m map[string]any) { m["quote"] = "a\x00b" }), "quote contains a NUL"},
+		"no attribute":            {fact(func(m map[string]any) { m["attribute"] = "" }), "attribute is empty"},
+		"bad kind":                {fact(func(m map[string]any) { m["kind"] = "gossip" }), `kind "gossip"`},
+		"bad date":                {fact(func(m map[string]any) { m["valid_from"] = "last Tuesday" }), "not an ISO date"},
+		"year 0":                  {fact(func(m map[string]any) { m["valid_from"] = "0000-01-01" }), "implausible"},
+		"year 9999":               {fact(func(m map[string]any) { m["valid_from"] = "9999-12-31" }), "implausible"},
+		"negative index":          {fact(resolves(-1, "supersede", "temporal")), "session_index -1"},
+		"index out of range":      {fact(resolves(2, "supersede", "temporal")), "session_index 2"},
+		"index missing":           {fact(resolves(nil, "supersede", "temporal")), "session_index is missing"},
+		"float index":             {fact(resolves(0.5, "supersede", "temporal")), "not the extraction schema"},
+		"unknown action":          {fact(resolves(0, "delete", "temporal")), `action "delete"`},
+		"reinforce reason":        {fact(resolves(0, "reinforce", "temporal")), `reason "temporal" is not restated`},
+		"supersede reason":        {fact(resolves(0, "supersede", "restated")), `reason "restated"`},
+		"huge":                    {`{"reasoning": "` + strings.Repeat("x", MaxOutputBytes) + `", "facts": []}`, "the limit is"},
+		"too many facts":          {facts(MaxOutputFacts + 1), "facts; the limit"},
+		"depends_on out of range": {fact(func(m map[string]any) { m["depends_on"] = []int{0, 2} }), "depends_on 2"},
+		"negative depends_on":     {fact(func(m map[string]any) { m["depends_on"] = []int{-1} }), "depends_on -1"},
+		"depends_on not a list":   {fact(func(m map[string]any) { m["depends_on"] = 1 }), "not the extraction schema"},
 	}
 	for name, tc := range cases {
 		_, _, err := Parse(tc.content, 2, occurred)
@@ -121,6 +134,9 @@ func FuzzParse(f *testing.F) {
 			if f.Resolves != nil {
 				require.Less(t, f.Resolves.Index, candidates)
 				require.GreaterOrEqual(t, f.Resolves.Index, 0)
+			}
+			for _, i := range f.DependsOn {
+				require.True(t, i >= 0 && i < candidates, "depends_on %d of %d", i, candidates)
 			}
 			require.False(t, f.Confidence < 0 || f.Confidence > 1)
 		}

@@ -23,6 +23,7 @@ const DefaultExamples = 3
 
 // Example is one past revision: what was believed, what was said, what changed and why.
 type Example struct {
+	// EventID is the revision event, or the review item of a Kept example.
 	EventID  int64
 	Scope    string
 	Action   string
@@ -32,6 +33,9 @@ type Example struct {
 	New      string // empty for a retraction
 	Excerpt  string
 	Distance float64
+	// Kept marks an operator's dismissal of a refused revision: Old was kept and the
+	// change to New was not made. It teaches what not to revise.
+	Kept bool
 }
 
 // priority ranks what teaches most: an operator's correction, then any correction
@@ -84,7 +88,9 @@ func (r *Retriever) scopes(scope string) []string {
 func (r *Retriever) Available(ctx context.Context, scope, model string) (bool, error) {
 	var ok bool
 	err := r.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM revision_event e
-		WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND `+notForgotten+`)`, r.scopes(scope), model).Scan(&ok)
+			WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND `+notForgotten+`)
+		OR EXISTS (SELECT 1 FROM belief_conflict c WHERE scope = ANY($1) AND embed_model = $2 AND resolution = 'dismissed')`,
+		r.scopes(scope), model).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("look for examples of %q: %w", scope, err)
 	}
@@ -112,11 +118,21 @@ func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []floa
 		if err != nil {
 			return err
 		}
-		found, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Example, error) {
+		scan := func(row pgx.CollectableRow) (Example, error) {
 			var e Example
-			err := row.Scan(&e.EventID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.Old, &e.New, &e.Excerpt, &e.Distance)
+			err := row.Scan(&e.EventID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.Old, &e.New, &e.Excerpt, &e.Distance, &e.Kept)
 			return e, err
-		})
+		}
+		if found, err = pgx.CollectRows(rows, scan); err != nil {
+			return err
+		}
+		// Dismissals are few (operators make them one by one): read without an index.
+		rows, err = tx.Query(ctx, dismissedSQL, r.scopes(scope), model, pgvector.NewVector(vec), r.max)
+		if err != nil {
+			return err
+		}
+		kept, err := pgx.CollectRows(rows, scan)
+		found = append(found, kept...)
 		return err
 	})
 	if err != nil {
@@ -128,7 +144,7 @@ func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []floa
 	seen := map[string]bool{}
 	out := make([]Example, 0, r.max)
 	for _, e := range found {
-		key := strings.ToLower(e.Old + "\x00" + e.New)
+		key := strings.ToLower(fmt.Sprint(e.Kept, "\x00", e.Old, "\x00", e.New))
 		if seen[key] {
 			continue
 		}
@@ -145,11 +161,21 @@ func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []floa
 func similarSQL(dim int) string {
 	cast := fmt.Sprintf("::vector(%d)", dim)
 	return `SELECT id, scope, action, reason, origin, old_statement, coalesce(new_statement, ''),
-			coalesce(excerpt, ''), embedding` + cast + ` <=> $3` + cast + ` AS distance
+			coalesce(excerpt, ''), embedding` + cast + ` <=> $3` + cast + ` AS distance, false
 		FROM revision_event e
 		WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND ` + notForgotten + `
 		ORDER BY embedding` + cast + ` <=> $3` + cast + ` LIMIT $4`
 }
+
+// dismissedSQL is the refused revisions an operator dismissed nearest to $3: what the
+// target said, and what it was not changed to.
+const dismissedSQL = `SELECT c.id, c.scope, c.action, coalesce(c.reason, ''), 'operator', t.statement,
+		coalesce(c.proposed->>'statement', ''), coalesce(c.proposed->>'quote', ''), c.embedding <=> $3 AS distance, true
+	FROM belief_conflict c JOIN belief t ON t.id = c.target_belief_id
+	WHERE c.scope = ANY($1) AND c.embed_model = $2 AND c.resolution = 'dismissed' AND c.kind = 'refused'
+		AND t.status <> 'forgotten'
+		AND NOT EXISTS (SELECT 1 FROM belief f WHERE f.id = c.belief_id AND f.status = 'forgotten')
+	ORDER BY distance LIMIT $4`
 
 // notForgotten keeps out events that quote a forgotten belief: forgetting hides a belief
 // from every prompt, examples included.

@@ -19,6 +19,7 @@ var files embed.FS
 const (
 	ExtractionSchemaName    = "extraction"
 	ConsolidationSchemaName = "consolidation"
+	ReviewSchemaName        = "review"
 )
 
 // Candidate is a belief shown to the LLM; its index in Extraction.Candidates is its
@@ -26,6 +27,9 @@ const (
 type Candidate struct {
 	Statement string
 	Attribute string
+	// Event marks something that happened: the model must not supersede it as if the
+	// world had changed.
+	Event     bool
 	ValidFrom time.Time
 }
 
@@ -36,6 +40,8 @@ func (c Candidate) Since() string { return c.ValidFrom.UTC().Format(time.DateOnl
 type Example struct {
 	Old, Excerpt, New string
 	Action, Reason    string
+	// Kept: an operator refused to change Old to New.
+	Kept bool
 }
 
 // Message is one message of the transcript.
@@ -59,6 +65,8 @@ type Prompts struct {
 	extractionUser      *template.Template
 	consolidationSystem string
 	consolidationUser   *template.Template
+	reviewSystem        string
+	reviewUser          *template.Template
 }
 
 // New parses the embedded templates.
@@ -71,6 +79,7 @@ func New() (*Prompts, error) {
 	}{
 		{"extraction_system.tmpl", "extraction_user.tmpl", &p.extractionSystem, &p.extractionUser},
 		{"consolidation_system.tmpl", "consolidation_user.tmpl", &p.consolidationSystem, &p.consolidationUser},
+		{"review_system.tmpl", "review_user.tmpl", &p.reviewSystem, &p.reviewUser},
 	} {
 		system, err := files.ReadFile(t.system)
 		if err != nil {
@@ -92,12 +101,12 @@ func (p *Prompts) Extraction(e Extraction) (system, user string, err error) {
 	// candidates begin a line with "[N] ".
 	cands := make([]Candidate, len(e.Candidates))
 	for i, c := range e.Candidates {
-		cands[i] = Candidate{Statement: oneLine(c.Statement), Attribute: oneLine(c.Attribute), ValidFrom: c.ValidFrom}
+		cands[i] = Candidate{Statement: oneLine(c.Statement), Attribute: oneLine(c.Attribute), Event: c.Event, ValidFrom: c.ValidFrom}
 	}
 	examples := make([]Example, len(e.Examples))
 	for i, x := range e.Examples {
 		examples[i] = Example{Old: oneLine(x.Old), Excerpt: oneLine(x.Excerpt), New: oneLine(x.New),
-			Action: oneLine(x.Action), Reason: oneLine(x.Reason)}
+			Action: oneLine(x.Action), Reason: oneLine(x.Reason), Kept: x.Kept}
 	}
 	var buf bytes.Buffer
 	err = p.extractionUser.Execute(&buf, map[string]any{
@@ -145,6 +154,9 @@ func ExtractionSchema() json.RawMessage { return mustRead("extraction.schema.jso
 
 // ConsolidationSchema is the JSON schema of the consolidation output.
 func ConsolidationSchema() json.RawMessage { return mustRead("consolidation.schema.json") }
+
+// ReviewSchema is the JSON schema of the review output.
+func ReviewSchema() json.RawMessage { return mustRead("review.schema.json") }
 
 func mustRead(name string) json.RawMessage {
 	b, err := files.ReadFile(name)
