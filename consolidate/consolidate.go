@@ -117,9 +117,11 @@ type Report struct {
 	// ChatCalls counts LLM calls, answers asked again included.
 	ChatCalls int `json:"llm_calls"`
 	// Malformed counts clusters left as they were because every answer was malformed.
-	Malformed        int `json:"malformed"`
-	Applied          int `json:"applied"`
-	Conflicts        int `json:"conflicts"`
+	Malformed int `json:"malformed"`
+	Applied   int `json:"applied"`
+	Conflicts int `json:"conflicts"`
+	// Reviewed counts flagged beliefs (a basis of theirs changed) the model judged.
+	Reviewed         int `json:"reviewed"`
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	// Resolutions are the verdicts the engine applied or refused.
@@ -289,9 +291,13 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 	if err := w.embedPending(ctx, scope); err != nil {
 		return false, err
 	}
-	p, err := w.plan(ctx, scope)
+	reviewed, moreReview, err := w.review(ctx, scope, rep)
 	if err != nil {
 		return false, err
+	}
+	p, err := w.plan(ctx, scope)
+	if err != nil {
+		return reviewed, err
 	}
 	rep.Seeds += p.seeds
 	rep.Clusters += len(p.clusters)
@@ -301,7 +307,10 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 	}
 
 	calls, judgedNow := 0, 0
-	more := p.more
+	if reviewed {
+		judgedNow++ // progress, for RunScope's loop
+	}
+	more := p.more || moreReview
 	for _, c := range p.clusters {
 		if c.judged {
 			rep.Judged++
@@ -570,14 +579,19 @@ func (w *Worker) chat(ctx context.Context, system, user string, n int, rep *Repo
 		res, _, err := Parse(content, n)
 		return res, err
 	}
-	return llm.ChatParsed(ctx, w.cfg.Chat, req, w.cfg.MalformedRetries, parse, func(a llm.Attempt) {
+	return llm.ChatParsed(ctx, w.cfg.Chat, req, w.cfg.MalformedRetries, parse, w.observeAttempt(ctx, rep))
+}
+
+// observeAttempt counts each LLM call of a pass and its tokens in rep.
+func (w *Worker) observeAttempt(ctx context.Context, rep *Report) func(llm.Attempt) {
+	return func(a llm.Attempt) {
 		rep.ChatCalls++
 		rep.PromptTokens += a.Response.Usage.PromptTokens
 		rep.CompletionTokens += a.Response.Usage.CompletionTokens
 		if a.Retrying {
 			w.log.WarnContext(ctx, "malformed consolidation answer, asking again", "error", a.Err)
 		}
-	})
+	}
 }
 
 // maxPending bounds what one pass embeds, in one call.

@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/consolidate"
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/internal/dbtest"
 	"github.com/credohq/credo/llm"
@@ -41,6 +42,8 @@ type Options struct {
 	MaxConns int32
 	// Extract adjusts the worker's configuration.
 	Extract func(*extract.Config)
+	// Consolidate, when set, also works consolidation jobs, as the worker process does.
+	Consolidate bool
 }
 
 // Pipeline is a running pipeline.
@@ -106,8 +109,17 @@ func (p *Pipeline) AddClient(t testing.TB) *river.Client[pgx.Tx] {
 	river.AddWorker(workers, worker)
 	river.AddWorker(workers, extract.NewEpisodeWorker(pool))
 	river.AddWorker(workers, extract.NewReconcileWorker(pool, nil))
+	queues := map[string]river.QueueConfig{extract.Queue: {MaxWorkers: cmp.Or(opts.Workers, 4)}}
+	if opts.Consolidate {
+		cw, err := consolidate.NewWorker(consolidate.Config{Store: store, Chat: p.Provider, Embed: p.Provider,
+			EmbedModel: p.Provider.EmbedModel()})
+		require.NoError(t, err)
+		river.AddWorker(workers, cw)
+		river.AddWorker(workers, consolidate.NewSweepWorker(pool, nil))
+		queues[consolidate.Queue] = river.QueueConfig{MaxWorkers: 1}
+	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Queues:            map[string]river.QueueConfig{extract.Queue: {MaxWorkers: cmp.Or(opts.Workers, 4)}},
+		Queues:            queues,
 		Workers:           workers,
 		MaxAttempts:       cmp.Or(opts.MaxAttempts, 3),
 		RetryPolicy:       quickRetry{},
@@ -145,6 +157,17 @@ func (p *Pipeline) Enqueue(t testing.TB, ts ...transcript.Transcript) *extract.E
 	})
 	require.NoError(t, err)
 	return res
+}
+
+// Consolidate enqueues consolidation passes of scopes, as the periodic sweep does.
+func (p *Pipeline) Consolidate(t testing.TB, scopes ...string) {
+	t.Helper()
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, p.Schema.Pool, func(tx pgx.Tx) error {
+		_, err := consolidate.Enqueue(ctx, tx, p.Client, scopes...)
+		return err
+	})
+	require.NoError(t, err)
 }
 
 // Drain waits until no job is waiting, running or due for a retry.
@@ -196,7 +219,9 @@ type Fact struct {
 	ValidFrom  string
 	Origin     string
 	Confidence float64
+	Kind       string
 	Resolves   *Resolves
+	DependsOn  []int
 }
 
 // Resolves is a fact's directive.
@@ -211,7 +236,7 @@ func Answer(facts ...Fact) string {
 	out := []map[string]any{}
 	for _, f := range facts {
 		m := map[string]any{
-			"statement": f.Statement, "subject": "user", "attribute": or(f.Attribute, "other"), "kind": "attribute",
+			"statement": f.Statement, "subject": "user", "attribute": or(f.Attribute, "other"), "kind": or(f.Kind, "attribute"),
 			"valid_from": nil, "confidence": 0.9, "origin": or(f.Origin, "user_stated"), "quote": f.Statement, "resolves": nil,
 		}
 		if f.ValidFrom != "" {
@@ -219,6 +244,9 @@ func Answer(facts ...Fact) string {
 		}
 		if f.Confidence != 0 {
 			m["confidence"] = f.Confidence
+		}
+		if f.DependsOn != nil {
+			m["depends_on"] = f.DependsOn
 		}
 		if r := f.Resolves; r != nil {
 			m["resolves"] = map[string]any{"session_index": r.Index, "action": r.Action, "reason": r.Reason}
