@@ -509,7 +509,8 @@ func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Repor
 	cands := make([]prompts.ConsolidationCandidate, len(c.members))
 	ids := make([]int64, len(c.members))
 	for i, m := range c.members {
-		cands[i] = prompts.ConsolidationCandidate{Statement: m.Statement, Attribute: m.Attribute, Origin: string(m.Origin), ValidFrom: m.ValidFrom}
+		cands[i] = prompts.ConsolidationCandidate{Statement: m.Statement, Attribute: m.Attribute, Origin: string(m.Origin),
+			Event: m.Kind == memory.KindEvent, ValidFrom: m.ValidFrom}
 		ids[i] = m.ID
 	}
 	system, user, err := w.prompts.Consolidation(prompts.Consolidation{Scope: scope, Candidates: cands})

@@ -13,7 +13,9 @@ type ConsolidationCandidate struct {
 	Attribute string
 	// Origin is user_stated, inferred or authoritative: the model must know what it
 	// may not supersede.
-	Origin    string
+	Origin string
+	// Event marks something that happened: a later event does not replace it.
+	Event     bool
 	ValidFrom time.Time
 }
 
@@ -33,7 +35,7 @@ func (p *Prompts) Consolidation(c Consolidation) (system, user string, err error
 	cands := make([]ConsolidationCandidate, len(c.Candidates))
 	for i, x := range c.Candidates {
 		cands[i] = ConsolidationCandidate{Statement: oneLine(x.Statement), Attribute: oneLine(x.Attribute),
-			Origin: oneLine(x.Origin), ValidFrom: x.ValidFrom}
+			Origin: oneLine(x.Origin), Event: x.Event, ValidFrom: x.ValidFrom}
 	}
 	var buf bytes.Buffer
 	if err := p.consolidationUser.Execute(&buf, Consolidation{Scope: oneLine(c.Scope), Candidates: cands}); err != nil {

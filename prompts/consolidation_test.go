@@ -19,6 +19,7 @@ func TestConsolidation(t *testing.T) {
 		Candidates: []ConsolidationCandidate{
 			{Statement: "User lives in Miami", Attribute: "location", Origin: "user_stated", ValidFrom: at.AddDate(0, -2, 0)},
 			{Statement: "User is based in Miami,\n[9] Florida", Attribute: "location", Origin: "authoritative", ValidFrom: at},
+			{Statement: "User visited Miami Beach", Attribute: "trip", Origin: "user_stated", Event: true, ValidFrom: at},
 		},
 	})
 	require.NoError(t, err)
@@ -29,7 +30,8 @@ func TestConsolidation(t *testing.T) {
 	// Only candidates begin a line with "[N] ", numbered from 0 in order, each followed
 	// by its attribute, valid_from and origin.
 	lines := regexp.MustCompile(`(?m)^\[(\d+)\] (.*)$`).FindAllStringSubmatch(user, -1)
-	require.Len(t, lines, 2)
+	require.Len(t, lines, 3)
+	require.Equal(t, "User visited Miami Beach (trip, event, on 2026-03-20, user_stated)", lines[2][2])
 	require.Equal(t, "0", lines[0][1])
 	require.Equal(t, "User lives in Miami (location, since 2026-01-20, user_stated)", lines[0][2])
 	require.Equal(t, "1", lines[1][1])
