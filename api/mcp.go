@@ -35,6 +35,7 @@ type RecallArgs struct {
 	History bool   `json:"history,omitempty" jsonschema:"include superseded and retracted beliefs even when the question does not read as one about the past"`
 	AsOf    string `json:"as_of,omitempty" jsonschema:"what was true in the world at this time (RFC 3339 or a date like 2026-03-20)"`
 	KnownAt string `json:"known_at,omitempty" jsonschema:"what memory believed at this time (RFC 3339 or a date)"`
+	Inherit bool   `json:"inherit,omitempty" jsonschema:"add the organisation's defaults: the ancestor scopes' beliefs (acme/team/user:1 inherits from acme/team and acme) on the slots this scope does not fill"`
 }
 
 // HistoryArgs is the input of the history tool.
@@ -92,7 +93,7 @@ func (s *Server) MCPServer(principal func(context.Context) (*Principal, error)) 
 		if err != nil {
 			return nil, nil, err
 		}
-		out, err := s.recall(ctx, p, RecallRequest{Scope: in.Scope, Query: in.Query, K: in.K, All: in.History, AsOf: in.AsOf, KnownAt: in.KnownAt})
+		out, err := s.recall(ctx, p, RecallRequest{Scope: in.Scope, Query: in.Query, K: in.K, All: in.History, AsOf: in.AsOf, KnownAt: in.KnownAt, Inherit: in.Inherit})
 		return nil, out, err
 	})
 

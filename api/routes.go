@@ -78,6 +78,7 @@ type (
 		All     bool   `query:"all" doc:"Include superseded and retracted beliefs (history). Forgotten ones are never returned."`
 		AsOf    string `query:"as_of" doc:"What was true in the world at this time (RFC 3339 or a date like 2026-03-20)."`
 		KnownAt string `query:"known_at" doc:"What memory believed current at this time (RFC 3339 or a date)."`
+		Inherit bool   `query:"inherit" doc:"Add the ancestor scopes' beliefs (acme/team:x/user:1 inherits from acme/team:x and acme) on the slots (subject, attribute) the scope does not fill; the nearest scope wins, and each belief keeps its own scope. The key needs no access to the ancestors."`
 	}
 	idParam struct {
 		ID int64 `path:"id" minimum:"1" doc:"Belief id."`
@@ -145,7 +146,7 @@ func (s *Server) register() {
 		Summary:     "Read beliefs: current, ranked by a question, historical, or at a time",
 		Description: "Current beliefs by default. With query, the k nearest to it; a query about the past (\"used to\", \"before\", \"previously\", ...) is answered from history, with whole supersession chains. all, as_of and known_at exclude each other. Needs the read right.",
 	}, http.StatusBadRequest, http.StatusForbidden, http.StatusBadGateway), func(ctx context.Context, in *beliefsInput) (*output[Beliefs], error) {
-		return wrap(s.recall(ctx, principalFrom(ctx), RecallRequest{Scope: in.Scope, Query: in.Query, K: in.K, All: in.All, AsOf: in.AsOf, KnownAt: in.KnownAt}))
+		return wrap(s.recall(ctx, principalFrom(ctx), RecallRequest{Scope: in.Scope, Query: in.Query, K: in.K, All: in.All, AsOf: in.AsOf, KnownAt: in.KnownAt, Inherit: in.Inherit}))
 	})
 
 	huma.Register(s.api, s.op(huma.Operation{

@@ -99,13 +99,15 @@ type RecallRequest struct {
 	All     bool
 	AsOf    string
 	KnownAt string
+	Inherit bool
 }
 
 func (s *Server) recall(ctx context.Context, p *Principal, q RecallRequest) (*Beliefs, error) {
 	if err := s.scope(p, RightRead, q.Scope); err != nil {
 		return nil, err
 	}
-	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, K: q.K, History: q.All}
+	// The key reads the ancestors' beliefs through inheritance only, never their scopes.
+	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, K: q.K, History: q.All, Inherit: q.Inherit}
 	var err error
 	if rq.AsOf, err = parseTime("as_of", q.AsOf); err != nil {
 		return nil, err
@@ -408,16 +410,21 @@ func (s *Server) operatorApply(ctx context.Context, b *memory.Batch, old string)
 	return &r, nil
 }
 
-// ForgetRequest names beliefs of one scope to forget, or to purge.
+// ForgetRequest names beliefs of one scope to forget, or to purge, or a subtree of
+// scopes to purge.
 type ForgetRequest struct {
-	Scope string  `json:"scope" minLength:"1" maxLength:"200"`
-	IDs   []int64 `json:"ids,omitempty" maxItems:"1000" nullable:"false" doc:"Forget these beliefs of the scope."`
-	Match string  `json:"match,omitempty" maxLength:"2000" doc:"Forget every belief whose statement, quote, subject or attribute contains this text, ignoring case."`
-	All   bool    `json:"all,omitempty" doc:"Forget every belief of the scope; with purge, erase the whole scope."`
-	Purge bool    `json:"purge,omitempty" doc:"Erase for good (needs the purge right): the beliefs, and the revision events, conflicts, transcripts and job rows holding their text. Soft otherwise: forgotten beliefs leave every read and prompt but stay stored for audit."`
+	Scope       string  `json:"scope,omitempty" maxLength:"200" doc:"The scope; give this or scope_prefix."`
+	ScopePrefix *string `json:"scope_prefix,omitempty" maxLength:"200" doc:"Erase every scope starting with this prefix (with all and purge, needs the purge right on the whole prefix): an organisation's subtree."`
+	IDs         []int64 `json:"ids,omitempty" maxItems:"1000" nullable:"false" doc:"Forget these beliefs of the scope."`
+	Match       string  `json:"match,omitempty" maxLength:"2000" doc:"Forget every belief whose statement, quote, subject or attribute contains this text, ignoring case."`
+	All         bool    `json:"all,omitempty" doc:"Forget every belief of the scope; with purge, erase the whole scope."`
+	Purge       bool    `json:"purge,omitempty" doc:"Erase for good (needs the purge right): the beliefs, and the revision events, conflicts, transcripts and job rows holding their text. Soft otherwise: forgotten beliefs leave every read and prompt but stay stored for audit."`
 }
 
 func (s *Server) forget(ctx context.Context, p *Principal, in ForgetRequest) (*Forgotten, error) {
+	if in.ScopePrefix != nil {
+		return s.purgeSubtree(ctx, p, in)
+	}
 	right := RightOperate
 	if in.Purge {
 		right = RightPurge
@@ -455,6 +462,35 @@ func (s *Server) forget(ctx context.Context, p *Principal, in ForgetRequest) (*F
 		ids = []int64{}
 	}
 	return &Forgotten{Forgotten: &ids}, nil
+}
+
+// purgeSubtree erases every scope starting with the request's prefix. The key must
+// cover the prefix: it then covers every scope under it.
+func (s *Server) purgeSubtree(ctx context.Context, p *Principal, in ForgetRequest) (*Forgotten, error) {
+	prefix := *in.ScopePrefix
+	if err := s.need(p, RightPurge); err != nil {
+		return nil, err
+	}
+	switch {
+	case in.Scope != "" || len(in.IDs) > 0 || in.Match != "" || !in.All || !in.Purge:
+		return nil, invalid("scope_prefix erases a subtree: give it with all and purge, without scope, ids or match")
+	case strings.TrimSpace(prefix) == "" || prefix == "*":
+		return nil, invalid("scope_prefix must name a prefix: an empty one or * would erase every scope")
+	case prefix != strings.TrimSpace(prefix):
+		return nil, invalid("scope_prefix has leading or trailing white space")
+	}
+	if !p.Sees(prefix) {
+		return nil, forbiddenScope()
+	}
+	out, err := s.store.PurgeSubtree(ctx, prefix)
+	if err != nil {
+		return nil, s.forgetError(ctx, err)
+	}
+	sub := &Subtree{Prefix: prefix, Scopes: make([]ScopePurged, len(out.Scopes)), Counts: out.Counts}
+	for i, sp := range out.Scopes {
+		sub.Scopes[i] = ScopePurged{Scope: sp.Scope, Purged: Purged{What: sp.What, Counts: sp.Counts, Relinked: sp.Relinked}}
+	}
+	return &Forgotten{Subtree: sub}, nil
 }
 
 func (s *Server) forgetError(ctx context.Context, err error) error {

@@ -176,6 +176,20 @@ func revisionOf(o memory.Outcome) Revision {
 type Forgotten struct {
 	Forgotten *[]int64 `json:"forgotten,omitempty" doc:"Soft forget: the ids forgotten now, ascending (beliefs already forgotten are not listed)."`
 	Purged    *Purged  `json:"purged,omitempty" doc:"Purge: what was erased."`
+	Subtree   *Subtree `json:"subtree,omitempty" doc:"Purge of a scope_prefix: what was erased, scope by scope."`
+}
+
+// Subtree is what a purge of every scope under a prefix erased.
+type Subtree struct {
+	Prefix string           `json:"prefix"`
+	Scopes []ScopePurged    `json:"scopes" nullable:"false" doc:"One purge per scope, each with its tombstone; empty when no scope matched."`
+	Counts map[string]int64 `json:"counts" doc:"Rows erased per table, over every scope."`
+}
+
+// ScopePurged is the purge of one scope of a subtree.
+type ScopePurged struct {
+	Scope string `json:"scope"`
+	Purged
 }
 
 // Purged is what a purge erased.

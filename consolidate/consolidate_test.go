@@ -465,3 +465,19 @@ func TestRunScopeEmbedsWhatExtractionLeftUnembedded(t *testing.T) {
 		require.True(t, u.Event, "every belief has its vector; only the pass's own event waits for the next call")
 	}
 }
+
+// Consolidation never clusters across scopes: an organisation's default beside a user's
+// identical statement is not a duplicate to resolve.
+func TestRunScopeNeverClustersAcrossScopes(t *testing.T) {
+	t.Parallel()
+	w, b := setup(t)
+	b.add(t, "acme", memory.RevisionOperator, fact(miami, "location", "2026-01-10"))
+	b.add(t, "acme/user:1", memory.RevisionExtraction, fact(florida, "location", "2026-02-01"))
+	b.clock.Advance(time.Hour)
+	for _, scope := range []string{"acme/user:1", "acme"} {
+		rep, err := w.RunScope(context.Background(), scope)
+		require.NoError(t, err)
+		require.Zero(t, rep.Clusters, scope)
+	}
+	require.Zero(t, b.llm.ChatCount())
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/llm"
@@ -130,9 +131,22 @@ func (w *Worker) apply(ctx context.Context, ep *episode, batch *memory.Batch, re
 	return pgx.BeginFunc(ctx, w.cfg.Store.Pool(), func(tx pgx.Tx) error {
 		// Marking the episode first locks its row: should a second job ever work the
 		// same episode (a rescued job whose first run is still finishing), it waits
-		// here, then finds it applied and applies nothing.
-		tag, err := tx.Exec(ctx, `UPDATE episode SET state = 'applied', processed_at = now(), attempts = $2,
+		// here, then finds it applied and applies nothing; an episode purged meanwhile
+		// is not found, and nothing is stored. The scope's lock is taken before, in the
+		// same round trip, as a purge takes it before deleting the episode.
+		b := &pgx.Batch{}
+		memory.QueueLockScope(b, ep.Scope)
+		b.Queue(`UPDATE episode SET state = 'applied', processed_at = now(), attempts = $2,
 			last_error = NULL WHERE id = $1 AND state = 'pending'`, ep.ID, ep.Attempts+1)
+		br := tx.SendBatch(ctx, b)
+		_, err := br.Exec()
+		var tag pgconn.CommandTag
+		if err == nil {
+			tag, err = br.Exec()
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
 			return fmt.Errorf("mark episode %d applied: %w", ep.ID, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -41,37 +40,7 @@ func insertJob(t *testing.T, bundle *testBundle, kind string, args any, errs ...
 // contains text, ignoring case.
 func mentions(t *testing.T, bundle *testBundle, text string) map[string]int {
 	t.Helper()
-	ctx := context.Background()
-	rows, err := bundle.schema.Pool.Query(ctx, `SELECT c.table_name, array_agg(c.column_name::text ORDER BY c.ordinal_position)
-		FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name)
-		WHERE c.table_schema = $1 AND t.table_type = 'BASE TABLE' GROUP BY 1 ORDER BY 1`, bundle.schema.Name)
-	require.NoError(t, err)
-	type table struct {
-		Name    string
-		Columns []string
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowToStructByPos[table])
-	require.NoError(t, err)
-	names := make([]string, len(tables))
-	for i, tb := range tables {
-		names[i] = tb.Name
-	}
-	require.Subset(t, names, []string{"belief", "revision_event", "belief_conflict", "episode", "river_job", "purge_tombstone"})
-
-	found := map[string]int{}
-	for _, tb := range tables {
-		var conds []string
-		for _, c := range tb.Columns {
-			conds = append(conds, pgx.Identifier{c}.Sanitize()+"::text ILIKE '%' || $1 || '%'")
-		}
-		var n int
-		err := bundle.schema.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{tb.Name}.Sanitize()+" WHERE "+strings.Join(conds, " OR "), text).Scan(&n)
-		require.NoError(t, err, tb.Name)
-		if n > 0 {
-			found[tb.Name] = n
-		}
-	}
-	return found
+	return bundle.schema.Mentions(t, text)
 }
 
 func TestPurgeErasesEveryCopy(t *testing.T) {

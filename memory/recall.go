@@ -1,9 +1,11 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +41,9 @@ type RecallQuery struct {
 	AsOf *time.Time
 	// KnownAt asks what memory believed current at that time.
 	KnownAt *time.Time
+	// Inherit adds the beliefs of the scope's ancestors (see Ancestors) on the slots the
+	// scope does not fill itself in the view read; the nearest scope wins each slot.
+	Inherit bool
 }
 
 // RecallMode is the view a recall read.
@@ -96,31 +101,57 @@ func (s *Store) Recall(ctx context.Context, q RecallQuery) (*Recollection, error
 	}
 
 	rec := &Recollection{Mode: RecallCurrent, Ranked: len(q.Vector) > 0}
-	view, args := currentView, []any{q.Scope}
+	view, at := currentView, []any(nil)
 	switch {
 	case q.AsOf != nil:
-		rec.Mode, view, args = RecallAsOf, asOfView, append(args, *q.AsOf)
+		rec.Mode, view, at = RecallAsOf, asOfView, []any{*q.AsOf}
 	case q.KnownAt != nil:
-		rec.Mode, view, args = RecallKnownAt, knownAtView, append(args, *q.KnownAt)
+		rec.Mode, view, at = RecallKnownAt, knownAtView, []any{*q.KnownAt}
 	case q.History:
 		rec.Mode, view = RecallHistory, historyView
 	case IsHistorical(q.Text):
 		rec.Mode, view, rec.AutoHistory = RecallHistory, historyView, true
 	}
-
+	// read is the answer of one scope.
+	read := func(ctx context.Context, scope string) ([]Belief, error) {
+		args := append([]any{scope}, at...)
+		switch {
+		case !rec.Ranked:
+			return s.queryBeliefs(ctx, view+" ORDER BY b.attribute, b.valid_from, b.recorded_at, b.id", args...)
+		case rec.Mode == RecallHistory:
+			return s.rankedChains(ctx, scope, q.EmbedModel, q.Vector, k)
+		default:
+			return s.ranked(ctx, view, args, q.EmbedModel, q.Vector, k)
+		}
+	}
 	var err error
 	switch {
+	case !q.Inherit:
+		rec.Beliefs, err = read(ctx, q.Scope)
 	case !rec.Ranked:
-		rec.Beliefs, err = s.queryBeliefs(ctx, view+" ORDER BY b.attribute, b.valid_from, b.recorded_at, b.id", args...)
-	case rec.Mode == RecallHistory:
-		rec.Beliefs, err = s.rankedChains(ctx, q.Scope, q.EmbedModel, q.Vector, k)
+		rec.Beliefs, err = s.Inherited(ctx, q.Scope, read)
 	default:
-		rec.Beliefs, err = s.ranked(ctx, view, args, q.EmbedModel, q.Vector, k)
+		rec.Beliefs, err = s.recallInherited(ctx, rec, q.Scope, read, view, at, k)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("recall %s of %q: %w", rec.Mode, q.Scope, err)
 	}
 	return rec, nil
+}
+
+// recallInherited is a ranked read of scope with its ancestors: a slot counts as filled
+// by what the whole view holds, not by the k nearest beliefs, and the nearest k beliefs
+// of all scopes are kept (whole chains, for history).
+func (s *Store) recallInherited(ctx context.Context, rec *Recollection, scope string, read ScopeRead, view string, at []any, k int) ([]Belief, error) {
+	fills := func(ctx context.Context, sc string) (map[slot]bool, error) {
+		return s.slots(ctx, view, append([]any{sc}, at...))
+	}
+	bs, err := inherit(ctx, scope, read, fills)
+	if err != nil || rec.Mode == RecallHistory {
+		return bs, err
+	}
+	slices.SortStableFunc(bs, func(a, b Belief) int { return cmp.Compare(deref(a.Distance), deref(b.Distance)) })
+	return bs[:min(k, len(bs))], nil
 }
 
 // rankedChains is the supersession chains through the k non-forgotten beliefs of scope

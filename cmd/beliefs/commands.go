@@ -23,6 +23,7 @@ func listCommand() command {
 			all := fs.Bool("all", false, "include superseded, retracted and forgotten beliefs")
 			asOf := fs.String("as-of", "", "what was true at this valid time (RFC 3339 or date)")
 			knownAt := fs.String("known-at", "", "what memory believed at this time (RFC 3339 or date)")
+			inherit := fs.Bool("inherit", false, "add the ancestor scopes' beliefs on the slots the scope does not fill (acme/team/user:1 inherits from acme/team and acme)")
 			asJSON := fs.Bool("json", false, "print JSON")
 			return func(ctx context.Context, e *env) error {
 				if err := requireScope(*scope); err != nil {
@@ -45,16 +46,22 @@ func listCommand() command {
 				if err != nil {
 					return err
 				}
-				var bs []memory.Belief
+				var read memory.ScopeRead
 				switch {
 				case *all:
-					bs, err = store.All(ctx, *scope)
+					read = store.All
 				case *asOf != "":
-					bs, err = store.AsOf(ctx, *scope, at)
+					read = func(ctx context.Context, scope string) ([]memory.Belief, error) { return store.AsOf(ctx, scope, at) }
 				case *knownAt != "":
-					bs, err = store.KnownAt(ctx, *scope, at)
+					read = func(ctx context.Context, scope string) ([]memory.Belief, error) { return store.KnownAt(ctx, scope, at) }
 				default:
-					bs, err = store.Current(ctx, *scope)
+					read = store.Current
+				}
+				var bs []memory.Belief
+				if *inherit {
+					bs, err = store.Inherited(ctx, *scope, read)
+				} else {
+					bs, err = read(ctx, *scope)
 				}
 				if err != nil {
 					return err

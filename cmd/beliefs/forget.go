@@ -15,10 +15,12 @@ import (
 // forgetCommand is
 //
 //	beliefs forget (--id ID | --match TEXT | --all) [--scope S] [--purge]
+//	beliefs forget --scope-prefix P --all --purge [--yes]
 //
 // Soft by default: the beliefs become forgotten, leave every read but `list --all` and
 // every prompt, and stay for audit. --purge erases them and every copy of their text
-// for good; --all --purge erases the whole scope.
+// for good; --all --purge erases the whole scope, and with --scope-prefix every scope
+// starting with P.
 func forgetCommand() command {
 	return command{name: "forget", usage: "forget beliefs (soft), or erase them for good with --purge", groups: config.GroupDB,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env) error {
@@ -27,7 +29,15 @@ func forgetCommand() command {
 			match := fs.String("match", "", "forget the beliefs whose statement, quote, subject or attribute contains TEXT, ignoring case")
 			all := fs.Bool("all", false, "forget every belief of the scope; with --purge, erase the whole scope")
 			purge := fs.Bool("purge", false, "erase for good: beliefs, revision events, conflicts, transcripts and job rows holding them")
+			prefix := fs.String("scope-prefix", "", "with --all --purge: erase every scope starting with P (an organisation's subtree)")
+			yes := fs.Bool("yes", false, "with --scope-prefix: allow an empty prefix or *, which erase every scope")
 			return func(ctx context.Context, e *env) error {
+				if isFlagSet(fs, "scope-prefix") {
+					if *scope != "" || *id != "" || *match != "" || !*all || !*purge {
+						return usagef("--scope-prefix erases a subtree: give it with --all --purge, and without --scope, --id or --match")
+					}
+					return purgeSubtree(ctx, e, *prefix, *yes)
+				}
 				given := 0
 				for _, set := range []bool{*id != "", *match != "", *all} {
 					if set {
@@ -103,6 +113,46 @@ func forgetCommand() command {
 				return tw.Flush()
 			}
 		}}
+}
+
+// purgeSubtree erases every scope starting with prefix. An empty prefix or "*" would
+// erase every scope of the database: it needs --yes.
+func purgeSubtree(ctx context.Context, e *env, prefix string, yes bool) error {
+	if strings.TrimSpace(prefix) == "" || prefix == "*" {
+		if !yes {
+			return usagef("--scope-prefix %q erases every scope of the database; add --yes if that is what you mean", prefix)
+		}
+		prefix = ""
+	}
+	store, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	out, err := store.PurgeSubtree(ctx, prefix)
+	if out != nil {
+		for _, p := range out.Scopes {
+			fmt.Fprintf(e.stdout, "purged scope %q for good (tombstone %d)\n", p.Scope, p.TombstoneID)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if len(out.Scopes) == 0 {
+		fmt.Fprintf(e.stdout, "nothing to erase: no scope starts with %q\n", prefix)
+		return nil
+	}
+	tw := table(e.stdout, "TABLE", "ROWS REMOVED")
+	for _, t := range slices.Sorted(maps.Keys(out.Counts)) {
+		fmt.Fprintf(tw, "%s\t%d\n", t, out.Counts[t])
+	}
+	return tw.Flush()
+}
+
+// isFlagSet says whether the flag was given, even empty.
+func isFlagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func plural(n int, word string) string {

@@ -1,6 +1,6 @@
 // Command beliefs reads and administers credo's memory.
 //
-//	beliefs list --scope S [--all] [--as-of T] [--known-at T] [--json]
+//	beliefs list --scope S [--all] [--as-of T] [--known-at T] [--inherit] [--json]
 //	beliefs scopes [--prefix P] [--json]
 //	beliefs history --id ID [--json]
 //	beliefs events --scope S [--json]
@@ -9,6 +9,7 @@
 //	beliefs add --scope S --statement TEXT --attribute A [--subject S] [--authoritative]
 //	beliefs correct --id ID (--statement TEXT | --retract) [--reason correction|temporal]
 //	beliefs forget (--id ID | --match TEXT | --all) [--scope S] [--purge]
+//	beliefs forget --scope-prefix P --all --purge [--yes]
 //	beliefs consolidate --scope S [--json]
 //	beliefs keys create|list|revoke ...
 //	beliefs mcp [--key KEY]

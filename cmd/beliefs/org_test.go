@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/memory"
+)
+
+func (c *cli) assert(scope, statement, attribute string) {
+	c.t.Helper()
+	_, err := c.store.Apply(context.Background(), &memory.Batch{Scope: scope, Origin: memory.RevisionOperator,
+		Facts: []memory.Fact{{Statement: statement, Attribute: attribute, Confidence: 1, Origin: memory.OriginUserStated}}})
+	require.NoError(c.t, err)
+}
+
+func TestListInherit(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.assert("acme", "Team chats on Slack", "chat_tool")
+	c.assert("acme", "Support hours are 9 to 5", "support_hours")
+	c.assert("acme/user:1", "User chats on Signal", "chat_tool")
+
+	var got []memory.Belief
+	require.NoError(t, json.Unmarshal([]byte(c.mustRun("list", "--scope", "acme/user:1", "--inherit", "--json")), &got))
+	scopes := map[string]string{}
+	for _, b := range got {
+		scopes[b.Statement] = b.Scope
+	}
+	require.Equal(t, map[string]string{"User chats on Signal": "acme/user:1", "Support hours are 9 to 5": "acme"}, scopes)
+	require.NoError(t, json.Unmarshal([]byte(c.mustRun("list", "--scope", "acme/user:1", "--json")), &got))
+	require.Len(t, got, 1)
+}
+
+func TestForgetScopePrefix(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.assert("acme", "Team chats on Slack", "chat_tool")
+	c.assert("acme/user:1", "User chats on Signal", "chat_tool")
+	c.assert("acme/user:2", "User likes tea", "drink")
+
+	for _, args := range [][]string{
+		{"forget", "--scope-prefix", "acme/", "--all"},
+		{"forget", "--scope-prefix", "acme/", "--purge"},
+		{"forget", "--scope-prefix", "acme/", "--all", "--purge", "--scope", "acme/user:1"},
+		{"forget", "--scope-prefix", "", "--all", "--purge"},
+		{"forget", "--scope-prefix", "*", "--all", "--purge"},
+	} {
+		_, stderr, code := c.run(args...)
+		require.Equal(t, exitUsage, code, "%v: %s", args, stderr)
+	}
+	all, err := c.store.All(context.Background(), "acme/user:1")
+	require.NoError(t, err)
+	require.Len(t, all, 1, "bad usage erases nothing")
+
+	out := c.mustRun("forget", "--scope-prefix", "acme/", "--all", "--purge")
+	require.Contains(t, out, `purged scope "acme/user:1" for good`)
+	require.Contains(t, out, `purged scope "acme/user:2" for good`)
+	require.NotContains(t, out, `"acme" `)
+	org, err := c.store.Current(context.Background(), "acme")
+	require.NoError(t, err)
+	require.Len(t, org, 1)
+
+	require.Contains(t, c.mustRun("forget", "--scope-prefix", "acme/", "--all", "--purge"), "nothing to erase")
+	require.Contains(t, c.mustRun("forget", "--scope-prefix", "*", "--all", "--purge", "--yes"), `purged scope "acme" for good`)
+}

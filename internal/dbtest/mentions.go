@@ -1,0 +1,47 @@
+package dbtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+)
+
+// Mentions counts, per table of the schema, the rows in which any column's text contains
+// text, ignoring case: what an erasure test scans to prove nothing is left.
+func (s *Schema) Mentions(tb testing.TB, text string) map[string]int {
+	tb.Helper()
+	ctx := context.Background()
+	rows, err := s.Pool.Query(ctx, `SELECT c.table_name, array_agg(c.column_name::text ORDER BY c.ordinal_position)
+		FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name)
+		WHERE c.table_schema = $1 AND t.table_type = 'BASE TABLE' GROUP BY 1 ORDER BY 1`, s.Name)
+	require.NoError(tb, err)
+	type table struct {
+		Name    string
+		Columns []string
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowToStructByPos[table])
+	require.NoError(tb, err)
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = t.Name
+	}
+	require.Subset(tb, names, []string{"belief", "revision_event", "belief_conflict", "episode", "river_job", "purge_tombstone"})
+
+	found := map[string]int{}
+	for _, t := range tables {
+		var conds []string
+		for _, c := range t.Columns {
+			conds = append(conds, pgx.Identifier{c}.Sanitize()+"::text ILIKE '%' || $1 || '%'")
+		}
+		var n int
+		err := s.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{t.Name}.Sanitize()+" WHERE "+strings.Join(conds, " OR "), text).Scan(&n)
+		require.NoError(tb, err, t.Name)
+		if n > 0 {
+			found[t.Name] = n
+		}
+	}
+	return found
+}

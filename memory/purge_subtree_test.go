@@ -1,0 +1,50 @@
+package memory
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPurgeSubtree(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, bundle := setup(t)
+	seed := func(scope, statement string) {
+		ep := insertEpisode(t, bundle, scope, "I said: "+statement, "2026-01-05")
+		insertJob(t, bundle, "credo.extract_scope", map[string]any{"scope": scope})
+		mustApply(t, store, &Batch{Scope: scope, Origin: RevisionExtraction, EpisodeID: &ep, At: day("2026-01-05"),
+			Facts: []Fact{fact(statement, "note", "")}})
+	}
+	seed("acme/user:1", "Quokka note one")
+	seed("acme/user:2", "Quokka note two")
+	seed("acme/team:x/user:3", "Quokka note three")
+	seed("acme", "Organisation keeps its default")
+	seed("acmecorp/user:1", "Another tenant keeps its note")
+	insertEpisode(t, bundle, "acme/user:4", "Quokka pending only", "2026-01-06") // a scope with episodes only
+
+	got, err := store.PurgeSubtree(ctx, "acme/")
+	require.NoError(t, err)
+	scopes := make([]string, len(got.Scopes))
+	for i, s := range got.Scopes {
+		scopes[i] = s.Scope
+		require.Equal(t, PurgedScope, s.What)
+		require.Positive(t, s.TombstoneID, "one tombstone per scope")
+	}
+	require.Equal(t, []string{"acme/team:x/user:3", "acme/user:1", "acme/user:2", "acme/user:4"}, scopes)
+	require.EqualValues(t, 3, got.Counts["belief"])
+	require.EqualValues(t, 4, got.Counts["episode"])
+	require.Empty(t, mentions(t, bundle, "quokka"), "no copy of the subtree's text is left")
+	require.Equal(t, 4, count(t, bundle, "purge_tombstone"))
+
+	for _, scope := range []string{"acme", "acmecorp/user:1"} {
+		current, err := store.Current(ctx, scope)
+		require.NoError(t, err)
+		require.Len(t, current, 1, "%s is not under acme/", scope)
+	}
+
+	again, err := store.PurgeSubtree(ctx, "acme/")
+	require.NoError(t, err)
+	require.Empty(t, again.Scopes, "nothing left to erase")
+}
