@@ -32,7 +32,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // TableHeader are the columns of WriteTable (LEARNING only when several runs are
 // compared).
 var TableHeader = []string{"CATEGORY", "N", "SUP-P", "SUP-R", "RET-P", "RET-R", "KEEP-P", "KEEP-R",
-	"CURRENT", "HISTORY", "QUESTIONS", "CALLS/EP", "TOKENS/EP", "P50", "P95", "FAILED"}
+	"CURRENT", "HISTORY", "DEPENDS", "QUESTIONS", "CALLS/EP", "TOKENS/EP", "P50", "P95", "FAILED"}
 
 // WriteTable prints r as an aligned table: a row per category and a TOTAL row, each
 // category's runs side by side when there are several. With verbose, every failed
@@ -66,7 +66,7 @@ func (r *Report) WriteTable(w io.Writer, verbose bool) error {
 			rate(m.Supersede.Precision), rate(m.Supersede.Recall),
 			rate(m.Retract.Precision), rate(m.Retract.Recall),
 			rate(m.Keep.Precision), rate(m.Keep.Recall),
-			rate(m.Current.Accuracy), rate(m.History.Accuracy), rate(m.Questions.Accuracy),
+			rate(m.Current.Accuracy), rate(m.History.Accuracy), rate(m.Dependencies.Accuracy), rate(m.Questions.Accuracy),
 			fmt.Sprintf("%.2f", m.Cost.CallsPerEpisode), fmt.Sprintf("%.0f", m.Cost.TokensPerEpisode),
 			millis(m.Latency.P50), millis(m.Latency.P95), fmt.Sprint(m.Failed))
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))

@@ -34,7 +34,7 @@ const ShippedName = "eval/scenarios.jsonl"
 var Categories = []string{
 	"move", "job_change", "preference_change", "correction", "retraction",
 	"revision_vs_contraction", "additive", "hedged", "third_party", "restatement",
-	"parallel_truths",
+	"parallel_truths", "events", "dependent_beliefs",
 }
 
 // Scenario is one labeled case: transcripts of one scope, oldest first, and the memory
@@ -74,9 +74,24 @@ type Expect struct {
 	// Reinforced: exactly one active belief matches, and it was reinforced (or absorbed
 	// a duplicate through consolidation) rather than stored twice.
 	Reinforced []Match `json:"reinforced,omitempty"`
+	// DependsOn: beliefs concluded from others. Each needs a belief matching its Belief
+	// (whatever its status) that was concluded from a belief matching its On.
+	DependsOn []Dependency `json:"depends_on,omitempty"`
 	// Questions an agent would ask, answered with memory.Recall.
 	Questions []Question `json:"questions,omitempty"`
 }
+
+// Dependency expects a belief inferred from another: "User's time zone is US Eastern"
+// concluded from "User lives in New York". It holds when a belief matching Belief lists,
+// in its DependsOn, a belief matching On. Neither may be forgotten; both may be retired,
+// since a basis that changed is what makes a dependency worth checking.
+type Dependency struct {
+	Belief Match `json:"belief"`
+	On     Match `json:"on"`
+}
+
+// String is d in a short readable form, for reports: [eastern|est] <- [new york].
+func (d Dependency) String() string { return d.Belief.String() + " <- " + d.On.String() }
 
 // Match selects beliefs by their statement, and optionally their attribute. Phrases are
 // compared after normalization (see Normalize) as whole words: "java" does not match
@@ -213,8 +228,8 @@ func (s *Scenario) problems(now time.Time) []string {
 		}
 	}
 	e := s.Expect
-	if len(e.Current)+len(e.Superseded)+len(e.Retracted)+len(e.SideBySide)+len(e.Absent)+len(e.Reinforced) == 0 {
-		add("expect: no expected belief (current, superseded, retracted, side_by_side, absent or reinforced)")
+	if len(e.Current)+len(e.Superseded)+len(e.Retracted)+len(e.SideBySide)+len(e.Absent)+len(e.Reinforced)+len(e.DependsOn) == 0 {
+		add("expect: no expected belief (current, superseded, retracted, side_by_side, absent, reinforced or depends_on)")
 	}
 	check := func(field string, ms []Match, reasons bool) {
 		for i, m := range ms {
@@ -233,6 +248,14 @@ func (s *Scenario) problems(now time.Time) []string {
 			add("expect.side_by_side[%d]: a group needs at least two beliefs", i)
 		}
 		check(fmt.Sprintf("side_by_side[%d]", i), group, false)
+	}
+	for i, d := range e.DependsOn {
+		for _, p := range d.Belief.problems(false) {
+			add("expect.depends_on[%d].belief: %s", i, p)
+		}
+		for _, p := range d.On.problems(false) {
+			add("expect.depends_on[%d].on: %s", i, p)
+		}
 	}
 	for i, q := range e.Questions {
 		field := fmt.Sprintf("expect.questions[%d]", i)

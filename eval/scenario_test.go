@@ -17,7 +17,7 @@ import (
 func TestShippedScenarios(t *testing.T) {
 	ss, err := eval.Shipped()
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(ss), 60)
+	require.GreaterOrEqual(t, len(ss), 80)
 
 	perCategory := map[string]int{}
 	for _, s := range ss {
@@ -54,11 +54,23 @@ func TestShippedScenarios(t *testing.T) {
 			require.NotEmpty(t, e.Reinforced, s.Name)
 		case "parallel_truths":
 			require.NotEmpty(t, e.SideBySide, s.Name)
+		case "events":
+			// Something happened and stays true: an event beside another one, or the
+			// right version of a corrected one.
+			require.Positive(t, len(e.SideBySide)+len(e.Current)+len(e.Retracted), s.Name)
+		case "dependent_beliefs":
+			// A basis, a belief concluded from it in a later conversation, then a change
+			// of the basis: the dependency is checked, and what became of the belief.
+			require.GreaterOrEqual(t, len(s.Transcripts), 3, s.Name)
+			require.NotEmpty(t, e.DependsOn, s.Name)
+			require.Positive(t, len(e.Current)+len(e.Absent), s.Name)
 		}
 	}
 	for _, c := range eval.Categories {
 		require.GreaterOrEqual(t, perCategory[c], 5, "category %s", c)
 	}
+	require.GreaterOrEqual(t, perCategory["events"], 7)
+	require.GreaterOrEqual(t, perCategory["dependent_beliefs"], 7)
 	// Revision and contraction are both there.
 	var revisions, contractions int
 	for _, s := range ss {
@@ -72,6 +84,23 @@ func TestShippedScenarios(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, revisions, 2)
 	require.GreaterOrEqual(t, contractions, 2)
+	// Events held side by side, and events corrected or retracted.
+	var parallel, corrected int
+	for _, s := range ss {
+		if s.Category != "events" {
+			continue
+		}
+		if len(s.Expect.SideBySide) > 0 {
+			parallel++
+		}
+		for _, m := range append(s.Expect.Superseded, s.Expect.Retracted...) {
+			if m.Reason == "correction" {
+				corrected++
+			}
+		}
+	}
+	require.GreaterOrEqual(t, parallel, 3)
+	require.GreaterOrEqual(t, corrected, 2)
 }
 
 func TestLoadReportsEveryProblem(t *testing.T) {
@@ -86,6 +115,8 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 			`"questions":[{"q":"Where did the user live before?","any_of":["x"]}]}}`,
 		`{"name":"ok","category":"move","surprise":1}`,
 		`{"name":"ok","category":"move","transcripts":[{"id":"a","occurred_at":"2025-01-01T00:00:00Z","messages":[{"role":"user","content":"I live in Oslo."}]}],"expect":{"absent":[{"any_of":["?!"]}]}}`,
+		`{"name":"dep","category":"dependent_beliefs","transcripts":[{"id":"a","occurred_at":"2025-01-01T00:00:00Z","messages":[{"role":"user","content":"I live in Oslo."}]}],` +
+			`"expect":{"depends_on":[{"belief":{},"on":{"any_of":["oslo"],"reason":"temporal"}},{"belief":{"any_of":["cet"]}}]}}`,
 	}, "\n")
 	_, err := eval.Load("set.jsonl", strings.NewReader(in))
 	require.Error(t, err)
@@ -105,9 +136,13 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 		`set.jsonl:6: ok: expect.absent[0]: phrase "?!" has no letter or digit`,
 		`set.jsonl:6: ok: name already used on line 1`,
 		`set.jsonl:6: ok: scope "eval:ok" already used on line 1`,
+		`set.jsonl:7: dep: expect.depends_on[0].belief: needs all_of or any_of`,
+		`set.jsonl:7: dep: expect.depends_on[0].on: reason is only for superseded and retracted beliefs`,
+		`set.jsonl:7: dep: expect.depends_on[1].on: needs all_of or any_of`,
 	} {
 		require.Contains(t, err.Error(), want)
 	}
+	require.NotContains(t, err.Error(), "dep: expect: no expected belief", "depends_on is an expectation")
 }
 
 func TestFilter(t *testing.T) {

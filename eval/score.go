@@ -29,6 +29,7 @@ const (
 	CheckAbsent     = "absent"
 	CheckSuperseded = "superseded"
 	CheckRetracted  = "retracted"
+	CheckDependsOn  = "depends_on"
 	CheckQuestion   = "question"
 )
 
@@ -41,8 +42,9 @@ type Check struct {
 	Want Decision `json:"want,omitempty"`
 	Got  Decision `json:"got,omitempty"`
 	Pass bool     `json:"pass"`
-	// Seen is what the check looked at: the matching beliefs as "status: statement", or
-	// the recalled statements of a question.
+	// Seen is what the check looked at: the matching beliefs as "status: statement"
+	// (followed by " <- " and the beliefs it rests on, for a depends_on check), or the
+	// recalled statements of a question.
 	Seen []string `json:"seen,omitempty"`
 }
 
@@ -102,125 +104,37 @@ func Score(s Scenario, o Observation) ScenarioResult {
 	if res.Episodes == nil {
 		res.Episodes = []Episode{}
 	}
-	var beliefs []memory.Belief
-	for _, b := range o.Beliefs {
-		if b.Status != memory.StatusForgotten {
-			beliefs = append(beliefs, b)
-		}
-	}
-	// Why each retired belief was retired, and which beliefs absorbed a duplicate.
-	reason := map[int64]memory.Reason{}
-	absorbed := map[int64]bool{}
-	for _, e := range o.Events {
-		if e.Action == memory.ActionReinforce {
-			continue
-		}
-		if _, ok := reason[e.OldBeliefID]; !ok {
-			reason[e.OldBeliefID] = e.Reason
-		}
-		if e.Action == memory.ActionSupersede && e.Reason == memory.ReasonDuplicate && e.NewBeliefID != nil {
-			absorbed[*e.NewBeliefID] = true
-		}
-	}
-	describe := func(b memory.Belief) string {
-		st := string(b.Status)
-		if r, ok := reason[b.ID]; ok && b.Status != memory.StatusActive {
-			st += " (" + string(r) + ")"
-		}
-		if b.ReinforcedCount > 0 {
-			st += fmt.Sprintf(" (reinforced %d)", b.ReinforcedCount)
-		}
-		return st + ": " + b.Statement
-	}
-	matching := func(m Match) (ms []memory.Belief, seen []string) {
-		for _, b := range beliefs {
-			if m.Belief(b) {
-				ms = append(ms, b)
-				seen = append(seen, describe(b))
-			}
-		}
-		return ms, seen
-	}
-	decide := func(kind string, m Match, want Decision) Check {
-		ms, seen := matching(m)
-		made := map[Decision]bool{}
-		for _, b := range ms {
-			made[decisionOf(b.Status)] = true
-		}
-		got := Missing
-		if made[want] {
-			got = want
-		} else {
-			for _, d := range []Decision{Keep, Supersede, Retract} {
-				if made[d] {
-					got = d
-					break
-				}
-			}
-		}
-		c := Check{Kind: kind, Expect: m.String(), Want: want, Got: got, Pass: got == want, Seen: seen}
-		if want == Supersede || want == Retract {
-			// History: the right status, for the right reason.
-			c.Pass = false
-			for _, b := range ms {
-				if decisionOf(b.Status) == want && (m.Reason == "" || string(reason[b.ID]) == m.Reason) {
-					c.Pass = true
-				}
-			}
-		}
-		return c
-	}
-
+	sc := newScorer(o)
 	e := s.Expect
 	for _, m := range e.Current {
-		res.Checks = append(res.Checks, decide(CheckCurrent, m, Keep))
+		res.Checks = append(res.Checks, sc.decide(CheckCurrent, m, Keep))
 	}
 	for _, group := range e.SideBySide {
 		for _, m := range group {
-			res.Checks = append(res.Checks, decide(CheckSideBySide, m, Keep))
+			res.Checks = append(res.Checks, sc.decide(CheckSideBySide, m, Keep))
 		}
 	}
 	for _, m := range e.Reinforced {
-		c := decide(CheckReinforced, m, Keep)
-		ms, _ := matching(m)
-		var active []memory.Belief
-		for _, b := range ms {
-			if b.Status == memory.StatusActive {
-				active = append(active, b)
-			}
-		}
-		c.Pass = len(active) == 1 && (active[0].ReinforcedCount > 0 || absorbed[active[0].ID])
-		res.Checks = append(res.Checks, c)
+		res.Checks = append(res.Checks, sc.reinforced(m))
 	}
 	for _, m := range e.Absent {
-		ms, seen := matching(m)
-		pass := true
-		for _, b := range ms {
-			if b.Status == memory.StatusActive {
-				pass = false
-			}
-		}
-		res.Checks = append(res.Checks, Check{Kind: CheckAbsent, Expect: m.String(), Pass: pass, Seen: seen})
+		res.Checks = append(res.Checks, sc.absent(m))
 	}
 	for _, m := range e.Superseded {
-		res.Checks = append(res.Checks, decide(CheckSuperseded, m, Supersede))
+		res.Checks = append(res.Checks, sc.decide(CheckSuperseded, m, Supersede))
 	}
 	for _, m := range e.Retracted {
-		res.Checks = append(res.Checks, decide(CheckRetracted, m, Retract))
+		res.Checks = append(res.Checks, sc.decide(CheckRetracted, m, Retract))
+	}
+	for _, d := range e.DependsOn {
+		res.Checks = append(res.Checks, sc.dependsOn(d))
 	}
 	for i, q := range e.Questions {
 		var answer []string
 		if i < len(o.Answers) {
 			answer = o.Answers[i]
 		}
-		pass := false
-		for _, st := range answer {
-			if anyOf(Normalize(st), q.AnyOf) {
-				pass = true
-			}
-		}
-		expect := q.Q + " [" + strings.Join(q.AnyOf, "|") + "]"
-		res.Checks = append(res.Checks, Check{Kind: CheckQuestion, Expect: expect, Pass: pass, Seen: answer})
+		res.Checks = append(res.Checks, question(q, answer))
 	}
 	for _, c := range res.Checks {
 		if c.Pass {
@@ -228,6 +142,160 @@ func Score(s Scenario, o Observation) ScenarioResult {
 		}
 	}
 	return res
+}
+
+// scorer checks expectations against the beliefs of one scope.
+type scorer struct {
+	// beliefs are the scope's beliefs but the forgotten ones; byID indexes them.
+	beliefs []memory.Belief
+	byID    map[int64]memory.Belief
+	// reason says why each retired belief was retired; absorbed holds the beliefs
+	// that absorbed a duplicate.
+	reason   map[int64]memory.Reason
+	absorbed map[int64]bool
+}
+
+func newScorer(o Observation) *scorer {
+	sc := &scorer{byID: map[int64]memory.Belief{}, reason: map[int64]memory.Reason{}, absorbed: map[int64]bool{}}
+	for _, b := range o.Beliefs {
+		if b.Status != memory.StatusForgotten {
+			sc.beliefs = append(sc.beliefs, b)
+			sc.byID[b.ID] = b
+		}
+	}
+	for _, e := range o.Events {
+		if e.Action == memory.ActionReinforce {
+			continue
+		}
+		if _, ok := sc.reason[e.OldBeliefID]; !ok {
+			sc.reason[e.OldBeliefID] = e.Reason
+		}
+		if e.Action == memory.ActionSupersede && e.Reason == memory.ReasonDuplicate && e.NewBeliefID != nil {
+			sc.absorbed[*e.NewBeliefID] = true
+		}
+	}
+	return sc
+}
+
+// describe is b as a check shows it: "superseded (temporal): User lives in New York".
+func (sc *scorer) describe(b memory.Belief) string {
+	st := string(b.Status)
+	if r, ok := sc.reason[b.ID]; ok && b.Status != memory.StatusActive {
+		st += " (" + string(r) + ")"
+	}
+	if b.ReinforcedCount > 0 {
+		st += fmt.Sprintf(" (reinforced %d)", b.ReinforcedCount)
+	}
+	return st + ": " + b.Statement
+}
+
+// matching are the beliefs m selects, and how a check shows them.
+func (sc *scorer) matching(m Match) (ms []memory.Belief, seen []string) {
+	for _, b := range sc.beliefs {
+		if m.Belief(b) {
+			ms = append(ms, b)
+			seen = append(seen, sc.describe(b))
+		}
+	}
+	return ms, seen
+}
+
+// decide checks that a belief matching m got decision want (and, for a retired one,
+// was retired for m.Reason when it is given).
+func (sc *scorer) decide(kind string, m Match, want Decision) Check {
+	ms, seen := sc.matching(m)
+	made := map[Decision]bool{}
+	for _, b := range ms {
+		made[decisionOf(b.Status)] = true
+	}
+	got := Missing
+	if made[want] {
+		got = want
+	} else {
+		for _, d := range []Decision{Keep, Supersede, Retract} {
+			if made[d] {
+				got = d
+				break
+			}
+		}
+	}
+	c := Check{Kind: kind, Expect: m.String(), Want: want, Got: got, Pass: got == want, Seen: seen}
+	if want == Supersede || want == Retract {
+		// History: the right status, for the right reason.
+		c.Pass = false
+		for _, b := range ms {
+			if decisionOf(b.Status) == want && (m.Reason == "" || string(sc.reason[b.ID]) == m.Reason) {
+				c.Pass = true
+			}
+		}
+	}
+	return c
+}
+
+// reinforced checks that exactly one active belief matches m, and that it was
+// reinforced or absorbed a duplicate.
+func (sc *scorer) reinforced(m Match) Check {
+	c := sc.decide(CheckReinforced, m, Keep)
+	ms, _ := sc.matching(m)
+	var active []memory.Belief
+	for _, b := range ms {
+		if b.Status == memory.StatusActive {
+			active = append(active, b)
+		}
+	}
+	c.Pass = len(active) == 1 && (active[0].ReinforcedCount > 0 || sc.absorbed[active[0].ID])
+	return c
+}
+
+// absent checks that no active belief matches m.
+func (sc *scorer) absent(m Match) Check {
+	ms, seen := sc.matching(m)
+	pass := true
+	for _, b := range ms {
+		if b.Status == memory.StatusActive {
+			pass = false
+		}
+	}
+	return Check{Kind: CheckAbsent, Expect: m.String(), Pass: pass, Seen: seen}
+}
+
+// dependsOn checks that a belief matching d.Belief was concluded from a belief
+// matching d.On. Seen shows each belief matching d.Belief with what it rests on.
+func (sc *scorer) dependsOn(d Dependency) Check {
+	c := Check{Kind: CheckDependsOn, Expect: d.String()}
+	ms, seen := sc.matching(d.Belief)
+	for i, b := range ms {
+		var bases []string
+		for _, id := range b.DependsOn {
+			basis, ok := sc.byID[id]
+			if !ok {
+				bases = append(bases, fmt.Sprintf("belief %d (forgotten or erased)", id))
+				continue
+			}
+			bases = append(bases, sc.describe(basis))
+			if d.On.Belief(basis) {
+				c.Pass = true
+			}
+		}
+		if len(bases) == 0 {
+			bases = []string{"nothing"}
+		}
+		seen[i] += " <- " + strings.Join(bases, "; ")
+	}
+	c.Seen = seen
+	return c
+}
+
+// question checks that one of the recalled statements answers q.
+func question(q Question, answer []string) Check {
+	pass := false
+	for _, st := range answer {
+		if anyOf(Normalize(st), q.AnyOf) {
+			pass = true
+		}
+	}
+	expect := q.Q + " [" + strings.Join(q.AnyOf, "|") + "]"
+	return Check{Kind: CheckQuestion, Expect: expect, Pass: pass, Seen: answer}
 }
 
 func decisionOf(s memory.Status) Decision {
@@ -302,10 +370,12 @@ type Metrics struct {
 	// absent ones that are not.
 	Current Ratio `json:"current"`
 	// History: superseded and retracted beliefs found with that status and reason.
-	History   Ratio   `json:"history"`
-	Questions Ratio   `json:"questions"`
-	Cost      Cost    `json:"cost"`
-	Latency   Latency `json:"latency"`
+	History Ratio `json:"history"`
+	// Dependencies: depends_on checks passed, beliefs found concluded from their basis.
+	Dependencies Ratio   `json:"dependencies"`
+	Questions    Ratio   `json:"questions"`
+	Cost         Cost    `json:"cost"`
+	Latency      Latency `json:"latency"`
 	// Errors counts consolidation passes and recalls that failed.
 	Errors int `json:"errors"`
 }
@@ -376,8 +446,12 @@ func metricsOf(results []ScenarioResult) Metrics {
 				ratio = &m.Current
 			case CheckSuperseded, CheckRetracted:
 				ratio = &m.History
+			case CheckDependsOn:
+				ratio = &m.Dependencies
 			case CheckQuestion:
 				ratio = &m.Questions
+			default:
+				continue
 			}
 			ratio.Total++
 			if c.Pass {
@@ -388,7 +462,7 @@ func metricsOf(results []ScenarioResult) Metrics {
 	for _, ds := range []*Decisions{&m.Supersede, &m.Retract, &m.Keep} {
 		ds.Precision, ds.Recall = share(ds.Correct, ds.Made), share(ds.Correct, ds.Expected)
 	}
-	for _, r := range []*Ratio{&m.Current, &m.History, &m.Questions} {
+	for _, r := range []*Ratio{&m.Current, &m.History, &m.Dependencies, &m.Questions} {
 		r.Accuracy = share(r.Passed, r.Total)
 	}
 	if m.Episodes > 0 {

@@ -154,3 +154,52 @@ func TestAggregateCostAndLatency(t *testing.T) {
 	require.Equal(t, eval.Latency{}, cats[2].Latency)
 	require.Equal(t, 0.0, cats[2].Cost.CallsPerEpisode)
 }
+
+func TestScoreDependsOn(t *testing.T) {
+	s := eval.Scenario{Name: "d", Category: "dependent_beliefs", Expect: eval.Expect{
+		DependsOn: []eval.Dependency{{Belief: eval.Match{AnyOf: []string{"eastern"}}, On: eval.Match{AnyOf: []string{"new york"}}}},
+	}}
+	newYork := belief(1, memory.StatusSuperseded, "User lives in New York")
+	miami := belief(2, memory.StatusActive, "User lives in Miami")
+	eastern := func(status memory.Status, on ...int64) memory.Belief {
+		b := belief(3, status, "User's time zone is US Eastern")
+		b.DependsOn = on
+		return b
+	}
+	forgotten := belief(4, memory.StatusForgotten, "User lives in New York")
+	for _, tc := range []struct {
+		name    string
+		beliefs []memory.Belief
+		pass    bool
+		seen    []string
+	}{
+		{"kept, resting on the old basis", []memory.Belief{newYork, miami, eastern(memory.StatusActive, 1)}, true,
+			[]string{"active: User's time zone is US Eastern <- superseded (temporal): User lives in New York"}},
+		{"retired dependents count", []memory.Belief{newYork, miami, eastern(memory.StatusRetracted, 2, 1)}, true,
+			[]string{"retracted: User's time zone is US Eastern <- active: User lives in Miami; superseded (temporal): User lives in New York"}},
+		{"stored without its basis", []memory.Belief{newYork, miami, eastern(memory.StatusActive)}, false,
+			[]string{"active: User's time zone is US Eastern <- nothing"}},
+		{"resting on another belief", []memory.Belief{newYork, miami, eastern(memory.StatusActive, 2)}, false,
+			[]string{"active: User's time zone is US Eastern <- active: User lives in Miami"}},
+		{"resting on a forgotten belief", []memory.Belief{forgotten, miami, eastern(memory.StatusActive, 4)}, false,
+			[]string{"active: User's time zone is US Eastern <- belief 4 (forgotten or erased)"}},
+		{"no dependent at all", []memory.Belief{newYork, miami}, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := eval.Score(s, eval.Observation{Beliefs: tc.beliefs,
+				Events: []memory.Event{event(memory.ActionSupersede, memory.ReasonTemporal, 1, ptr(int64(2)))}})
+			require.Len(t, r.Checks, 1)
+			c := r.Checks[0]
+			require.Equal(t, eval.CheckDependsOn, c.Kind)
+			require.Equal(t, "[eastern] <- [new york]", c.Expect)
+			require.Equal(t, tc.pass, c.Pass)
+			require.Equal(t, tc.seen, c.Seen)
+			require.Empty(t, c.Want, "a dependency is no keep, supersede or retract decision")
+			_, total := eval.Aggregate([]eval.ScenarioResult{r})
+			passed := map[bool]int{true: 1}[tc.pass]
+			require.Equal(t, eval.Ratio{Passed: passed, Total: 1, Accuracy: f(float64(passed))}, total.Dependencies)
+			require.Equal(t, eval.Ratio{}, total.Current, "scored apart from the current state")
+			require.Equal(t, eval.Decisions{}, total.Keep)
+		})
+	}
+}

@@ -375,15 +375,15 @@ func TestEvalCompareTable(t *testing.T) {
 	for _, l := range lines[5:] {
 		fields := strings.Fields(l)
 		if len(fields) == len(eval.TableHeader)+1 {
-			require.Regexp(t, `^\d+(\.\d+)?m?s$`, fields[14], "P50 of %q", l)
-			require.Regexp(t, `^\d+(\.\d+)?m?s$`, fields[15], "P95 of %q", l)
-			rows[fields[0]+" "+fields[1]] = append(fields[2:14], fields[16])
+			require.Regexp(t, `^\d+(\.\d+)?m?s$`, fields[15], "P50 of %q", l)
+			require.Regexp(t, `^\d+(\.\d+)?m?s$`, fields[16], "P95 of %q", l)
+			rows[fields[0]+" "+fields[1]] = append(fields[2:15], fields[17])
 		}
 	}
-	//                                N    SUP-P  SUP-R  RET-P  RET-R  KEEP-P KEEP-R CURRENT HISTORY QUESTIONS CALLS/EP TOKENS/EP FAILED
-	move := []string{"1", "1.00", "1.00", "-", "-", "1.00", "1.00", "1.00", "1.00", "1.00", "1.00", "110", "0"}
-	restatement := []string{"2", "-", "-", "-", "-", "1.00", "1.00", "1.00", "-", "1.00", "1.25", "124", "0"}
-	total := []string{"7", "1.00", "1.00", "1.00", "1.00", "1.00", "1.00", "1.00", "1.00", "1.00", "1.07", "114", "0"}
+	//                                N    SUP-P  SUP-R  RET-P  RET-R  KEEP-P KEEP-R CURRENT HISTORY DEPENDS QUESTIONS CALLS/EP TOKENS/EP FAILED
+	move := []string{"1", "1.00", "1.00", "-", "-", "1.00", "1.00", "1.00", "1.00", "-", "1.00", "1.00", "110", "0"}
+	restatement := []string{"2", "-", "-", "-", "-", "1.00", "1.00", "1.00", "-", "-", "1.00", "1.25", "124", "0"}
+	total := []string{"7", "1.00", "1.00", "1.00", "1.00", "1.00", "1.00", "1.00", "1.00", "-", "1.00", "1.07", "114", "0"}
 	for _, l := range []string{"on", "off"} {
 		require.Equal(t, move, rows["move "+l], l)
 		require.Equal(t, restatement, rows["restatement "+l], l)
@@ -451,7 +451,7 @@ func TestEvalShippedSetRuns(t *testing.T) {
 
 	shipped, err := eval.Shipped()
 	require.NoError(t, err)
-	var episodes, expected, absent, currentChecks, historyChecks, questions int
+	var episodes, expected, absent, currentChecks, historyChecks, dependencies, questions int
 	for _, s := range shipped {
 		e := s.Expect
 		episodes += len(s.Transcripts)
@@ -463,6 +463,7 @@ func TestEvalShippedSetRuns(t *testing.T) {
 		absent += len(e.Absent)
 		currentChecks += keep + len(e.Absent)
 		historyChecks += len(e.Superseded) + len(e.Retracted)
+		dependencies += len(e.DependsOn)
 		questions += len(e.Questions)
 	}
 	total := r.Runs[0].Total
@@ -474,6 +475,7 @@ func TestEvalShippedSetRuns(t *testing.T) {
 	require.Zero(t, total.Supersede.Made+total.Retract.Made+total.Keep.Made)
 	require.Equal(t, ratio(absent, currentChecks), total.Current)
 	require.Equal(t, ratio(0, historyChecks), total.History)
+	require.Equal(t, ratio(0, dependencies), total.Dependencies)
 	require.Equal(t, ratio(0, questions), total.Questions)
 	require.Equal(t, 1.0, total.Cost.CallsPerEpisode)
 	require.Len(t, r.Runs[0].Categories, len(eval.Categories))
