@@ -31,8 +31,10 @@ func TestFinishWaitsForAnEnqueueUnderWay(t *testing.T) {
 	tx, err := schema.Pool.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(ctx) //nolint:errcheck // committed below
-	require.NoError(t, lockQueues(ctx, tx, []string{"user:1"}))
-	tr := transcript.Transcript{Scope: "user:1", Messages: []transcript.Message{{Role: transcript.RoleUser, Content: "I have a cat."}}}
+	// Advisory locks are the database's, not the schema's: a scope of this test alone.
+	scope := "finish:" + schema.Name
+	require.NoError(t, lockQueues(ctx, tx, []string{scope}))
+	tr := transcript.Transcript{Scope: scope, Messages: []transcript.Message{{Role: transcript.RoleUser, Content: "I have a cat."}}}
 	_, err = tx.Exec(ctx, `INSERT INTO episode (scope, messages, content_hash, occurred_at) VALUES ($1, $2, $3, now())`,
 		tr.Scope, tr.Messages, tr.ContentHash())
 	require.NoError(t, err)
@@ -42,14 +44,13 @@ func TestFinishWaitsForAnEnqueueUnderWay(t *testing.T) {
 		err  error
 	}
 	got := make(chan result, 1)
-	job := &river.Job[Args]{JobRow: &rivertype.JobRow{ID: 1, State: rivertype.JobStateRunning}, Args: Args{Scope: "user:1"}}
+	job := &river.Job[Args]{JobRow: &rivertype.JobRow{ID: 1, State: rivertype.JobStateRunning}, Args: Args{Scope: scope}}
 	go func() {
 		done, err := w.finish(ctx, job)
 		got <- result{done, err}
 	}()
 	require.Eventually(t, func() bool {
-		var waiting int
-		err := schema.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting)
+		waiting, err := schema.WaitingOnAdvisoryLock(ctx)
 		return err == nil && waiting == 1
 	}, 10*time.Second, 5*time.Millisecond, "the job waits for the enqueue's lock")
 	require.NoError(t, tx.Commit(ctx))

@@ -585,13 +585,11 @@ func TestApplySerializesScope(t *testing.T) {
 	require.Equal(t, 19, byStatement(t, all, "User has a cat").ReinforcedCount)
 }
 
-// waitForAdvisoryLockWaiter waits until a backend blocks on an advisory lock.
+// waitForAdvisoryLockWaiter waits until a session of the test blocks on an advisory lock.
 func waitForAdvisoryLockWaiter(t *testing.T, bundle *testBundle) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		var n int
-		err := bundle.schema.Pool.QueryRow(context.Background(),
-			"SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&n)
+		n, err := bundle.schema.WaitingOnAdvisoryLock(context.Background())
 		return err == nil && n > 0
 	}, 10*time.Second, 10*time.Millisecond)
 }

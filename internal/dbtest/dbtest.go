@@ -58,6 +58,9 @@ func New(tb testing.TB) *Schema {
 	require.NoError(tb, err)
 	// public holds the vector extension's type and operators.
 	cfg.ConnConfig.RuntimeParams["search_path"] = name + ",public"
+	// Advisory locks are the database's: the application name tells this test's
+	// sessions from those of tests running beside it (see WaitingOnAdvisoryLock).
+	cfg.ConnConfig.RuntimeParams["application_name"] = name
 	cfg.MaxConns = 10
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(tb, err)
@@ -79,6 +82,15 @@ func New(tb testing.TB) *Schema {
 
 	require.NoError(tb, migrations.Migrate(ctx, pool, nil))
 	return &Schema{Name: name, URL: withSearchPath(URL(), name), Pool: pool}
+}
+
+// WaitingOnAdvisoryLock counts this schema's sessions waiting for an advisory lock,
+// leaving out those of other tests that share the database.
+func (s *Schema) WaitingOnAdvisoryLock(ctx context.Context) (int, error) {
+	var n int
+	err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND NOT l.granted AND a.application_name = $1`, s.Name).Scan(&n)
+	return n, err
 }
 
 func withSearchPath(url, schema string) string {
