@@ -16,6 +16,9 @@ import (
 const (
 	PurgedBeliefs = "beliefs"
 	PurgedScope   = "scope"
+	// PurgedHistory is a run of Curate: beliefs retired longer ago than the retention
+	// period.
+	PurgedHistory = "history"
 )
 
 // Purged is what Purge removed.
@@ -216,9 +219,18 @@ func (p *purge) dependents(ctx context.Context) error {
 // relink points every surviving belief whose successor is purged at the first surviving
 // belief after it, or at none: the chain closes over the gap, and no id dangles.
 func (p *purge) relink(ctx context.Context) error {
-	rows, err := p.tx.Query(ctx, "SELECT id, superseded_by FROM belief WHERE id = ANY($1)", p.beliefs)
+	n, err := relinkOver(ctx, p.tx, p.beliefs, p.now)
+	p.out.Relinked += n
+	return err
+}
+
+// relinkOver points every belief outside removed whose successor is in removed at the
+// first belief after it that is not, or at none, and returns how many it relinked. Call
+// it before deleting removed.
+func relinkOver(ctx context.Context, tx pgx.Tx, removed []int64, now time.Time) (int, error) {
+	rows, err := tx.Query(ctx, "SELECT id, superseded_by FROM belief WHERE id = ANY($1)", removed)
 	if err != nil {
-		return fmt.Errorf("read links: %w", err)
+		return 0, fmt.Errorf("read links: %w", err)
 	}
 	next := map[int64]*int64{}
 	var (
@@ -226,34 +238,33 @@ func (p *purge) relink(ctx context.Context) error {
 		by *int64
 	)
 	if _, err := pgx.ForEachRow(rows, []any{&id, &by}, func() error { next[id] = by; return nil }); err != nil {
-		return fmt.Errorf("read links: %w", err)
+		return 0, fmt.Errorf("read links: %w", err)
 	}
-	rows, err = p.tx.Query(ctx, "SELECT id, superseded_by FROM belief WHERE superseded_by = ANY($1) AND NOT id = ANY($1) ORDER BY id", p.beliefs)
+	rows, err = tx.Query(ctx, "SELECT id, superseded_by FROM belief WHERE superseded_by = ANY($1) AND NOT id = ANY($1) ORDER BY id", removed)
 	if err != nil {
-		return fmt.Errorf("read predecessors: %w", err)
+		return 0, fmt.Errorf("read predecessors: %w", err)
 	}
 	type link struct{ ID, By int64 }
 	links, err := pgx.CollectRows(rows, pgx.RowToStructByPos[link])
 	if err != nil {
-		return fmt.Errorf("read predecessors: %w", err)
+		return 0, fmt.Errorf("read predecessors: %w", err)
 	}
 	for _, l := range links {
 		successor := &l.By
 		for range 1000 {
-			n, purged := next[*successor]
-			if !purged {
+			n, gone := next[*successor]
+			if !gone {
 				break
 			}
 			if successor = n; successor == nil {
 				break
 			}
 		}
-		if _, err := p.tx.Exec(ctx, "UPDATE belief SET superseded_by = $2, updated_at = $3 WHERE id = $1", l.ID, successor, p.now); err != nil {
-			return fmt.Errorf("relink belief %d: %w", l.ID, err)
+		if _, err := tx.Exec(ctx, "UPDATE belief SET superseded_by = $2, updated_at = $3 WHERE id = $1", l.ID, successor, now); err != nil {
+			return 0, fmt.Errorf("relink belief %d: %w", l.ID, err)
 		}
-		p.out.Relinked++
 	}
-	return nil
+	return len(links), nil
 }
 
 func (p *purge) deleteBeliefs(ctx context.Context) error {
@@ -277,17 +288,26 @@ func (p *purge) consolidation(ctx context.Context) error {
 }
 
 func (p *purge) tombstone(ctx context.Context) error {
-	counts, err := json.Marshal(p.out.Counts)
+	id, err := writeTombstone(ctx, p.tx, p.sel.Scope, p.out.What, p.out.Counts, p.now)
+	p.out.TombstoneID = id
+	return err
+}
+
+// writeTombstone records that rows of scope were purged: what, how many per table and
+// when, with the scope as a hash, never in clear.
+func writeTombstone(ctx context.Context, tx pgx.Tx, scope, what string, counts map[string]int64, now time.Time) (int64, error) {
+	raw, err := json.Marshal(counts)
 	if err != nil {
-		return fmt.Errorf("encode counts: %w", err)
+		return 0, fmt.Errorf("encode counts: %w", err)
 	}
-	hash := sha256.Sum256([]byte(p.sel.Scope))
-	err = p.tx.QueryRow(ctx, `INSERT INTO purge_tombstone (scope_hash, what, counts, created_at)
-		VALUES ($1, $2, $3, $4) RETURNING id`, hex.EncodeToString(hash[:]), p.out.What, counts, p.now).Scan(&p.out.TombstoneID)
+	hash := sha256.Sum256([]byte(scope))
+	var id int64
+	err = tx.QueryRow(ctx, `INSERT INTO purge_tombstone (scope_hash, what, counts, created_at)
+		VALUES ($1, $2, $3, $4) RETURNING id`, hex.EncodeToString(hash[:]), what, raw, now).Scan(&id)
 	if err != nil {
-		return fmt.Errorf("write tombstone: %w", err)
+		return 0, fmt.Errorf("write tombstone: %w", err)
 	}
-	return nil
+	return id, nil
 }
 
 func (p *purge) exec(ctx context.Context, table, sql string, args ...any) error {

@@ -11,6 +11,7 @@
 //	beliefs forget (--id ID | --match TEXT | --all) [--scope S] [--purge]
 //	beliefs forget --scope-prefix P --all --purge [--yes]
 //	beliefs consolidate --scope S [--json]
+//	beliefs curate [--dry-run] [--json]
 //	beliefs keys create|list|revoke ...
 //	beliefs mcp [--key KEY]
 //
@@ -81,7 +82,7 @@ type command struct {
 }
 
 func commands() []command {
-	return append([]command{listCommand(), scopesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand()},
+	return append([]command{listCommand(), scopesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand()},
 		append(keysCommands(), mcpCommand())...)
 }
 

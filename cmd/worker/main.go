@@ -32,6 +32,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/migrations"
+	"github.com/credohq/credo/retention"
 )
 
 func main() {
@@ -46,7 +47,7 @@ func main() {
 	}
 }
 
-const groups = config.GroupDB | config.GroupLLM | config.GroupWorker | config.GroupConsolidate
+const groups = config.GroupDB | config.GroupLLM | config.GroupWorker | config.GroupConsolidate | config.GroupRetention
 
 // run is the whole command; ready, when set, receives the HTTP address once serving.
 // It returns when ctx is canceled (after a graceful stop) or, with --drain, when no job
@@ -114,7 +115,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return fmt.Errorf("start river: %w", err)
 	}
 	logger.InfoContext(ctx, "worker started", "provider", chat.Name(), "chat_model", chat.ChatModel(),
-		"embed_model", embed.EmbedModel(), "workers", cfg.Workers, "drain", *drain)
+		"embed_model", embed.EmbedModel(), "workers", cfg.Workers, "drain", *drain, "retain_history", cfg.RetainHistory)
 
 	var runErr error
 	if *drain {
@@ -130,7 +131,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 }
 
 // newClient builds the River client with every worker: extraction (one job per scope
-// at a time, see extract.Args), consolidation and their periodic jobs.
+// at a time, see extract.Args), consolidation, the history curator and their periodic
+// jobs.
 func newClient(cfg *config.Config, store *memory.Store, chat, embed llm.Provider, m *metrics.Metrics,
 	logger *slog.Logger, drain bool) (*river.Client[pgx.Tx], error) {
 	var examples *learning.Retriever
@@ -159,6 +161,11 @@ func newClient(cfg *config.Config, store *memory.Store, chat, embed llm.Provider
 	if err != nil {
 		return nil, err
 	}
+	curation, err := addRetention(workers, cfg, store, m, logger, drain)
+	if err != nil {
+		return nil, err
+	}
+	periodic = append(periodic, curation...)
 	if !drain {
 		periodic = append(periodic, extract.ReconcilePeriodicJob(0))
 	}
@@ -167,6 +174,8 @@ func newClient(cfg *config.Config, store *memory.Store, chat, embed llm.Provider
 			extract.Queue: {MaxWorkers: cfg.Workers},
 			// Consolidation is background work: it gets a share of the LLM concurrency.
 			consolidate.Queue: {MaxWorkers: max(1, cfg.Workers/4)},
+			// Curation is database work, one run at a time.
+			retention.Queue: {MaxWorkers: 1},
 		},
 		Workers:              workers,
 		PeriodicJobs:         periodic,
@@ -227,6 +236,23 @@ func addConsolidation(workers *river.Workers, cfg *config.Config, store *memory.
 		return nil, nil
 	}
 	return []*river.PeriodicJob{consolidate.PeriodicJob(cfg.ConsolidateInterval)}, nil
+}
+
+// addRetention registers the history curator and returns its periodic job when
+// RETAIN_HISTORY is set. The worker and its queue are there either way, so that a
+// curation job left by a process configured with it is worked (and does nothing here)
+// instead of waiting forever, which would also keep --drain from ending. A --drain run
+// schedules no curation, as it schedules no consolidation; `beliefs curate` runs one.
+func addRetention(workers *river.Workers, cfg *config.Config, store *memory.Store, m *metrics.Metrics,
+	logger *slog.Logger, drain bool) ([]*river.PeriodicJob, error) {
+	curator := retention.NewWorker(retention.Config{Store: store, Retain: cfg.RetainHistory, Keep: nonEmpty(cfg.ExamplesScope), Logger: logger, Observer: m})
+	if err := river.AddWorkerSafely(workers, curator); err != nil {
+		return nil, err
+	}
+	if drain || cfg.RetainHistory == 0 {
+		return nil, nil
+	}
+	return []*river.PeriodicJob{retention.PeriodicJob(retention.DefaultInterval)}, nil
 }
 
 // floor maps CONFIDENCE_FLOOR to memory.Config, where zero means the default.
@@ -317,4 +343,12 @@ func serveHTTP(addr string, pool *pgxpool.Pool, metrics http.Handler, v1 *api.Se
 		}
 	}()
 	return srv, ln.Addr().String(), nil
+}
+
+// nonEmpty is s as a list, empty when s is.
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }

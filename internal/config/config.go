@@ -44,6 +44,9 @@ type Config struct {
 	ConsolidateThreshold  float64
 	ConsolidateMaxCluster int
 
+	// RetainHistory is how long retired beliefs are kept; zero keeps them forever.
+	RetainHistory time.Duration
+
 	APIBehindGate   bool
 	APIMaxBodyBytes int64
 	APIMaxRecords   int
@@ -60,7 +63,13 @@ const (
 	GroupWorker
 	// GroupConsolidate is what a consolidation pass needs, in the worker or the CLI.
 	GroupConsolidate
+	// GroupRetention is the retention of history, for the worker's curator and the CLI.
+	GroupRetention
 )
+
+// MinRetainHistory is the shortest RETAIN_HISTORY: history is an audit trail, and a
+// period of minutes is far likelier a typo than a wish.
+const MinRetainHistory = time.Hour
 
 // setting is one flag and its environment variable.
 type setting struct {
@@ -90,13 +99,14 @@ func settings() []setting {
 		{GroupWorker, "max-attempts", "MAX_ATTEMPTS", "10", "attempts of an episode before it fails (River's backoff between them)", intRange(func(c *Config) *int { return &c.MaxAttempts }, 1, 100)},
 		{GroupWorker, "max-candidates", "MAX_CANDIDATES", "24", "most beliefs shown to the LLM per extraction (K)", intRange(func(c *Config) *int { return &c.MaxCandidates }, 1, 500)},
 		{GroupWorker, "examples", "EXAMPLES", "3", "past revisions shown as worked examples per extraction (0: off)", intRange(func(c *Config) *int { return &c.Examples }, 0, 20)},
-		{GroupWorker, "examples-scope", "EXAMPLES_SCOPE", "", "an operator-curated scope, holding no user data, whose revisions every scope may be shown as examples", str(func(c *Config) *string { return &c.ExamplesScope })},
+		{GroupWorker | GroupRetention, "examples-scope", "EXAMPLES_SCOPE", "", "an operator-curated scope, holding no user data, whose revisions every scope may be shown as examples", str(func(c *Config) *string { return &c.ExamplesScope })},
 		{GroupWorker, "confidence-floor", "CONFIDENCE_FLOOR", "0.5", "beliefs under this confidence are not stored", floatRange(func(c *Config) *float64 { return &c.ConfidenceFloor }, 0, 1)},
 		{GroupWorker, "http-addr", "HTTP_ADDR", ":9464", "where /healthz, /metrics, the HTTP API and MCP are served (off: nowhere)", httpAddr(func(c *Config) *string { return &c.HTTPAddr })},
 		{GroupWorker, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "30s", "how long running jobs may finish after SIGTERM before they are cancelled and retried", duration(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 		{GroupWorker, "consolidate-interval", "CONSOLIDATE_INTERVAL", "1h", "how often scopes changed since their last consolidation are enqueued", duration(func(c *Config) *time.Duration { return &c.ConsolidateInterval })},
 		{GroupConsolidate, "consolidate-threshold", "CONSOLIDATE_THRESHOLD", "0.80", "cosine similarity from which two beliefs are consolidation candidates", floatRange(func(c *Config) *float64 { return &c.ConsolidateThreshold }, 0.01, 1)},
 		{GroupConsolidate, "consolidate-max-cluster", "CONSOLIDATE_MAX_CLUSTER", "8", "most beliefs in one consolidation cluster (one LLM call)", intRange(func(c *Config) *int { return &c.ConsolidateMaxCluster }, 2, 64)},
+		{GroupRetention, "retain-history", "RETAIN_HISTORY", "", "keep superseded, retracted and forgotten beliefs this long, then purge them (at least 1h, e.g. 8760h; default: forever)", optDurationAtLeast(func(c *Config) *time.Duration { return &c.RetainHistory }, MinRetainHistory)},
 		{GroupWorker, "api-behind-gate", "API_BEHIND_GATE", "false", "another gate (e.g. an authenticating proxy) guards the HTTP API: without API keys it serves every scope on any address", boolValue(func(c *Config) *bool { return &c.APIBehindGate })},
 		{GroupWorker, "api-max-body-bytes", "API_MAX_BODY_BYTES", "4MiB", "largest HTTP API request body (bytes, or with KiB/MiB); larger ones get 413", byteSize(func(c *Config) *int64 { return &c.APIMaxBodyBytes }, 1<<10, 1<<30)},
 		{GroupWorker, "api-max-records", "API_MAX_RECORDS", "1000", "most transcripts per HTTP API request; more get 413", intRange(func(c *Config) *int { return &c.APIMaxRecords }, 1, 100_000)},
@@ -224,6 +234,32 @@ func optDuration(field func(*Config) *time.Duration) func(*Config, string) error
 		}
 		return duration(field)(c, v)
 	}
+}
+
+// optDurationAtLeast reads an optional duration of at least lo; empty is zero (unset).
+// A number without a unit is refused with the unit asked for, not taken as nanoseconds.
+func optDurationAtLeast(field func(*Config) *time.Duration, lo time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			*field(c) = 0
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < lo {
+			return fmt.Errorf("%q is not a duration of at least %s with its unit, like 720h or 8760h", v, shortDuration(lo))
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+// shortDuration writes d as whole hours when it is: 1h, not 1h0m0s.
+func shortDuration(d time.Duration) string {
+	if d%time.Hour == 0 {
+		return fmt.Sprintf("%dh", d/time.Hour)
+	}
+	return d.String()
 }
 
 func intRange(field func(*Config) *int, lo, hi int) func(*Config, string) error {

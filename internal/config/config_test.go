@@ -74,9 +74,43 @@ func TestComposePassesEverySetting(t *testing.T) {
 	require.True(t, ok)
 	require.NotEmpty(t, worker.Healthcheck)
 	for _, s := range settings() {
-		if s.group&(GroupDB|GroupLLM|GroupWorker|GroupConsolidate) == 0 {
+		if s.group&(GroupDB|GroupLLM|GroupWorker|GroupConsolidate|GroupRetention) == 0 {
 			continue
 		}
 		require.Contains(t, worker.Environment, s.env, "docker-compose.yml's worker does not pass %s", s.env)
+	}
+}
+
+func TestRetainHistory(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env, flag string
+		want      time.Duration
+		err       string
+	}{
+		{want: 0},
+		{env: "8760h", want: 8760 * time.Hour},
+		{env: " 1h ", want: time.Hour},
+		{env: "8760h", flag: "720h", want: 720 * time.Hour},
+		{env: "8760", err: `RETAIN_HISTORY: "8760" is not a duration of at least 1h with its unit, like 720h or 8760h`},
+		{env: "30m", err: `RETAIN_HISTORY: "30m" is not a duration of at least 1h`},
+		{env: "0", err: `RETAIN_HISTORY: "0" is not a duration of at least 1h`},
+		{env: "-8760h", err: `RETAIN_HISTORY: "-8760h" is not a duration of at least 1h`},
+		{env: "a year", err: `RETAIN_HISTORY: "a year" is not a duration`},
+		{flag: "8760", err: `invalid value "8760" for flag -retain-history: "8760" is not a duration of at least 1h`},
+	} {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		cfg, err := Load(fs, GroupRetention, func(k string) string { return map[string]string{"RETAIN_HISTORY": tc.env}[k] })
+		if err == nil && tc.flag != "" {
+			err = fs.Parse([]string{"--retain-history", tc.flag})
+		}
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, "env %q, flag %q", tc.env, tc.flag)
+			continue
+		}
+		require.NoError(t, err)
+		require.NoError(t, cfg.Check(GroupRetention))
+		require.Equal(t, tc.want, cfg.RetainHistory, "env %q, flag %q", tc.env, tc.flag)
 	}
 }

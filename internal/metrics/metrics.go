@@ -14,7 +14,8 @@
 //     kind and outcome;
 //   - WatchBacklog, which reads the extraction backlog from the database at each scrape.
 //
-// ConsolidationClusters is called by the consolidation pass.
+// ConsolidationClusters is called by the consolidation pass; Curated, which makes
+// *Metrics a retention.Observer, by the history curator.
 package metrics
 
 import (
@@ -33,6 +34,7 @@ import (
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/retention"
 )
 
 // Namespace prefixes every credo metric.
@@ -86,6 +88,10 @@ type Metrics struct {
 
 	clusters       prometheus.Counter
 	clustersJudged prometheus.Counter
+
+	curateRuns      *prometheus.CounterVec
+	curatedBeliefs  prometheus.Counter
+	curatedEpisodes prometheus.Counter
 }
 
 // Bucket layouts. LLM calls on a laptop CPU take from a few milliseconds (a cached
@@ -170,6 +176,19 @@ func New() *Metrics {
 			Namespace: Namespace, Name: "consolidation_clusters_judged_total",
 			Help: "Consolidation clusters sent to the LLM for a judgment.",
 		}),
+
+		curateRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "curate_runs_total",
+			Help: "History curations (RETAIN_HISTORY) by result (ok, error).",
+		}, []string{"result"}),
+		curatedBeliefs: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "curated_beliefs_total",
+			Help: "Retired beliefs purged by the history curator, past RETAIN_HISTORY.",
+		}),
+		curatedEpisodes: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "curated_episodes_total",
+			Help: "Episodes purged by the history curator once none of their beliefs remained.",
+		}),
 	}
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -179,6 +198,7 @@ func New() *Metrics {
 		m.extractions, m.extractionsStale, m.extractionDuration, m.promptChars, m.candidates,
 		m.outcomes, m.revisions, m.conflicts,
 		m.clusters, m.clustersJudged,
+		m.curateRuns, m.curatedBeliefs, m.curatedEpisodes,
 	)
 	return m
 }
@@ -252,6 +272,18 @@ func (m *Metrics) ConsolidationClusters(found, judged int) {
 // the LLM (the rest were judged before).
 func (m *Metrics) Consolidated(r consolidate.Report) {
 	m.ConsolidationClusters(r.Clusters, r.Clusters-r.Judged)
+}
+
+// Curated records one history curation; with it *Metrics is a retention.Observer. What
+// a failed curation removed is counted too: each scope commits on its own.
+func (m *Metrics) Curated(r retention.Report) {
+	result := ResultOK
+	if r.Err != nil {
+		result = ResultError
+	}
+	m.curateRuns.WithLabelValues(result).Inc()
+	m.curatedBeliefs.Add(float64(max(r.Beliefs, 0)))
+	m.curatedEpisodes.Add(float64(max(r.Episodes, 0)))
 }
 
 // WrapProvider returns p with every Chat and Embed call timed and counted, with the
@@ -382,6 +414,7 @@ func jobOutcome(e *river.Event) (string, bool) {
 
 // Compile-time checks.
 var (
-	_ extract.Observer = (*Metrics)(nil)
-	_ llm.Provider     = (*provider)(nil)
+	_ extract.Observer   = (*Metrics)(nil)
+	_ retention.Observer = (*Metrics)(nil)
+	_ llm.Provider       = (*provider)(nil)
 )

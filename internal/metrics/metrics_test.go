@@ -22,6 +22,7 @@ import (
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
+	"github.com/credohq/credo/retention"
 )
 
 // scrape GETs m's handler and parses the exposition.
@@ -211,6 +212,25 @@ func TestExtractedCountsRevisionsConflictsAndSizes(t *testing.T) {
 	} {
 		require.Equal(t, n, s.value("credo_belief_outcomes_total", "outcome="+string(kind)), kind)
 	}
+}
+
+func TestCuratedCountsRunsBeliefsAndEpisodes(t *testing.T) {
+	t.Parallel()
+	m := New()
+	var _ retention.Observer = m
+	for _, r := range []retention.Report{
+		{Scopes: 2, Beliefs: 5, Episodes: 4},
+		{}, // nothing was due
+		// A curation cut short: what its committed scopes removed is counted.
+		{Scopes: 1, Beliefs: 2, Episodes: 1, Err: context.DeadlineExceeded},
+	} {
+		m.Curated(r)
+	}
+	s := scrapeOf(t, m)
+	require.Equal(t, 2.0, s.value("credo_curate_runs_total", "result=ok"))
+	require.Equal(t, 1.0, s.value("credo_curate_runs_total", "result=error"))
+	require.Equal(t, 7.0, s.value("credo_curated_beliefs_total"))
+	require.Equal(t, 5.0, s.value("credo_curated_episodes_total"))
 }
 
 func TestJobEventOutcomes(t *testing.T) {
