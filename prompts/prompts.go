@@ -20,6 +20,8 @@ const (
 	ExtractionSchemaName    = "extraction"
 	ConsolidationSchemaName = "consolidation"
 	ReviewSchemaName        = "review"
+	AnswerSchemaName        = "answer"
+	JudgeSchemaName         = "judgment"
 )
 
 // Candidate is a belief shown to the LLM; its index in Extraction.Candidates is its
@@ -67,6 +69,10 @@ type Prompts struct {
 	consolidationUser   *template.Template
 	reviewSystem        string
 	reviewUser          *template.Template
+	answerSystem        string
+	answerUser          *template.Template
+	judgeSystem         string
+	judgeUser           *template.Template
 }
 
 // New parses the embedded templates.
@@ -80,6 +86,8 @@ func New() (*Prompts, error) {
 		{"extraction_system.tmpl", "extraction_user.tmpl", &p.extractionSystem, &p.extractionUser},
 		{"consolidation_system.tmpl", "consolidation_user.tmpl", &p.consolidationSystem, &p.consolidationUser},
 		{"review_system.tmpl", "review_user.tmpl", &p.reviewSystem, &p.reviewUser},
+		{"answer_system.tmpl", "answer_user.tmpl", &p.answerSystem, &p.answerUser},
+		{"judge_system.tmpl", "judge_user.tmpl", &p.judgeSystem, &p.judgeUser},
 	} {
 		system, err := files.ReadFile(t.system)
 		if err != nil {
@@ -151,6 +159,9 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // ExtractionSchema is the JSON schema of the extraction output.
 func ExtractionSchema() json.RawMessage { return mustRead("extraction.schema.json") }
+
+// AnswerSchema is the JSON schema of an answer with citations.
+func AnswerSchema() json.RawMessage { return mustRead("answer.schema.json") }
 
 // ConsolidationSchema is the JSON schema of the consolidation output.
 func ConsolidationSchema() json.RawMessage { return mustRead("consolidation.schema.json") }

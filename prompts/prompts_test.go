@@ -59,6 +59,7 @@ func TestSchemas(t *testing.T) {
 	t.Parallel()
 	for name, schema := range map[string]json.RawMessage{
 		ExtractionSchemaName: ExtractionSchema(), ConsolidationSchemaName: ConsolidationSchema(), ReviewSchemaName: ReviewSchema(),
+		AnswerSchemaName: AnswerSchema(),
 	} {
 		var s struct {
 			Properties map[string]json.RawMessage `json:"properties"`
