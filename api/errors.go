@@ -26,6 +26,7 @@ const (
 	CodeRateLimited      = "rate_limited"           // 429: over the key's rate; see Retry-After
 	CodeInternal         = "internal"               // 500
 	CodeEmbeddingFailed  = "embedding_failed"       // 502: the embedding model did not answer
+	CodeModelFailed      = "model_failed"           // 502: the chat model did not answer, or not validly
 	CodeAPIDisabled      = "api_disabled"           // 503: no API key exists and nothing else guards the address
 )
 
@@ -43,7 +44,7 @@ type Error struct {
 
 // ErrorBody is what an error says.
 type ErrorBody struct {
-	Code    string   `json:"code" enum:"invalid_request,unauthorized,forbidden,not_found,no_route,method_not_allowed,request_timeout,refused,body_too_large,too_many_records,unsupported_media_type,rate_limited,internal,embedding_failed,api_disabled" doc:"Stable error code; branch on it, not on the message."`
+	Code    string   `json:"code" enum:"invalid_request,unauthorized,forbidden,not_found,no_route,method_not_allowed,request_timeout,refused,body_too_large,too_many_records,unsupported_media_type,rate_limited,internal,embedding_failed,model_failed,api_disabled" doc:"Stable error code; branch on it, not on the message."`
 	Message string   `json:"message" doc:"What went wrong, for people."`
 	Details []string `json:"details,omitempty" nullable:"false" doc:"Each problem found, when there are several (e.g. one per invalid transcript field)."`
 }

@@ -12,8 +12,10 @@ import (
 )
 
 const mcpInstructions = `credo is long-term memory that stays true over time. Before answering about the user
-(where they live, work, what they prefer), call recall with the question; recall answers
-questions about the past ("where did they live before?") from history by itself. After a
+(where they live, work, what they prefer), call context with the question and put its text in
+your reasoning, or call ask for a short answer that cites its beliefs; recall lists the beliefs
+themselves. All three answer questions about the past ("where did they live before?") from
+history by itself. After a
 conversation worth remembering, call remember with its messages: beliefs are extracted in the
 background, and revise what memory held before. Use history to see how one belief changed, and
 forget when the user asks you to forget something. Every call names a scope (e.g. user:42)
@@ -52,7 +54,7 @@ type ForgetArgs struct {
 }
 
 // MCPServer returns an MCP server whose tools act for the principal that principal
-// returns on each call: remember (write), recall and history (read), forget (operate,
+// returns on each call: remember (write), recall, history, context and ask (read), forget (operate,
 // soft only).
 func (s *Server) MCPServer(principal func(context.Context) (*Principal, error)) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "credo", Title: "credo memory", Version: Version},
@@ -123,6 +125,7 @@ func (s *Server) MCPServer(principal func(context.Context) (*Principal, error)) 
 		out, err := s.forget(ctx, p, ForgetRequest{Scope: in.Scope, IDs: in.IDs, Match: in.Match})
 		return nil, out, err
 	})
+	s.addReadTools(srv, call)
 	return srv
 }
 

@@ -213,6 +213,8 @@ func (s *Server) register() {
 		return wrap(s.episode(ctx, principalFrom(ctx), in.ID))
 	})
 
+	s.registerRead()
+
 	// Huma documents 422 for invalid parameters and bodies; this API answers them 400.
 	for _, item := range s.api.OpenAPI().Paths {
 		for _, o := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {

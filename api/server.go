@@ -36,6 +36,7 @@ import (
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/recall"
 )
 
 // Defaults of Config's limits.
@@ -66,6 +67,9 @@ type Config struct {
 	// Embed embeds queries and operator statements; EmbedModel names its vectors.
 	Embed      llm.Embedder
 	EmbedModel string
+	// Chat answers questions (POST /v1/ask, MCP ask); AskObserver is told what each cost.
+	Chat        llm.Chatter
+	AskObserver recall.Observer
 	// Addr is the address served (HTTP_ADDR); it tells whether the API may run without
 	// keys. Empty for a Server only used over stdio.
 	Addr string
@@ -102,6 +106,7 @@ type Server struct {
 	jobs       extract.Inserter
 	embed      llm.Embedder
 	embedModel string
+	reader     *recall.Reader
 	log        *slog.Logger
 	now        func() time.Time
 
@@ -148,6 +153,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	reader, err := recall.New(recall.Config{Store: s.store, Chat: cfg.Chat, Embed: cfg.Embed, EmbedModel: s.embedModel,
+		Now: s.now, Observer: cfg.AskObserver, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	s.reader = reader
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}

@@ -22,6 +22,7 @@ import (
 type apiCLI struct {
 	t      *testing.T
 	schema *dbtest.Schema
+	llm    *llmtest.Server
 	env    map[string]string
 }
 
@@ -29,7 +30,7 @@ func newAPICLI(t *testing.T) *apiCLI {
 	t.Helper()
 	schema := dbtest.New(t)
 	srv := llmtest.NewServer(t)
-	return &apiCLI{t: t, schema: schema, env: map[string]string{
+	return &apiCLI{t: t, schema: schema, llm: srv, env: map[string]string{
 		"DATABASE_URL": schema.URL, "LLM_PROVIDER": "ollama", "OLLAMA_HOST": srv.URL(),
 		"CHAT_MODEL": llmtest.DefaultChatModel, "EMBED_MODEL": llmtest.DefaultEmbedModel, "LOG_LEVEL": "warn",
 	}}
@@ -136,7 +137,7 @@ func TestMCPOverStdio(t *testing.T) {
 	require.NoError(t, err)
 	tools, err := session.ListTools(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, 4)
+	require.Len(t, tools.Tools, 6)
 
 	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "remember", Arguments: map[string]any{
 		"scope": "user:ana", "messages": []map[string]string{{"role": "user", "content": "I live in Lisbon."}}}})

@@ -1,6 +1,8 @@
 // Command beliefs reads and administers credo's memory.
 //
 //	beliefs list --scope S [--all] [--as-of T] [--known-at T] [--inherit] [--json]
+//	beliefs context --scope S [--query Q] [--k N] [--budget N] [--inherit] [--as-of T] [--json]
+//	beliefs ask --scope S --question Q [--inherit] [--json]
 //	beliefs scopes [--prefix P] [--json]
 //	beliefs history --id ID [--json]
 //	beliefs events --scope S [--json]
@@ -82,7 +84,7 @@ type command struct {
 }
 
 func commands() []command {
-	return append([]command{listCommand(), scopesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand()},
+	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand()},
 		append(keysCommands(), mcpCommand())...)
 }
 

@@ -51,7 +51,7 @@ func serveMCP(ctx context.Context, e *env, token string, t mcp.Transport) error 
 	if err != nil {
 		return err
 	}
-	_, embed, err := app.Providers(e.cfg)
+	chat, embed, err := app.Providers(e.cfg)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func serveMCP(ctx context.Context, e *env, token string, t mcp.Transport) error 
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}
-	srv, err := api.New(ctx, api.Config{Store: store, Jobs: jobs, Embed: embed, Logger: logger})
+	srv, err := api.New(ctx, api.Config{Store: store, Jobs: jobs, Embed: embed, Chat: chat, Logger: logger})
 	if err != nil {
 		return err
 	}

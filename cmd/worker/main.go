@@ -93,7 +93,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 
 	if cfg.HTTPAddr != "" {
-		v1, err := api.New(ctx, api.Config{Store: store, Jobs: client, Embed: embed, Logger: logger}.Settings(cfg))
+		v1, err := api.New(ctx, api.Config{Store: store, Jobs: client, Embed: embed, Chat: chat, AskObserver: m.Answers(), Logger: logger}.Settings(cfg))
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,126 @@
+package recall
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/credohq/credo/memory"
+)
+
+// The ranking of beliefs for a question: a weighted sum of signals, each within 0..1.
+// Similarity leads when there is a query; recency (when the belief was last said) and
+// reinforcement (how often it was said again) order what is equally near, and rank
+// alone when there is no query.
+const (
+	WeightSimilarity    = 0.70
+	WeightRecency       = 0.20
+	WeightReinforcement = 0.10
+	// RecencyHalfLife: a belief last said this long ago has half the recency of one said
+	// today.
+	RecencyHalfLife = 90 * 24 * time.Hour
+	// ReinforcementSaturation: a belief said again this many times has full
+	// reinforcement.
+	ReinforcementSaturation = 8
+)
+
+// Score is a belief's rank for a question: the weighted sum of its signals.
+type Score struct {
+	Similarity, Recency, Reinforcement, Total float64
+}
+
+// score ranks b at now; ranked says whether similarity counts (there is a query).
+func score(b memory.Belief, now time.Time, ranked bool) Score {
+	s := Score{
+		Recency:       math.Pow(0.5, max(0, now.Sub(b.LastSeenAt).Hours())/RecencyHalfLife.Hours()),
+		Reinforcement: min(1, math.Log1p(float64(b.ReinforcedCount))/math.Log1p(ReinforcementSaturation)),
+	}
+	if !ranked {
+		// Without a query the other weights share its part, in their proportion.
+		rest := WeightRecency + WeightReinforcement
+		s.Total = (WeightRecency*s.Recency + WeightReinforcement*s.Reinforcement) / rest
+		return s
+	}
+	if b.Distance != nil {
+		s.Similarity = min(1, max(0, 1-*b.Distance))
+	}
+	s.Total = WeightSimilarity*s.Similarity + WeightRecency*s.Recency + WeightReinforcement*s.Reinforcement
+	return s
+}
+
+// selection is what a query selects: the beliefs that hold (now, or at AsOf), and for a
+// question about the past those that no longer do, each section best first.
+type selection struct {
+	mode    memory.RecallMode
+	holding []memory.Belief
+	earlier []memory.Belief
+}
+
+// poolSize is how many nearest beliefs are re-ranked for k shown: the nearest by
+// embedding are not always the best once recency and reinforcement count.
+func poolSize(k int) int { return min(memory.MaxRecallK, max(4*k, 40)) }
+
+// selectFor reads and ranks what q selects.
+func (r *Reader) selectFor(ctx context.Context, q Query) (*selection, error) {
+	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, Inherit: q.Inherit, AsOf: q.AsOf}
+	if q.Query != "" && r.cfg.Embed != nil && r.cfg.EmbedModel != "" {
+		vec, err := r.embedQuery(ctx, q.Scope, q.Query)
+		if err != nil {
+			return nil, err
+		}
+		rq.Vector, rq.EmbedModel, rq.K = vec, r.cfg.EmbedModel, poolSize(q.K)
+	}
+	rec, err := r.cfg.Store.Recall(ctx, rq)
+	if err != nil {
+		return nil, err
+	}
+	now := r.cfg.Now()
+	ranked := slices.Clone(rec.Beliefs)
+	scores := make(map[int64]float64, len(ranked))
+	for _, b := range ranked {
+		scores[b.ID] = score(b, now, rec.Ranked).Total
+	}
+	slices.SortStableFunc(ranked, func(a, b memory.Belief) int { return cmp.Compare(scores[b.ID], scores[a.ID]) })
+	sel := &selection{mode: rec.Mode}
+	for _, b := range ranked {
+		switch {
+		case rec.Mode == memory.RecallAsOf || b.Status == memory.StatusActive:
+			sel.holding = append(sel.holding, b)
+		case rec.Mode == memory.RecallHistory:
+			sel.earlier = append(sel.earlier, b)
+		}
+	}
+	sel.holding = sel.holding[:min(q.K, len(sel.holding))]
+	sel.earlier = sel.earlier[:min(q.K, len(sel.earlier))]
+	return sel, nil
+}
+
+// embedQuery embeds the query with what the scope stored without vectors, in one call,
+// so that what was learned since the last extraction is ranked too.
+func (r *Reader) embedQuery(ctx context.Context, scope, query string) ([]float32, error) {
+	pending, err := r.cfg.Store.Unembedded(ctx, scope, maxPending)
+	if err != nil {
+		return nil, err
+	}
+	texts := []string{query}
+	for _, u := range pending {
+		texts = append(texts, u.Text)
+	}
+	res, err := r.cfg.Embed.Embed(ctx, texts)
+	if err == nil && len(res.Vectors) != len(texts) {
+		err = fmt.Errorf("%d vectors for %d texts", len(res.Vectors), len(texts))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEmbedding, err)
+	}
+	if err := r.cfg.Store.EnsureEmbeddingModel(ctx, r.cfg.EmbedModel, len(res.Vectors[0])); err != nil {
+		return nil, err
+	}
+	if err := r.cfg.Store.SetEmbeddings(ctx, r.cfg.EmbedModel, pending, res.Vectors[1:]); err != nil {
+		return nil, err
+	}
+	return res.Vectors[0], nil
+}

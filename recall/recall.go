@@ -1,0 +1,133 @@
+// Package recall is the agent's read side: what memory says for a question, as a text
+// block ready for a prompt (Context) or as a short answer citing the beliefs it rests on
+// (Ask). It ranks what memory.Store.Recall finds by documented signals and renders it;
+// Ask adds one chat call, validated like every model answer.
+package recall
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/credohq/credo/llm"
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/prompts"
+)
+
+// Limits and defaults of a query.
+const (
+	DefaultK      = 10
+	MaxK          = 100
+	DefaultBudget = 4000 // characters of a context block
+	MaxBudget     = 100_000
+	MaxQueryLen   = 2000
+	// DefaultMalformedRetries is how often a malformed answer is asked again.
+	DefaultMalformedRetries = 2
+	// maxPending bounds the unembedded beliefs of a scope embedded with a question.
+	maxPending = 64
+)
+
+// ErrQuery wraps every problem with a Query: nothing was read.
+var ErrQuery = errors.New("invalid query")
+
+// Query is an agent's question to memory.
+type Query struct {
+	Scope string
+	// Query is the question or topic; empty ranks by recency and reinforcement alone.
+	// A question about the past ("where did they live before?") adds what no longer holds.
+	Query string
+	// K bounds the beliefs shown per section (DefaultK when 0).
+	K int
+	// Inherit adds the ancestor scopes' beliefs on the slots the scope does not fill.
+	Inherit bool
+	// AsOf reads what was true at that time instead of now.
+	AsOf *time.Time
+	// Budget bounds the context block's characters (DefaultBudget when 0); the
+	// lowest-ranked beliefs are left out first.
+	Budget int
+}
+
+func (q *Query) check() error {
+	q.Scope, q.Query = strings.TrimSpace(q.Scope), strings.TrimSpace(q.Query)
+	switch {
+	case q.Scope == "":
+		return fmt.Errorf("%w: scope is empty", ErrQuery)
+	case !utf8.ValidString(q.Query) || strings.ContainsRune(q.Query, 0):
+		return fmt.Errorf("%w: the query is not valid UTF-8 text", ErrQuery)
+	case utf8.RuneCountInString(q.Query) > MaxQueryLen:
+		return fmt.Errorf("%w: the query is longer than %d characters", ErrQuery, MaxQueryLen)
+	case q.K < 0 || q.K > MaxK:
+		return fmt.Errorf("%w: k %d is outside 1..%d", ErrQuery, q.K, MaxK)
+	case q.Budget < 0 || q.Budget > MaxBudget:
+		return fmt.Errorf("%w: the budget %d is outside 1..%d characters", ErrQuery, q.Budget, MaxBudget)
+	}
+	q.K, q.Budget = cmp.Or(q.K, DefaultK), cmp.Or(q.Budget, DefaultBudget)
+	return nil
+}
+
+// Config configures a Reader.
+type Config struct {
+	Store *memory.Store
+	// Chat answers Ask; Context needs none.
+	Chat llm.Chatter
+	// Embed and EmbedModel rank by similarity to the query; without them the ranking
+	// uses recency and reinforcement alone.
+	Embed            llm.Embedder
+	EmbedModel       string
+	MalformedRetries int
+	Now              func() time.Time
+	Observer         Observer
+	Logger           *slog.Logger
+}
+
+// Observer is told about each Ask (metrics).
+type Observer interface {
+	Answered(r Report)
+}
+
+// Report is what one Ask cost.
+type Report struct {
+	ChatCalls        int
+	PromptTokens     int
+	CompletionTokens int
+	Duration         time.Duration
+	Err              error
+}
+
+// Reader reads memory for agents.
+type Reader struct {
+	cfg     Config
+	prompts *prompts.Prompts
+	log     *slog.Logger
+}
+
+// New returns a Reader.
+func New(cfg Config) (*Reader, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("recall: Store is required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MalformedRetries == 0 {
+		cfg.MalformedRetries = DefaultMalformedRetries
+	}
+	if cfg.EmbedModel == "" {
+		if p, ok := cfg.Embed.(llm.Provider); ok {
+			cfg.EmbedModel = p.EmbedModel()
+		}
+	}
+	p, err := prompts.New()
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Reader{cfg: cfg, prompts: p, log: log}, nil
+}
