@@ -214,18 +214,27 @@ func (quickRetry) NextRetry(job *rivertype.JobRow) time.Time {
 	return time.Now().Add(min(time.Duration(job.Attempt*job.Attempt)*time.Second, 30*time.Second))
 }
 
-// extract enqueues the transcripts round by round and works every job.
-func (r *runner) extract(ctx context.Context) error {
+// start starts River's client; stop stops it, cancelling the jobs still running.
+func (r *runner) start(ctx context.Context) (stop func(), err error) {
 	if err := r.client.Start(ctx); err != nil {
-		return fmt.Errorf("start river: %w", err)
+		return nil, fmt.Errorf("start river: %w", err)
 	}
-	defer func() {
+	return func() {
 		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if err := r.client.StopAndCancel(stop); err != nil {
 			r.cfg.Logger.Warn("stop river", "error", err)
 		}
-	}()
+	}, nil
+}
+
+// extract enqueues the transcripts round by round and works every job.
+func (r *runner) extract(ctx context.Context) error {
+	stop, err := r.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	rounds := 0
 	r.episodes = make([][]int64, len(r.scenarios))
 	for _, s := range r.scenarios {

@@ -8,6 +8,10 @@
 //	eval [--scenarios FILE] [--only CATEGORY|NAME,...] [--json] [-v]
 //	     [--with-learning | --without-learning | --compare] [--workers N] [--k N] [--keep]
 //
+// `eval locomo --data PATH [--conversations N] [--questions N] [--json]` runs the public
+// LoCoMo benchmark instead: accuracy of recall's ask per question category, as judged
+// by the configured model against the gold answers (see locomo.go).
+//
 // The model is configured as for the worker (LLM_PROVIDER, OLLAMA_HOST or
 // OPENAI_BASE_URL, CHAT_MODEL, EMBED_MODEL, ...). Exit codes: 0 scored (whatever the
 // scores), 1 failed, 2 bad usage or a bad scenario file.
@@ -69,6 +73,9 @@ func (l *stringList) Set(v string) error {
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "locomo" {
+		return runLocomo(ctx, args[1:], getenv, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
