@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintln(stderr, "usage: enqueue [flags] FILE...   (- for standard input)")
 		fs.PrintDefaults()
 	}
-	cfg, err := config.Load(fs, config.GroupDB, getenv)
+	cfg, err := config.Load(fs, config.GroupDB|config.GroupJobs, getenv)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fs.Usage()
 		return errUsage
 	}
-	if err := cfg.Check(config.GroupDB); err != nil {
+	if err := cfg.Check(config.GroupDB | config.GroupJobs); err != nil {
 		return err
 	}
 
@@ -88,8 +88,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return err
 	}
 	defer pool.Close()
-	// An insert-only River client: it has no queues and works no job.
-	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: logger})
+	// An insert-only River client: it has no queues and works no job. Its jobs get the
+	// worker's MAX_ATTEMPTS, not River's default of 25 (weeks of retries).
+	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: logger, MaxAttempts: cfg.MaxAttempts})
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}

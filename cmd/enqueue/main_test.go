@@ -161,4 +161,20 @@ func TestEnqueueGoodInput(t *testing.T) {
 	require.Equal(t, "enqueued 0, duplicates 3\n", stdout)
 	require.Equal(t, 3, env.rows(t, "episode"))
 	require.Equal(t, 2, env.rows(t, "river_job"), "one extraction job per scope")
+	require.Equal(t, 2, env.rows(t, "river_job WHERE max_attempts = 10"), "jobs get MAX_ATTEMPTS' default, not River's 25")
+}
+
+func TestEnqueueUsesMaxAttempts(t *testing.T) {
+	t.Parallel()
+	env := newEnqueueEnv(t)
+	path := env.file(t, "one.json", record("user:1", "I live in Lisbon."))
+	var out, errOut bytes.Buffer
+	getenv := func(name string) string {
+		if name == "MAX_ATTEMPTS" {
+			return "4"
+		}
+		return env.getenv(name)
+	}
+	require.NoError(t, run(context.Background(), []string{path}, getenv, strings.NewReader(""), &out, &errOut))
+	require.Equal(t, 1, env.rows(t, "river_job WHERE max_attempts = 4"))
 }

@@ -65,6 +65,8 @@ const (
 	GroupConsolidate
 	// GroupRetention is the retention of history, for the worker's curator and the CLI.
 	GroupRetention
+	// GroupJobs is what inserting extraction jobs needs, in the worker or enqueue.
+	GroupJobs
 )
 
 // MinRetainHistory is the shortest RETAIN_HISTORY: history is an audit trail, and a
@@ -96,7 +98,7 @@ func settings() []setting {
 		{GroupWorker, "job-timeout", "JOB_TIMEOUT", "5m", "how long one episode's extraction (or another job) may run", duration(func(c *Config) *time.Duration { return &c.JobTimeout })},
 		{GroupWorker, "rescue-after", "RESCUE_AFTER", "", "when a job left running by a crashed worker is taken over (default: JOB_TIMEOUT + 1m); an extraction job ends its turn before it", optDuration(func(c *Config) *time.Duration { return &c.RescueAfter })},
 		{GroupWorker, "workers", "WORKERS", "4", "extraction jobs (scopes) run at once by this process", intRange(func(c *Config) *int { return &c.Workers }, 1, 1000)},
-		{GroupWorker, "max-attempts", "MAX_ATTEMPTS", "10", "attempts of an episode before it fails (River's backoff between them)", intRange(func(c *Config) *int { return &c.MaxAttempts }, 1, 100)},
+		{GroupWorker | GroupJobs, "max-attempts", "MAX_ATTEMPTS", "10", "attempts of an episode before it fails (River's backoff between them)", intRange(func(c *Config) *int { return &c.MaxAttempts }, 1, 100)},
 		{GroupWorker, "max-candidates", "MAX_CANDIDATES", "24", "most beliefs shown to the LLM per extraction (K)", intRange(func(c *Config) *int { return &c.MaxCandidates }, 1, 500)},
 		{GroupWorker, "examples", "EXAMPLES", "3", "past revisions shown as worked examples per extraction (0: off)", intRange(func(c *Config) *int { return &c.Examples }, 0, 20)},
 		{GroupWorker | GroupRetention, "examples-scope", "EXAMPLES_SCOPE", "", "an operator-curated scope, holding no user data, whose revisions every scope may be shown as examples", str(func(c *Config) *string { return &c.ExamplesScope })},
