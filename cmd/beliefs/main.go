@@ -113,10 +113,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fs.SetOutput(stderr)
 		cfg, err := config.Load(fs, c.groups, getenv)
 		if err != nil {
-			return err
+			return usageError{err.Error()}
 		}
 		do := c.flags(fs)
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := config.ParseFlags(fs, args[1:]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return err
 			}

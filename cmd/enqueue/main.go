@@ -4,7 +4,8 @@
 //	enqueue FILE...   (- reads standard input; JSON object, JSON array or JSONL)
 //
 // Every record of every file is checked before anything is inserted: on bad input
-// enqueue names the file, record and field, exits 1 and enqueues nothing.
+// enqueue names the file, record and field, exits 2 and enqueues nothing. Exit codes:
+// 0 done, 1 failed, 2 bad usage, input or configuration.
 package main
 
 import (
@@ -36,7 +37,10 @@ func main() {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
 	case errors.Is(err, errUsage):
-		os.Exit(2)
+		os.Exit(config.ExitUsage)
+	case config.IsUsage(err):
+		fmt.Fprintln(os.Stderr, "enqueue:", err)
+		os.Exit(config.ExitUsage)
 	default:
 		fmt.Fprintln(os.Stderr, "enqueue:", err)
 		os.Exit(1)
@@ -54,16 +58,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	cfg, err := config.Load(fs, config.GroupDB|config.GroupJobs, getenv)
 	if err != nil {
-		return err
+		return &config.UsageError{Err: err}
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := config.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return errUsage
 	}
-	if err := cfg.Check(config.GroupDB | config.GroupJobs); err != nil {
+	if err := cfg.Checked(config.GroupDB | config.GroupJobs); err != nil {
 		return err
 	}
 
@@ -79,7 +83,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		all = append(all, ts...)
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("nothing enqueued:\n%w", errors.Join(problems...))
+		return &config.UsageError{Err: fmt.Errorf("nothing enqueued:\n%w", errors.Join(problems...))}
 	}
 
 	logger := app.Logger(cfg, stderr)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/internal/dbtest"
 )
 
@@ -177,4 +178,16 @@ func TestEnqueueUsesMaxAttempts(t *testing.T) {
 	}
 	require.NoError(t, run(context.Background(), []string{path}, getenv, strings.NewReader(""), &out, &errOut))
 	require.Equal(t, 1, env.rows(t, "river_job WHERE max_attempts = 4"))
+}
+
+// Bad input is bad usage (exit 2), as a missing DATABASE_URL is: nothing was done.
+func TestEnqueueBadInputIsUsage(t *testing.T) {
+	t.Parallel()
+	env := newEnqueueEnv(t)
+	_, err := env.run(t, "", env.file(t, "bad.json", `{"scope": ""}`))
+	require.True(t, config.IsUsage(err), "%v", err)
+	var out bytes.Buffer
+	err = run(context.Background(), []string{"x.json"}, func(string) string { return "" }, strings.NewReader(""), &out, &out)
+	require.True(t, config.IsUsage(err), "%v", err)
+	require.ErrorContains(t, err, "DATABASE_URL")
 }

@@ -50,7 +50,7 @@ func runLocomo(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	workers := fs.Int("workers", wcfg.Workers, "extraction jobs run at once, and conversations questioned at once (env WORKERS)")
-	if err := fs.Parse(args); err != nil {
+	if err := config.ParseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}

@@ -104,7 +104,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	workers := fs.Int("workers", wcfg.Workers, "extraction jobs run at once, and scopes consolidated at once (env WORKERS)")
-	if err := fs.Parse(args); err != nil {
+	if err := config.ParseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}

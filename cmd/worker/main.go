@@ -39,11 +39,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil); err != nil {
-		fmt.Fprintln(os.Stderr, "worker:", err)
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}
-		os.Exit(1)
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		if config.IsUsage(err) {
+			os.Exit(config.ExitUsage)
+		}
+		os.Exit(config.ExitFailed)
 	}
 }
 
@@ -58,15 +61,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	drain := fs.Bool("drain", false, "exit once no job is left to run, retries included")
 	cfg, err := config.Load(fs, groups, getenv)
 	if err != nil {
-		return err
+		return &config.UsageError{Err: err}
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := config.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %v", fs.Args())
+		return config.Usagef("unexpected arguments: %v", fs.Args())
 	}
-	if err := cfg.Check(groups); err != nil {
+	if err := cfg.Checked(groups); err != nil {
 		return err
 	}
 	logger := app.Logger(cfg, stderr)

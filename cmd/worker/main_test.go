@@ -250,3 +250,26 @@ func TestJobBudgetEndsBeforeRescue(t *testing.T) {
 		require.GreaterOrEqual(t, got, tc.jobTimeout, "one episode always fits")
 	}
 }
+
+// Bad usage and configuration are exit code 2 in every command: here, before anything
+// starts, with one line saying what is wrong.
+func TestBadUsageIsAUsageError(t *testing.T) {
+	t.Parallel()
+	none := func(string) string { return "" }
+	for _, tc := range []struct {
+		args []string
+		env  func(string) string
+		want string
+	}{
+		{nil, none, "DATABASE_URL"},
+		{[]string{"--drian"}, none, "-drian (worker -h lists the flags)"},
+		{[]string{"extra"}, func(k string) string { return map[string]string{"DATABASE_URL": "postgres://x"}[k] }, "unexpected arguments"},
+		{nil, func(k string) string { return map[string]string{"DATABASE_URL": "postgres://x", "WORKERS": "many"}[k] }, "WORKERS"},
+	} {
+		var stderr bytes.Buffer
+		err := run(context.Background(), tc.args, tc.env, &stderr, nil)
+		require.True(t, config.IsUsage(err), "%v: %v", tc.args, err)
+		require.ErrorContains(t, err, tc.want)
+		require.Empty(t, stderr.String(), "nothing but the error, printed once by main")
+	}
+}

@@ -1,0 +1,64 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// Exit codes every command shares.
+const (
+	ExitFailed   = 1 // the command ran and failed
+	ExitUsage    = 2 // bad usage, input or configuration: nothing was done
+	ExitNotFound = 3 // no such belief, review item or scope
+)
+
+// UsageError is bad usage, input or configuration: the command exits ExitUsage.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef is a UsageError.
+func Usagef(format string, args ...any) error {
+	return &UsageError{fmt.Errorf(format, args...)}
+}
+
+// IsUsage says whether err is bad usage, input or configuration.
+func IsUsage(err error) bool {
+	var u *UsageError
+	return errors.As(err, &u)
+}
+
+// ParseFlags parses args into fs. A bad flag is one line that points to -h, not the
+// whole usage and the error twice; -h prints the usage and returns flag.ErrHelp.
+func ParseFlags(fs *flag.FlagSet, args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		if usage != nil {
+			usage()
+		} else {
+			fmt.Fprintf(out, "usage of %s:\n", fs.Name())
+			fs.PrintDefaults()
+		}
+		return err
+	case err != nil:
+		return &UsageError{fmt.Errorf("%w (%s -h lists the flags)", err, fs.Name())}
+	}
+	return nil
+}
+
+// Checked is Check's error as a UsageError: a missing or bad setting is configuration.
+func (c *Config) Checked(groups Group) error {
+	if err := c.Check(groups); err != nil {
+		return &UsageError{err}
+	}
+	return nil
+}
