@@ -271,10 +271,15 @@ func (w *Worker) work(ctx context.Context, st *state, readErr error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("the episode took longer than JOB_TIMEOUT (%s): %w", w.cfg.EpisodeTimeout, err)
 	}
+	if llm.IsConfigError(err) {
+		err = fmt.Errorf("the model server refused the request: check OPENAI_API_KEY, CHAT_MODEL and EMBED_MODEL (`ollama pull` them on Ollama): %w", err)
+	}
 	attempt := ep.Attempts + 1
-	// Malformed output and invalid revisions do not improve by waiting: the episode
-	// fails now. Anything else (LLM down, timeouts, database) is tried again later.
-	permanent := llm.IsMalformed(err) || errors.Is(err, memory.ErrInvalid) || errors.Is(err, memory.ErrScope) || errors.Is(err, errEpisode)
+	// Malformed output, a refused key or unknown model, and invalid revisions do not
+	// improve by waiting: the episode fails now. Anything else (LLM down, timeouts,
+	// database) is tried again later.
+	permanent := llm.IsMalformed(err) || llm.IsConfigError(err) || errors.Is(err, memory.ErrInvalid) ||
+		errors.Is(err, memory.ErrScope) || errors.Is(err, errEpisode)
 	final := permanent || attempt >= w.cfg.MaxAttempts
 	w.log.WarnContext(ctx, "extraction failed", "episode", ep.ID, "scope", ep.Scope,
 		"attempt", attempt, "final", final, "error", err)

@@ -3,6 +3,7 @@ package extract_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -240,4 +241,21 @@ func TestCandidatesAreBounded(t *testing.T) {
 	}
 	require.Equal(t, k, lines, "at most K candidates however many beliefs the scope holds")
 	require.Contains(t, chats[0].Prompt, "] "+home, "the nearest belief is among them")
+}
+
+// A refused key or an unknown model does not improve by waiting: the episode fails at
+// once, saying what to check, instead of retrying for hours.
+func TestRefusedRequestFailsTheEpisode(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{http.StatusUnauthorized, http.StatusNotFound} {
+		p := pipelinetest.New(t, &pipelinetest.Options{MaxAttempts: 5})
+		p.LLM.Script(llmtest.Reply{Status: status})
+		res := p.Enqueue(t, pipelinetest.T("u", "c1", "2026-01-10T10:00:00Z", "I live in Oslo."))
+		p.Drain(t)
+		ep := p.Episode(t, res.EpisodeIDs[0])
+		require.Equal(t, "failed", ep.State, status)
+		require.Equal(t, 1, ep.Attempts, "no retry")
+		require.Contains(t, *ep.LastError, "check OPENAI_API_KEY, CHAT_MODEL and EMBED_MODEL")
+		require.Equal(t, 1, p.LLM.ChatCount())
+	}
 }

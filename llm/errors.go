@@ -52,6 +52,13 @@ func retryableStatus(code int) bool {
 	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500 && code <= 599
 }
 
+// IsConfigError reports whether the server refused the request for what waiting does not
+// fix: a key it refuses (401, 403) or a model or path it does not know (404).
+func IsConfigError(err error) bool {
+	code, ok := statusCode(err)
+	return ok && (code == http.StatusUnauthorized || code == http.StatusForbidden || code == http.StatusNotFound)
+}
+
 // IsMalformed reports whether err is (or wraps) ErrMalformedOutput.
 func IsMalformed(err error) bool { return errors.Is(err, ErrMalformedOutput) }
 

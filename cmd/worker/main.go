@@ -86,6 +86,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	if err := checkModels(ctx, cfg, logger, *drain); err != nil {
+		return err
+	}
 	m := metrics.New()
 	chat, embed = m.WrapProvider(chat), m.WrapProvider(embed)
 	store := memory.NewStore(pool, &memory.Config{ConfidenceFloor: floor(cfg.ConfidenceFloor)})
@@ -346,6 +349,24 @@ func serveHTTP(addr string, pool *pgxpool.Pool, metrics http.Handler, v1 *api.Se
 		}
 	}()
 	return srv, ln.Addr().String(), nil
+}
+
+// checkModels asks the model servers for CHAT_MODEL and EMBED_MODEL before any job
+// runs. A drain run stops on a failed check, with what to fix; a long-running worker
+// says it once and goes on, since the models may still be downloading (compose starts
+// the worker beside the pull).
+func checkModels(ctx context.Context, cfg *config.Config, logger *slog.Logger, drain bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	err := app.CheckModels(ctx, cfg)
+	switch {
+	case err == nil:
+		return nil
+	case drain:
+		return fmt.Errorf("model check: %w", err)
+	}
+	logger.WarnContext(ctx, "model check failed; extraction retries until the models answer", "error", err)
+	return nil
 }
 
 // nonEmpty is s as a list, empty when s is.

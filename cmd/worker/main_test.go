@@ -273,3 +273,27 @@ func TestBadUsageIsAUsageError(t *testing.T) {
 		require.Empty(t, stderr.String(), "nothing but the error, printed once by main")
 	}
 }
+
+// A first run without its models says what to fix: a drain run stops at once instead of
+// retrying for hours, naming the variable.
+func TestDrainChecksTheModels(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, llmtest.WithModels(llmtest.DefaultEmbedModel))
+	err := run(ctx, []string{"--drain"}, b.getenv, io.Discard, nil)
+	require.ErrorContains(t, err, `CHAT_MODEL "`+llmtest.DefaultChatModel+`" is not pulled`)
+	require.ErrorContains(t, err, "ollama pull "+llmtest.DefaultChatModel)
+
+	b.env["OLLAMA_HOST"] = "http://127.0.0.1:1" // nothing listens there
+	err = run(ctx, []string{"--drain"}, b.getenv, io.Discard, nil)
+	require.ErrorContains(t, err, "no model server answers at http://127.0.0.1:1: start it, or set OLLAMA_HOST")
+
+	// A long-running worker says it once and goes on.
+	b = setup(t, llmtest.WithModels())
+	var stderr bytes.Buffer
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- run(runCtx, nil, b.getenv, &stderr, func(string) { cancel() }) }()
+	require.NoError(t, <-done)
+	require.Equal(t, 1, strings.Count(stderr.String(), "model check failed"), stderr.String())
+}
