@@ -202,7 +202,7 @@ func (s *Server) logMode(ctx context.Context, cfg Config) error {
 	case s.open:
 		s.log.WarnContext(ctx, "API and MCP served for every scope without a key, on loopback only, until a key is created", "addr", cfg.Addr)
 	default:
-		s.log.ErrorContext(ctx, "API and MCP refuse every request: no API key exists and HTTP_ADDR is not a loopback address; "+
+		s.log.WarnContext(ctx, "API and MCP refuse every request: no API key exists and HTTP_ADDR is not a loopback address; "+
 			"create a key with `beliefs keys create`, or set API_BEHIND_GATE=true if another gate authenticates requests", "addr", cfg.Addr)
 	}
 	return nil

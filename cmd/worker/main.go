@@ -188,7 +188,7 @@ func newClient(cfg *config.Config, store *memory.Store, chat, embed llm.Provider
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: cfg.RescueAfter,
 		MaxAttempts:          cfg.MaxAttempts,
-		Logger:               logger.With("component", "river"),
+		Logger:               app.Quiet(logger.With("component", "river")),
 		FetchPollInterval:    pollInterval(drain),
 		// A job that ends frees a slot; the next is fetched within 10 ms, not River's
 		// default 100 ms, which would idle a worker for a third of a 250 ms model call.

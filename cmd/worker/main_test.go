@@ -204,6 +204,7 @@ func TestGracefulShutdown(t *testing.T) {
 				"a job is waiting on the LLM")
 			stop() // what SIGTERM does
 			require.NoError(t, <-done, stderr.String())
+			require.NotContains(t, stderr.String(), "level=ERROR", "a clean stop is not an error")
 
 			got := b.episodes(t)
 			if tc.finished {
