@@ -190,7 +190,7 @@ func TestForgetCommand(t *testing.T) {
 		require.Equal(t, memory.StatusForgotten, b.Status)
 	}
 
-	out := c.mustRun("forget", "--scope", "user:42", "--all", "--purge")
+	out := c.mustRun("forget", "--scope", "user:42", "--all", "--purge", "--yes")
 	require.Contains(t, out, `purged scope "user:42" for good`)
 	require.Regexp(t, `(?m)^belief\s+2$`, out)
 	require.Regexp(t, `(?m)^episode\s+1$`, out)

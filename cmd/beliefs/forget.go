@@ -30,7 +30,7 @@ func forgetCommand() command {
 			all := fs.Bool("all", false, "forget every belief of the scope; with --purge, erase the whole scope")
 			purge := fs.Bool("purge", false, "erase for good: beliefs, revision events, conflicts, transcripts and job rows holding them")
 			prefix := fs.String("scope-prefix", "", "with --all --purge: erase every scope starting with P (an organisation's subtree)")
-			yes := fs.Bool("yes", false, "with --scope-prefix: allow an empty prefix or *, which erase every scope")
+			yes := fs.Bool("yes", false, "erase a whole scope or subtree without asking (needed without a terminal; an empty --scope-prefix or * needs it always)")
 			return func(ctx context.Context, e *env) error {
 				if isFlagSet(fs, "scope-prefix") {
 					if *scope != "" || *id != "" || *match != "" || !*all || !*purge {
@@ -93,6 +93,17 @@ func forgetCommand() command {
 					fmt.Fprintln(e.stdout)
 					return nil
 				}
+				if sel.All {
+					// A mistyped scope is reported as such, before any question.
+					if scopes, err := store.SubtreeScopes(ctx, sel.Scope); err != nil {
+						return err
+					} else if !slices.Contains(scopes, sel.Scope) {
+						return fmt.Errorf("scope %q: %w", sel.Scope, memory.ErrNotFound)
+					}
+					if ok, err := e.confirmed(fmt.Sprintf("Erasing scope %q (its beliefs, events, review items, transcripts and jobs)", sel.Scope), *yes); !ok {
+						return err
+					}
+				}
 				p, err := store.Purge(ctx, sel)
 				if err != nil {
 					return err
@@ -126,6 +137,21 @@ func purgeSubtree(ctx context.Context, e *env, prefix string, yes bool) error {
 	}
 	store, err := e.open(ctx)
 	if err != nil {
+		return err
+	}
+	scopes, err := store.SubtreeScopes(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	if len(scopes) == 0 {
+		fmt.Fprintf(e.stdout, "nothing to erase: no scope starts with %q\n", prefix)
+		return nil
+	}
+	what := fmt.Sprintf("Erasing %d %s starting with %q (%s)", len(scopes), plural(len(scopes), "scope"), prefix, strings.Join(scopes[:min(5, len(scopes))], ", "))
+	if len(scopes) > 5 {
+		what = strings.TrimSuffix(what, ")") + ", …)"
+	}
+	if ok, err := e.confirmed(what, yes); !ok {
 		return err
 	}
 	out, err := store.PurgeSubtree(ctx, prefix)

@@ -22,6 +22,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -55,7 +56,28 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	os.Exit(exitCode(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr), os.Stderr))
+	var confirm confirmer
+	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		confirm = askOn(bufio.NewReader(os.Stdin), os.Stderr)
+	}
+	os.Exit(exitCode(runWith(ctx, os.Args[1:], os.Getenv, confirm, os.Stdout, os.Stderr), os.Stderr))
+}
+
+// confirmer asks the person at the terminal a yes-or-no question; nil when no one is
+// there (a script, a pipe).
+type confirmer func(question string) (bool, error)
+
+// askOn asks on w and reads the answer from r: yes only for "y" or "yes".
+func askOn(r *bufio.Reader, w io.Writer) confirmer {
+	return func(question string) (bool, error) {
+		fmt.Fprintf(w, "%s [y/N] ", question)
+		line, err := r.ReadString('\n')
+		if err != nil && line == "" {
+			return false, err
+		}
+		answer := strings.ToLower(strings.TrimSpace(line))
+		return answer == "y" || answer == "yes", nil
+	}
 }
 
 func exitCode(err error, stderr io.Writer) int {
@@ -88,7 +110,12 @@ func commands() []command {
 		append(keysCommands(), mcpCommand())...)
 }
 
+// run is runWith without a terminal to ask on, as in a script.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return runWith(ctx, args, getenv, nil, stdout, stderr)
+}
+
+func runWith(ctx context.Context, args []string, getenv func(string) string, confirm confirmer, stdout, stderr io.Writer) error {
 	cmds := commands()
 	args = joinSubcommand(cmds, args) // keys create|list|revoke
 	usage := func() {
@@ -128,7 +155,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := cfg.Check(c.groups); err != nil {
 			return usageError{err.Error()}
 		}
-		e := &env{cfg: cfg, stdout: stdout, stderr: stderr}
+		e := &env{cfg: cfg, stdout: stdout, stderr: stderr, confirm: confirm}
 		defer e.close()
 		return do(ctx, e)
 	}
@@ -142,6 +169,24 @@ type env struct {
 	cfg            *config.Config
 	stdout, stderr io.Writer
 	store          *memory.Store
+	// confirm asks before what cannot be undone; nil: --yes must say it.
+	confirm confirmer
+}
+
+// confirmed says whether what names an erasure the person wants: given --yes, or asked
+// and answered yes at a terminal. Without a terminal and --yes, it is a usage error.
+func (e *env) confirmed(what string, yes bool) (bool, error) {
+	if yes {
+		return true, nil
+	}
+	if e.confirm == nil {
+		return false, usagef("%s cannot be undone: add --yes to go ahead (nothing was erased)", what)
+	}
+	ok, err := e.confirm(what + " cannot be undone. Go ahead?")
+	if err == nil && !ok {
+		fmt.Fprintln(e.stdout, "nothing was erased")
+	}
+	return ok, err
 }
 
 func (e *env) open(ctx context.Context) (*memory.Store, error) {

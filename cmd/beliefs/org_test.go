@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
@@ -56,7 +57,7 @@ func TestForgetScopePrefix(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, all, 1, "bad usage erases nothing")
 
-	out := c.mustRun("forget", "--scope-prefix", "acme/", "--all", "--purge")
+	out := c.mustRun("forget", "--scope-prefix", "acme/", "--all", "--purge", "--yes")
 	require.Contains(t, out, `purged scope "acme/user:1" for good`)
 	require.Contains(t, out, `purged scope "acme/user:2" for good`)
 	require.NotContains(t, out, `"acme" `)
@@ -66,4 +67,43 @@ func TestForgetScopePrefix(t *testing.T) {
 
 	require.Contains(t, c.mustRun("forget", "--scope-prefix", "acme/", "--all", "--purge"), "nothing to erase")
 	require.Contains(t, c.mustRun("forget", "--scope-prefix", "*", "--all", "--purge", "--yes"), `purged scope "acme" for good`)
+}
+
+// Erasing a whole scope or subtree asks at a terminal, and needs --yes without one.
+func TestErasureIsConfirmed(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.assert("acme/user:1", "User chats on Signal", "chat_tool")
+	c.assert("user:9", "User likes tea", "drink")
+	left := func(scope string) int {
+		all, err := c.store.All(context.Background(), scope)
+		require.NoError(t, err)
+		return len(all)
+	}
+	for _, args := range [][]string{
+		{"forget", "--scope", "user:9", "--all", "--purge"},
+		{"forget", "--scope-prefix", "acme/", "--all", "--purge"},
+	} {
+		_, stderr, code := c.run(args...)
+		require.Equal(t, exitUsage, code, "%v: %s", args, stderr)
+		require.Contains(t, stderr, "add --yes")
+	}
+	require.Equal(t, 1, left("user:9"))
+	require.Equal(t, 1, left("acme/user:1"))
+
+	ask := func(answer bool) (*[]string, confirmer) {
+		var asked []string
+		return &asked, func(q string) (bool, error) { asked = append(asked, q); return answer, nil }
+	}
+	asked, no := ask(false)
+	var out, errOut bytes.Buffer
+	getenv := func(k string) string { return map[string]string{"DATABASE_URL": c.schema.URL}[k] }
+	require.NoError(t, runWith(context.Background(), []string{"forget", "--scope-prefix", "acme/", "--all", "--purge"}, getenv, no, &out, &errOut))
+	require.Contains(t, (*asked)[0], `Erasing 1 scope starting with "acme/" (acme/user:1)`, "the question names what goes")
+	require.Contains(t, out.String(), "nothing was erased")
+	require.Equal(t, 1, left("acme/user:1"))
+
+	_, yes := ask(true)
+	require.NoError(t, runWith(context.Background(), []string{"forget", "--scope", "user:9", "--all", "--purge"}, getenv, yes, &out, &errOut))
+	require.Zero(t, left("user:9"))
 }
