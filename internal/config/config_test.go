@@ -4,6 +4,8 @@ import (
 	"flag"
 	"io"
 	"os"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,5 +114,18 @@ func TestRetainHistory(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, cfg.Check(GroupRetention))
 		require.Equal(t, tc.want, cfg.RetainHistory, "env %q, flag %q", tc.env, tc.flag)
+	}
+}
+
+// The compose file pins every image: a rebuild runs what was tested.
+func TestComposePinsEveryImage(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../docker-compose.yml")
+	require.NoError(t, err)
+	images := regexp.MustCompile(`(?m)^\s+image:\s*(\S+)`).FindAllStringSubmatch(string(raw), -1)
+	require.NotEmpty(t, images)
+	for _, m := range images {
+		tag := m[1][strings.LastIndex(m[1], ":")+1:]
+		require.Regexp(t, `\d+\.\d+`, tag, "%s is not pinned to a version", m[1])
 	}
 }
