@@ -507,22 +507,15 @@ func (s *Server) episode(ctx context.Context, p *Principal, id int64) (*Episode,
 	if err := s.need(p, RightRead); err != nil {
 		return nil, err
 	}
-	var e Episode
-	err := s.store.Pool().QueryRow(ctx, `SELECT id, scope, external_id, state, attempts, last_error, occurred_at, received_at, processed_at
-		FROM episode WHERE id = $1`, id).Scan(&e.ID, &e.Scope, &e.ExternalID, &e.State, &e.Attempts, &e.LastError,
-		&e.OccurredAt, &e.ReceivedAt, &e.ProcessedAt)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !p.Sees(e.Scope)) {
+	e, err := s.store.Episode(ctx, id)
+	if errors.Is(err, memory.ErrNotFound) || (err == nil && !p.Sees(e.Scope)) {
 		return nil, notFound("episode", id)
 	}
 	if err != nil {
 		return nil, s.internal(ctx, err)
 	}
-	e.OccurredAt, e.ReceivedAt = e.OccurredAt.UTC(), e.ReceivedAt.UTC()
-	if e.ProcessedAt != nil {
-		t := e.ProcessedAt.UTC()
-		e.ProcessedAt = &t
-	}
-	return &e, nil
+	out := EpisodeOf(*e)
+	return &out, nil
 }
 
 // internal logs err and answers a 500 that says nothing about it. A canceled request

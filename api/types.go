@@ -199,6 +199,12 @@ type Purged struct {
 	Relinked int              `json:"relinked" doc:"Beliefs relinked past a purged successor."`
 }
 
+// EpisodeOf is e as the API and the CLI show it: its state, not its transcript.
+func EpisodeOf(e memory.Episode) Episode {
+	return Episode{ID: e.ID, Scope: e.Scope, ExternalID: e.ExternalID, State: e.State, Attempts: e.Attempts,
+		LastError: e.LastError, OccurredAt: e.OccurredAt, ReceivedAt: e.ReceivedAt, ProcessedAt: e.ProcessedAt}
+}
+
 // Episode answers GET /v1/episodes/{id}.
 type Episode struct {
 	ID          int64      `json:"id"`

@@ -66,7 +66,10 @@ func listCommand() command {
 				if err != nil {
 					return err
 				}
-				return printBeliefs(e.stdout, bs, *asJSON)
+				if err := printBeliefs(e.stdout, bs, *asJSON); err != nil {
+					return err
+				}
+				return noteUnprocessed(ctx, e, store, *scope)
 			}
 		}}
 }

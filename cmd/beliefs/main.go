@@ -4,6 +4,7 @@
 //	beliefs context --scope S [--query Q] [--k N] [--budget N] [--inherit] [--as-of T] [--json]
 //	beliefs ask --scope S --question Q [--inherit] [--json]
 //	beliefs scopes [--prefix P] [--json]
+//	beliefs episodes --scope S [--state pending|applied|failed] [--limit N] [--json]
 //	beliefs history --id ID [--json]
 //	beliefs events --scope S [--json]
 //	beliefs conflicts --scope S [--all] [--json]
@@ -106,7 +107,7 @@ type command struct {
 }
 
 func commands() []command {
-	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand()},
+	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), episodesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand()},
 		append(keysCommands(), mcpCommand())...)
 }
 
