@@ -128,7 +128,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		// A drain run schedules no periodic job, so it gives jobless pending episodes
 		// (from an upgrade, or a crash) their scope's job itself.
 		if runErr = reconcile(ctx, pool, client, logger); runErr == nil {
-			runErr = waitDrained(ctx, pool)
+			runErr = waitDrained(ctx, pool, store, stderr, logger)
 		}
 	} else {
 		<-ctx.Done()
@@ -292,28 +292,6 @@ func shutdown(client *river.Client[pgx.Tx], timeout time.Duration, logger *slog.
 		return fmt.Errorf("stop river: %w", err)
 	}
 	return nil
-}
-
-// waitDrained returns once no job is waiting, running or scheduled for a retry.
-func waitDrained(ctx context.Context, pool *pgxpool.Pool) error {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var left int
-		err := pool.QueryRow(ctx, `SELECT count(*) FROM river_job
-			WHERE state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left)
-		if err != nil {
-			return fmt.Errorf("count jobs: %w", err)
-		}
-		if left == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-	}
 }
 
 func serveHTTP(addr string, pool *pgxpool.Pool, metrics http.Handler, v1 *api.Server, logger *slog.Logger) (*http.Server, string, error) {

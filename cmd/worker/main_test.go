@@ -102,6 +102,21 @@ func TestDrainAppliesAShippedExample(t *testing.T) {
 	require.Len(t, current[0].Supersedes, 1, "New York is history")
 }
 
+// A drain run without a terminal logs how the episodes go: at start, and when done.
+func TestDrainShowsProgress(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.moveStory()
+	b.env["LOG_LEVEL"] = "info"
+	ctx := context.Background()
+	require.NoError(t, enqueueFile(ctx, b, "../../examples/move.jsonl"))
+	var stderr bytes.Buffer
+	require.NoError(t, run(ctx, []string{"--drain"}, b.getenv, &stderr, nil), stderr.String())
+	require.Contains(t, stderr.String(), `msg="drain: extracting" pending=4`)
+	require.Regexp(t, `msg="drain: progress" done=4 left=0 failed=0`, stderr.String())
+	require.NotContains(t, stderr.String(), "level=ERROR")
+}
+
 func TestMetricsMoveAfterARun(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
