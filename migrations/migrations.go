@@ -76,6 +76,9 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error
 		// Unlock even if ctx was canceled, or the lock stays with the pooled connection.
 		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lockKey)
 	}()
+	if err := ensureVector(ctx, conn); err != nil {
+		return err
+	}
 
 	for _, line := range lines() {
 		m, err := migrator(pool, line, logger)
