@@ -171,6 +171,17 @@ func RevokeKey(ctx context.Context, db DB, id int64) (*Key, error) {
 	return &k, nil
 }
 
+// KeysRequired reports whether a key was ever created. From then on every request needs
+// a key, even once every key is revoked: revoking the last key must not reopen the
+// keyless mode, with every right, to whoever can reach the address.
+func KeysRequired(ctx context.Context, db DB) (bool, error) {
+	var ok bool
+	if err := db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM api_key)").Scan(&ok); err != nil {
+		return false, fmt.Errorf("look up keys: %w", err)
+	}
+	return ok, nil
+}
+
 // HasActiveKey reports whether any unrevoked key exists.
 func HasActiveKey(ctx context.Context, db DB) (bool, error) {
 	var ok bool

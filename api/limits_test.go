@@ -100,6 +100,16 @@ func TestModes(t *testing.T) {
 	key := h.key("tenant:a/", RightRead)
 	h.fail("GET", path, "", nil, 401, CodeUnauthorized)
 	h.fail("GET", path, key, nil, 403, CodeForbidden)
+	// Revoking every key does not reopen the keyless mode: that would hand every right,
+	// a whole-scope purge included, to whoever reaches the address.
+	keys, err := ListKeys(context.Background(), h.p.Schema.Pool)
+	require.NoError(t, err)
+	for _, k := range keys {
+		_, err := RevokeKey(context.Background(), h.p.Schema.Pool, k.ID)
+		require.NoError(t, err)
+	}
+	h.fail("GET", path, "", nil, 401, CodeUnauthorized)
+	h.fail("POST", "/v1/forget", "", map[string]any{"scope": "anything", "all": true, "purge": true}, 401, CodeUnauthorized)
 
 	// Without a key, a request naming another host is one a web page made through DNS
 	// rebinding; and no browser request from another site may write, key or not.

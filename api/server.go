@@ -190,7 +190,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 }
 
 func (s *Server) logMode(ctx context.Context, cfg Config) error {
-	active, err := HasActiveKey(ctx, s.store.Pool())
+	active, err := KeysRequired(ctx, s.store.Pool())
 	if err != nil {
 		return err
 	}
@@ -335,7 +335,7 @@ func (s *Server) authenticate(r *http.Request) (*Principal, error) {
 		}
 		return p, err
 	}
-	active, err := HasActiveKey(ctx, s.store.Pool())
+	active, err := KeysRequired(ctx, s.store.Pool())
 	switch {
 	case err != nil:
 		return nil, err

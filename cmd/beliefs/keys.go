@@ -121,6 +121,14 @@ func keysRevokeCommand() command {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "revoked key %d %q (prefix %s) at %s\n", k.ID, k.Name, k.Prefix, k.RevokedAt.Format(time.RFC3339))
+				active, err := api.HasActiveKey(ctx, store.Pool())
+				if err != nil {
+					return err
+				}
+				if !active {
+					fmt.Fprintln(e.stderr, "beliefs: that was the last active key: the API, MCP and inspector now refuse every request "+
+						"until a key is created (the keyless mode never comes back once a key has existed)")
+				}
 				return nil
 			}
 		}}
