@@ -3,8 +3,10 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -194,4 +196,23 @@ func TestServeMCPChecksTheKey(t *testing.T) {
 	require.Contains(t, h.toolError(t, session, "recall", map[string]any{"scope": "tenant:a/x"}), CodeUnauthorized)
 	cancel()
 	<-done
+}
+
+// A JSON-RPC batch would count a thousand calls as one request against the key's rate
+// limit: batches are refused, and nothing of them runs.
+func TestMCPRefusesBatches(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	key := h.key("tenant:a/", RightWrite, RightRead)
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remember","arguments":{"scope":"tenant:a/u","messages":[{"role":"user","content":"I live in Oslo %d."}]}}}`
+	var calls []string
+	for i := range 50 {
+		calls = append(calls, fmt.Sprintf(call, i, i))
+	}
+	r := h.fail("POST", MCPPath, key, " \n["+strings.Join(calls, ",")+"]", 400, CodeInvalidRequest)
+	require.Contains(t, string(r.Body), "batches are not accepted")
+	var episodes int
+	require.NoError(t, h.p.Schema.Pool.QueryRow(context.Background(), "SELECT count(*) FROM episode").Scan(&episodes))
+	require.Zero(t, episodes, "nothing of the batch ran")
+	h.fail("POST", MCPPath, "", "["+calls[0]+"]", 401, CodeUnauthorized)
 }

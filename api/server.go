@@ -438,9 +438,9 @@ func (s *Server) handle(pattern string, h http.Handler) {
 // without a key, and the SDK's would refuse keyed requests through a local proxy that
 // keeps the Host header.
 func (s *Server) mcpHandler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	return s.noBatches(mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		p := principalFrom(r.Context())
 		return s.MCPServer(func(context.Context) (*Principal, error) { return p, nil })
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log, MaxRequestBodyBytes: s.maxBody + 1,
-		DisableLocalhostProtection: true})
+		DisableLocalhostProtection: true}))
 }
