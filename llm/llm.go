@@ -137,6 +137,11 @@ func (c Config) httpClient() *http.Client {
 	case hc.Timeout == 0:
 		hc.Timeout = DefaultTimeout
 	}
+	next := hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	hc.Transport = limitedTransport{next: next, limit: MaxResponseBytes}
 	return &hc
 }
 
