@@ -250,18 +250,23 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 
-	// A body that is not JSON.
-	req, err := http.NewRequest("POST", h.http.URL+"/v1/beliefs", strings.NewReader(`{"scope": "tenant:a/x", "statement": "x", "attribute": "a"}`))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "text/plain")
-	req.Header.Set("Authorization", "Bearer "+key)
-	httpRes, err := h.http.Client().Do(req)
-	require.NoError(t, err)
-	body, err := io.ReadAll(httpRes.Body)
-	require.NoError(t, err)
-	httpRes.Body.Close()
-	require.Equal(t, 415, httpRes.StatusCode)
-	require.Equal(t, CodeUnsupportedMedia, response{Status: httpRes.StatusCode, Header: httpRes.Header, Body: body}.code(t))
+	// A body that is not JSON, to an operation or to the transcripts.
+	for path, body := range map[string]string{
+		"/v1/beliefs":     `{"scope": "tenant:a/x", "statement": "x", "attribute": "a"}`,
+		"/v1/transcripts": `{"scope": "tenant:a/x", "messages": [{"role": "user", "content": "I live in Oslo."}]}`,
+	} {
+		req, err := http.NewRequest("POST", h.http.URL+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "text/plain")
+		req.Header.Set("Authorization", "Bearer "+key)
+		httpRes, err := h.http.Client().Do(req)
+		require.NoError(t, err)
+		got, err := io.ReadAll(httpRes.Body)
+		require.NoError(t, err)
+		httpRes.Body.Close()
+		require.Equal(t, 415, httpRes.StatusCode, path)
+		require.Equal(t, CodeUnsupportedMedia, response{Status: httpRes.StatusCode, Header: httpRes.Header, Body: got}.code(t))
+	}
 
 	// Nothing of the bad transcripts was enqueued.
 	var n int

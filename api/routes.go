@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"reflect"
 	"slices"
@@ -91,7 +92,8 @@ type (
 		Limit int    `query:"limit" minimum:"1" maximum:"10000" default:"100" doc:"At most this many, newest first."`
 	}
 	transcriptsInput struct {
-		RawBody []byte `contentType:"application/json"`
+		ContentType string `header:"Content-Type" doc:"application/json (an object, an array or JSON lines), or application/x-ndjson."`
+		RawBody     []byte `contentType:"application/json"`
 	}
 	assertInput struct {
 		Body AssertRequest
@@ -229,6 +231,10 @@ func (s *Server) postTranscripts(ctx context.Context, in *transcriptsInput) (*ou
 	p := principalFrom(ctx)
 	if err := s.need(p, RightWrite); err != nil {
 		return nil, err
+	}
+	if mt, _, err := mime.ParseMediaType(in.ContentType); err != nil || (mt != "application/json" && mt != "application/x-ndjson") {
+		return nil, newError(http.StatusUnsupportedMediaType, CodeUnsupportedMedia,
+			"send transcripts as application/json (an object, an array or JSON lines) or application/x-ndjson")
 	}
 	if n := countRecords(in.RawBody, s.maxRecords); n > s.maxRecords {
 		return nil, tooManyRecords(n, s.maxRecords)
