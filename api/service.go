@@ -44,13 +44,17 @@ func (s *Server) scope(p *Principal, r Right, scope string) error {
 }
 
 func checkScope(scope string) error {
-	switch {
-	case strings.TrimSpace(scope) == "":
+	if strings.TrimSpace(scope) == "" {
 		return invalid("scope is required")
-	case scope != strings.TrimSpace(scope):
-		return invalid("scope has leading or trailing white space")
-	case len([]rune(scope)) > transcript.DefaultMaxScopeLen:
-		return invalid(fmt.Sprintf("scope is longer than %d characters", transcript.DefaultMaxScopeLen))
+	}
+	return checkInput(transcript.CheckScope("scope", scope))
+}
+
+// checkInput is the shared rule's verdict as a 400 naming the field: the same rule, and
+// the same limits, as the CLI, MCP and the web UI apply.
+func checkInput(err error) error {
+	if err != nil {
+		return invalid(strings.TrimPrefix(err.Error(), transcript.ErrInput.Error()+": "))
 	}
 	return nil
 }
@@ -107,6 +111,9 @@ func (s *Server) recall(ctx context.Context, p *Principal, q RecallRequest) (*Be
 		return nil, err
 	}
 	// The key reads the ancestors' beliefs through inheritance only, never their scopes.
+	if err := checkInput(transcript.CheckText("query", q.Query, transcript.MaxQueryLen)); err != nil {
+		return nil, err
+	}
 	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, K: q.K, History: q.All, Inherit: q.Inherit}
 	var err error
 	if rq.AsOf, err = parseTime("as_of", q.AsOf); err != nil {
@@ -264,6 +271,9 @@ type ResolveRequest struct {
 
 func (s *Server) resolve(ctx context.Context, p *Principal, id int64, in ResolveRequest) (*Decided, error) {
 	if err := s.need(p, RightOperate); err != nil {
+		return nil, err
+	}
+	if err := checkInput(transcript.CheckText("note", in.Note, memory.MaxNoteLen)); err != nil {
 		return nil, err
 	}
 	item, err := s.store.Conflict(ctx, id)
@@ -432,6 +442,9 @@ func (s *Server) forget(ctx context.Context, p *Principal, in ForgetRequest) (*F
 	if err := s.scope(p, right, in.Scope); err != nil {
 		return nil, err
 	}
+	if err := checkInput(transcript.CheckText("match", in.Match, transcript.MaxQueryLen)); err != nil {
+		return nil, err
+	}
 	sel := memory.Selection{Scope: in.Scope, IDs: in.IDs, Match: in.Match, All: in.All}
 	given := 0
 	for _, set := range []bool{len(in.IDs) > 0, strings.TrimSpace(in.Match) != "", in.All} {
@@ -476,8 +489,9 @@ func (s *Server) purgeSubtree(ctx context.Context, p *Principal, in ForgetReques
 		return nil, invalid("scope_prefix erases a subtree: give it with all and purge, without scope, ids or match")
 	case strings.TrimSpace(prefix) == "" || prefix == "*":
 		return nil, invalid("scope_prefix must name a prefix: an empty one or * would erase every scope")
-	case prefix != strings.TrimSpace(prefix):
-		return nil, invalid("scope_prefix has leading or trailing white space")
+	}
+	if err := checkInput(transcript.CheckScope("scope_prefix", prefix)); err != nil {
+		return nil, err
 	}
 	if !p.Sees(prefix) {
 		return nil, forbiddenScope()

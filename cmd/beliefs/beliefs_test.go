@@ -160,6 +160,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"forget", "--id", id, "--scope", "user:other"}, exitNotFound, `is in scope "user:42", not "user:other"`},
 		{[]string{"forget", "--all", "--scope", "user:nobody"}, exitNotFound, `scope "user:nobody": not found`},
 		{[]string{"forget", "--all", "--purge", "--scope", "user:nobody"}, exitNotFound, "not found"},
+		{[]string{"list", "--scope", "user:\x00"}, exitUsage, "--scope contains the control character U+0000"},
+		{[]string{"events", "--scope", "user:\xff"}, exitUsage, "--scope is not valid UTF-8"},
+		{[]string{"forget", "--match", "a\x00b", "--scope", "user:42"}, exitUsage, "--match contains a NUL character"},
 	} {
 		_, stderr, code := c.run(tc.args...)
 		require.Equal(t, tc.code, code, "beliefs %v: %s", tc.args, stderr)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/transcript"
 )
 
 // forgetCommand is
@@ -49,6 +50,9 @@ func forgetCommand() command {
 				}
 				if *match != "" && strings.TrimSpace(*match) == "" {
 					return usagef("--match is blank")
+				}
+				if err := checkInput(transcript.CheckText("--match", *match, transcript.MaxQueryLen)); err != nil {
+					return err
 				}
 				sel := memory.Selection{Scope: strings.TrimSpace(*scope), Match: *match, All: *all}
 				var n int64
@@ -134,6 +138,8 @@ func purgeSubtree(ctx context.Context, e *env, prefix string, yes bool) error {
 			return usagef("--scope-prefix %q erases every scope of the database; add --yes if that is what you mean", prefix)
 		}
 		prefix = ""
+	} else if err := checkInput(transcript.CheckScope("--scope-prefix", prefix)); err != nil {
+		return err
 	}
 	store, err := e.open(ctx)
 	if err != nil {

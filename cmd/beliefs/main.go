@@ -38,6 +38,7 @@ import (
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/transcript"
 )
 
 // Exit codes.
@@ -221,6 +222,15 @@ func parseTime(flagName, s string) (time.Time, error) {
 func requireScope(scope string) error {
 	if strings.TrimSpace(scope) == "" {
 		return usagef("--scope is required")
+	}
+	return checkInput(transcript.CheckScope("--scope", scope))
+}
+
+// checkInput is the shared rule's verdict on a flag as bad usage: the same rule, and the
+// same limits, as the API, MCP and the web UI apply.
+func checkInput(err error) error {
+	if err != nil {
+		return usageError{strings.TrimPrefix(err.Error(), transcript.ErrInput.Error()+": ")}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/review"
+	"github.com/credohq/credo/transcript"
 )
 
 func conflictsCommand() command {
@@ -73,8 +74,8 @@ func resolveCommand() command {
 				if *apply == *dismiss {
 					return usagef("give exactly one of --apply and --dismiss")
 				}
-				if len([]rune(*note)) > memory.MaxNoteLen {
-					return usagef("--note is longer than %d characters", memory.MaxNoteLen)
+				if err := checkInput(transcript.CheckText("--note", *note, memory.MaxNoteLen)); err != nil {
+					return err
 				}
 				verdict := memory.VerdictDismiss
 				if *apply {

@@ -1,0 +1,37 @@
+package transcript
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckScopeAndText(t *testing.T) {
+	t.Parallel()
+	for scope, want := range map[string]string{
+		"user:42": "", "acme/team:x/user:1": "", "": "is empty", " user": "leading or trailing", "a\x00b": "control character U+0000",
+		"\xff": "not valid UTF-8", strings.Repeat("s", 201): "201 characters",
+	} {
+		err := CheckScope("scope", scope)
+		if want == "" {
+			require.NoError(t, err, scope)
+			continue
+		}
+		require.ErrorIs(t, err, ErrInput, scope)
+		require.ErrorContains(t, err, "scope ")
+		require.ErrorContains(t, err, want, scope)
+	}
+	for text, want := range map[string]string{
+		"Where does she live?\nAnd before?\t": "", "a\x00b": "NUL", "\xffx": "UTF-8", "a\x07b": "U+0007",
+		strings.Repeat("q", MaxQueryLen+1): "2001 characters",
+	} {
+		err := CheckText("query", text, MaxQueryLen)
+		if want == "" {
+			require.NoError(t, err)
+			continue
+		}
+		require.ErrorIs(t, err, ErrInput)
+		require.ErrorContains(t, err, want)
+	}
+}
