@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 #
-# credo's worker image: the three commands (worker, enqueue, beliefs), static, on a
+# credo's worker image: its commands (worker, enqueue, beliefs, eval), static, on a
 # distroless base with CA certificates, running as a non-root user. The worker is the
 # entrypoint; enqueue and beliefs are on PATH for `docker compose exec worker ...`, and
 # the example transcripts are in /examples.
