@@ -6,10 +6,10 @@ import (
 	"github.com/credohq/credo/llm"
 )
 
-// publicError is what a key is told of an episode's last error: the kind of failure in
+// PublicError is what a key is told of an episode's last error: the kind of failure in
 // a stable message, never the model server's address or raw answer, which stay in the
 // worker's log and in `beliefs episodes` for operators.
-func publicError(lastError *string) *string {
+func PublicError(lastError *string) *string {
 	if lastError == nil {
 		return nil
 	}

@@ -529,7 +529,7 @@ func (s *Server) episode(ctx context.Context, p *Principal, id int64) (*Episode,
 		return nil, s.internal(ctx, err)
 	}
 	out := EpisodeOf(*e)
-	out.LastError = publicError(out.LastError)
+	out.LastError = PublicError(out.LastError)
 	return &out, nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/credohq/credo/api"
 	"github.com/credohq/credo/consolidate"
 	"github.com/credohq/credo/extract"
+	"github.com/credohq/credo/inspector"
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/internal/metrics"
@@ -103,7 +104,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		if err != nil {
 			return err
 		}
-		srv, addr, err := serveHTTP(cfg.HTTPAddr, pool, m.Handler(), v1, logger)
+		// The web inspector, on the same listener, with the API's keys and modes.
+		ui, err := inspector.New(inspector.Config{Store: store, Gate: v1, Jobs: client, Embed: embed, Logger: logger})
+		if err != nil {
+			return err
+		}
+		srv, addr, err := serveHTTP(cfg.HTTPAddr, pool, m.Handler(), v1, ui, logger)
 		if err != nil {
 			return err
 		}
@@ -294,9 +300,10 @@ func shutdown(client *river.Client[pgx.Tx], timeout time.Duration, logger *slog.
 	return nil
 }
 
-func serveHTTP(addr string, pool *pgxpool.Pool, metrics http.Handler, v1 *api.Server, logger *slog.Logger) (*http.Server, string, error) {
+func serveHTTP(addr string, pool *pgxpool.Pool, metrics http.Handler, v1 *api.Server, ui *inspector.Server, logger *slog.Logger) (*http.Server, string, error) {
 	mux := http.NewServeMux()
 	v1.Mount(mux) // the HTTP API under /v1/ and MCP at /mcp
+	ui.Mount(mux) // the web inspector under /ui/
 	mux.Handle("GET /metrics", metrics)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)

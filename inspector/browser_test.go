@@ -1,0 +1,204 @@
+package inspector_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// Environment of the browser test.
+const (
+	// envSkipBrowser=1 skips it where no browser is installed (a laptop); CI installs
+	// Debian's chromium, so there it always runs.
+	envSkipBrowser = "CREDO_SKIP_BROWSER"
+	// envBrowser names the browser binary; by default chromium or chromium-browser.
+	envBrowser = "CREDO_BROWSER"
+	// envUpdateScreenshots=1 writes the README's screenshots to docs/screenshots.
+	envUpdateScreenshots = "CREDO_UPDATE_SCREENSHOTS"
+)
+
+// findBrowser is the browser to drive. No browser is a failure, not a skip, unless
+// envSkipBrowser says so: a test that skips itself in CI proves nothing.
+func findBrowser(t *testing.T) string {
+	if os.Getenv(envSkipBrowser) == "1" {
+		t.Skipf("%s=1: the real-browser test is skipped", envSkipBrowser)
+	}
+	names := []string{"chromium", "chromium-browser"}
+	if b := os.Getenv(envBrowser); b != "" {
+		names = []string{b}
+	}
+	for _, name := range names {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	t.Fatalf("no browser found (tried %v): install Debian's chromium (apt-get install chromium, as .ci/run does), "+
+		"name one with %s, or set %s=1 to skip this test", names, envBrowser, envSkipBrowser)
+	return ""
+}
+
+// tab is one browser tab driven by a test: each step has its own time limit, and a
+// failing step saves a screenshot of the page as it was.
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func newTab(t *testing.T) *tab {
+	exe := findBrowser(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 800), chromedp.Flag("hide-scrollbars", true))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first run starts the browser, with no limit of its own: ending its context
+	// would close the browser.
+	require.NoError(t, chromedp.Do(ctx), "start %s", exe)
+	return &tab{t: t, ctx: ctx}
+}
+
+// do runs steps within 15 seconds.
+func (b *tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.fail(what, err)
+	}
+}
+
+// text is the text of the first element sel matches.
+func (b *tab) text(sel string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		b.fail("read "+sel, err)
+	}
+	return s
+}
+
+func (b *tab) location() string {
+	b.t.Helper()
+	loc, err := chromedp.Run(b.ctx, chromedp.Location())
+	require.NoError(b.t, err)
+	return loc
+}
+
+// click clicks sel and waits for the page it leads to.
+func (b *tab) click(sel string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(sel)))); err != nil {
+		b.fail("click "+sel, err)
+	}
+}
+
+// check fails the test, with a screenshot, unless ok.
+func (b *tab) check(ok bool, format string, args ...any) {
+	b.t.Helper()
+	if !ok {
+		b.fail(fmt.Sprintf(format, args...), nil)
+	}
+}
+
+func (b *tab) fail(what string, err error) {
+	b.t.Helper()
+	dir := os.Getenv("CREDO_BROWSER_FAILURES")
+	if dir == "" {
+		dir = filepath.Join("testdata", "failures")
+	}
+	name := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(b.t.Name())+".png")
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	if shot, serr := chromedp.Run(ctx, chromedp.FullScreenshot(100)); serr == nil {
+		if os.MkdirAll(dir, 0o755) == nil && os.WriteFile(name, shot, 0o644) == nil {
+			b.t.Logf("screenshot of the page: %s", name)
+		}
+	}
+	b.t.Fatalf("%s (at %s): %v", what, b.location(), err)
+}
+
+// screenshot writes the page, 1280 pixels wide, to docs/screenshots/name when
+// envUpdateScreenshots is set.
+func (b *tab) screenshot(name string) {
+	b.t.Helper()
+	if os.Getenv(envUpdateScreenshots) != "1" {
+		return
+	}
+	shot, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	require.NoError(b.t, err)
+	shot, err = shrinkPNG(shot)
+	require.NoError(b.t, err)
+	path := filepath.Join("..", "docs", "screenshots", name)
+	require.NoError(b.t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(b.t, os.WriteFile(path, shot, 0o644))
+	b.t.Logf("wrote %s (%d KB)", path, len(shot)/1024)
+}
+
+// TestBrowser drives a real browser through the inspector as an operator would: log
+// in with a key, open a scope, read a belief's timeline, forget the belief through the
+// confirmation, and see it gone.
+func TestBrowser(t *testing.T) {
+	t.Parallel()
+	b := newTab(t)
+	st := newStory(t)
+	base := st.http.URL
+
+	b.do("open the inspector", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(chromedp.ID("key")))
+	b.check(strings.HasPrefix(b.location(), base+"/ui/login"), "without a key, the login page")
+	b.do("type the key", chromedp.SendKeys(chromedp.ID("key"), st.token))
+	b.click(`form[action="/ui/login"] button[type="submit"]`)
+	b.check(b.location() == base+"/ui/", "logged in, the scopes")
+	b.check(!strings.Contains(b.location(), st.token[:16]), "no key in the URL")
+	scopes := b.text("main")
+	b.check(strings.Contains(scopes, anaScope), "the scope is listed: %q", scopes)
+
+	b.click(`a[href="/ui/scopes/tenant:a%2Fuser:ana"]`)
+	current := b.text("table.beliefs")
+	b.check(strings.Contains(current, miami) && !strings.Contains(current, nyc), "current beliefs: %q", current)
+	b.do("open the history", chromedp.Navigate(base+"/ui/scopes/tenant:a%2Fuser:ana?history=1"),
+		chromedp.WaitVisible(chromedp.CSS("table.beliefs")))
+	history := b.text("table.beliefs")
+	b.check(strings.Contains(history, nyc) && strings.Contains(history, "superseded"), "history: %q", history)
+	b.screenshot("scope.png")
+
+	b.click(fmt.Sprintf(`a[href="/ui/beliefs/%d"]`, st.miami))
+	timeline := b.text("ol.timeline")
+	for _, want := range []string{nyc, "2025-06-01 → 2026-02-15", miami, "2026-02-15 → now", "2026-03-20 14:02 UTC"} {
+		b.check(strings.Contains(timeline, want), "the timeline shows %q: %q", want, timeline)
+	}
+	b.check(strings.Index(timeline, nyc) < strings.Index(timeline, miami), "oldest first")
+	b.check(b.text("mark") == "I moved to Miami last month", "the quote is marked in the transcript")
+	b.screenshot("belief.png")
+
+	b.click(fmt.Sprintf(`a[href="/ui/beliefs/%d/forget"]`, st.miami))
+	confirm := b.text("section.confirm")
+	b.check(strings.Contains(confirm, "Forget this belief?") && strings.Contains(confirm, miami), "confirmation: %q", confirm)
+	b.click(`section.confirm button[type="submit"]`)
+	b.check(b.location() == base+"/ui/scopes/tenant:a%2Fuser:ana?done=forgotten&n="+fmt.Sprint(st.miami), "back on the scope")
+	after := b.text("main")
+	b.check(strings.Contains(after, "was forgotten") && !strings.Contains(after, miami), "Miami is gone: %q", after)
+	b.check(strings.Contains(after, "User is vegetarian"), "the rest stays: %q", after)
+
+	// At a phone's width nothing runs off the side of the page: wide tables scroll in
+	// their own box.
+	for _, path := range []string{fmt.Sprintf("/ui/beliefs/%d", st.nyc), "/ui/scopes/tenant:a%2Fuser:ana?history=1", "/ui/"} {
+		b.do("narrow the window", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+path),
+			chromedp.WaitVisible(chromedp.CSS("main")))
+		wide, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))
+		require.NoError(t, err)
+		b.check(!wide, "%s fits 390 pixels", path)
+	}
+}

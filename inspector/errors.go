@@ -1,0 +1,68 @@
+package inspector
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/credohq/credo/api"
+)
+
+// httpError is a page's answer when it cannot show what was asked: a status and what
+// to tell the operator, which never depends on what exists outside the key's scopes.
+type httpError struct {
+	status     int
+	title, msg string
+	// back is where the error page links to, if anywhere.
+	back string
+}
+
+type errorView struct{ Title, Msg, Back string }
+
+func (e *httpError) Error() string { return e.title + ": " + e.msg }
+
+func notFound() error {
+	return &httpError{status: http.StatusNotFound, title: "Not found",
+		msg: "There is no such page, or nothing here that this key may see."}
+}
+
+func badRequest(msg string) error {
+	return &httpError{status: http.StatusBadRequest, title: "Bad request", msg: msg}
+}
+
+func forbiddenRight(r api.Right) error {
+	return &httpError{status: http.StatusForbidden, title: "Not allowed",
+		msg: "This key does not have the " + string(r) + " right."}
+}
+
+// forbiddenScope is the answer for a scope outside the key's prefixes, whether it
+// exists or not, as in the API.
+func forbiddenScope() error {
+	return &httpError{status: http.StatusForbidden, title: "Not allowed", msg: "This key may not access this scope."}
+}
+
+func conflict(msg, back string) error {
+	return &httpError{status: http.StatusConflict, title: "Nothing was changed", msg: msg, back: back}
+}
+
+// fail answers err: its page for an httpError, else a 500 that says nothing of it,
+// with err in the log.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, p *api.Principal, err error) {
+	var e *httpError
+	if !errors.As(err, &e) {
+		s.internal(w, r, err)
+		return
+	}
+	f := frame{Title: e.title}
+	f.who(p)
+	s.show(w, r, e.status, "error", f, errorView{Title: e.title, Msg: e.msg, Back: e.back})
+}
+
+func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {
+	if !errors.Is(err, context.Canceled) {
+		s.log.ErrorContext(r.Context(), "inspector: internal error", "method", r.Method, "path", r.URL.Path, "error", err)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write([]byte("Internal error; the server log has the details.\n"))
+}

@@ -1,0 +1,154 @@
+package inspector
+
+import (
+	"fmt"
+	"github.com/credohq/credo/api"
+	"html/template"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/credohq/credo/transcript"
+)
+
+// funcs are the templates' helpers.
+func funcs() template.FuncMap {
+	return template.FuncMap{
+		"scopeURL":  scopeURL,
+		"beliefURL": func(id int64) string { return Prefix + "beliefs/" + strconv.FormatInt(id, 10) },
+		"date":      date,
+		"when":      when,
+		"until":     until,
+		"str":       func(s *string) string { return deref(s) },
+		// An episode's last error as a key sees it in the API: the kind of failure, not
+		// the model server's address or raw answer.
+		"lastError": func(s *string) string { return deref(api.PublicError(s)) },
+		"val":       val,
+		"deref64": func(n *int64) int64 {
+			if n == nil {
+				return 0
+			}
+			return *n
+		},
+		"pct":    func(f float64) string { return fmt.Sprintf("%.2f", f) },
+		"plural": plural,
+	}
+}
+
+// scopeURL is the path of scope's page, or of one of its pages (suffix "/review"...).
+// The scope is one path segment: its slashes are escaped.
+func scopeURL(scope string, suffix ...string) string {
+	return Prefix + "scopes/" + url.PathEscape(scope) + strings.Join(suffix, "")
+}
+
+// date is t as a day when it is midnight UTC, as valid times mostly are; else with
+// the minute.
+func date(t time.Time) string {
+	t = t.UTC()
+	if t.Equal(t.Truncate(24 * time.Hour)) {
+		return t.Format(time.DateOnly)
+	}
+	return t.Format("2006-01-02 15:04")
+}
+
+// when is a known time, to the minute, in UTC.
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") + " UTC" }
+
+// until is the end of an interval: the date, or "now" while it is open.
+func until(t *time.Time) string {
+	if t == nil {
+		return "now"
+	}
+	return date(*t)
+}
+
+// val is what a pointer points to, or "" for nil: the optional enums and times of
+// review items.
+func val(v any) any {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer {
+		return v
+	}
+	if rv.IsNil() {
+		return ""
+	}
+	return rv.Elem().Interface()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// checkScope refuses a scope no episode could have (empty, padded, too long), and one
+// outside the key's prefixes, with the same answer whether it exists or not.
+func checkScope(seen interface{ Sees(string) bool }, scope string) error {
+	switch {
+	case strings.TrimSpace(scope) == "", scope != strings.TrimSpace(scope),
+		len([]rune(scope)) > transcript.DefaultMaxScopeLen:
+		return badRequest("That is not a scope name.")
+	case !seen.Sees(scope):
+		return forbiddenScope()
+	}
+	return nil
+}
+
+// pathID is the id in the path, or not found.
+func pathID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, notFound()
+	}
+	return id, nil
+}
+
+// flash is what the action before the redirect did, from fixed wordings only.
+func flash(r *http.Request) string {
+	q := r.URL.Query()
+	n := q.Get("n")
+	if _, err := strconv.ParseInt(n, 10, 64); err != nil {
+		n = ""
+	}
+	switch q.Get("done") {
+	case "forgotten":
+		return "Belief " + n + " was forgotten: it left every read and prompt, and stays stored for audit."
+	case "purged":
+		return "Belief " + n + " was erased for good, with every copy of its text."
+	case "forgotten-all":
+		return "Every belief of the scope was forgotten."
+	case "purged-scope":
+		return "The scope was erased for good."
+	case "applied":
+		return "Review item " + n + " was applied."
+	case "dismissed":
+		return "Review item " + n + " was dismissed: memory stays as it was."
+	case "retried":
+		return "Episode " + n + " is pending again: its scope's extraction job takes it in its turn."
+	}
+	return ""
+}
+
+// done is the page at path with what an action did, after a POST.
+func done(path, what string, id int64) string {
+	q := url.Values{"done": {what}}
+	if id != 0 {
+		q.Set("n", strconv.FormatInt(id, 10))
+	}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return path + sep + q.Encode()
+}

@@ -1,0 +1,112 @@
+package inspector
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/credohq/credo/api"
+	"github.com/credohq/credo/memory"
+)
+
+// scopeHead is what every page of a scope shows above its own content: the scope, its
+// counts and the tabs to its other pages.
+type scopeHead struct {
+	Scope      string
+	Active     string // beliefs, review, episodes or forget
+	Status     memory.ScopeStatus
+	OpenItems  int
+	CanOperate bool
+	CanPurge   bool
+}
+
+func (s *Server) scopeHead(ctx context.Context, p *api.Principal, scope, active string) (scopeHead, error) {
+	h := scopeHead{Scope: scope, Active: active, Status: memory.ScopeStatus{Scope: scope},
+		CanOperate: p.Can(api.RightOperate), CanPurge: p.Can(api.RightPurge)}
+	statuses, err := s.store.Scopes(ctx, scope) // the scope and those it prefixes
+	if err != nil {
+		return h, err
+	}
+	for _, st := range statuses {
+		if st.Scope == scope {
+			h.Status = st
+		}
+	}
+	items, err := s.store.OpenItems(ctx, scope)
+	if err != nil {
+		return h, err
+	}
+	h.OpenItems = items[scope]
+	return h, nil
+}
+
+func scopeCrumbs(scope string) []crumb {
+	return []crumb{{Label: "Scopes", URL: Prefix}, {Label: scope, URL: scopeURL(scope)}}
+}
+
+type scopeView struct {
+	Head    scopeHead
+	History bool
+	AsOf    string
+	Query   string
+	// Mode says what the list is: current, history, or as of a date.
+	Mode    string
+	Beliefs []memory.Belief
+	Total   int // before the search
+}
+
+// scopePage shows the scope's beliefs: current ones, with history the superseded and
+// retracted ones too, or those true on a date; narrowed by a search.
+func (s *Server) scopePage(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
+	scope := r.PathValue("scope")
+	if err := checkScope(p, scope); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	v := scopeView{History: q.Get("history") == "1", AsOf: strings.TrimSpace(q.Get("as_of")),
+		Query: strings.TrimSpace(q.Get("q")), Mode: "current"}
+	ctx := r.Context()
+	var err error
+	switch {
+	case v.AsOf != "":
+		at, perr := time.Parse(time.DateOnly, v.AsOf)
+		if perr != nil {
+			return badRequest("The date must look like 2026-03-20.")
+		}
+		v.Mode, v.History = "as-of", false
+		v.Beliefs, err = s.store.AsOf(ctx, scope, at)
+	case v.History:
+		v.Mode = "history"
+		v.Beliefs, err = s.store.All(ctx, scope)
+	default:
+		v.Beliefs, err = s.store.Current(ctx, scope)
+	}
+	if err != nil {
+		return err
+	}
+	v.Total = len(v.Beliefs)
+	v.Beliefs = search(v.Beliefs, v.Query)
+	if v.Head, err = s.scopeHead(ctx, p, scope, "beliefs"); err != nil {
+		return err
+	}
+	return s.render(w, r, p, "scope", scope, scopeCrumbs(scope), v)
+}
+
+// search keeps the beliefs whose statement, attribute, subject or quote contains q,
+// ignoring case, and never a forgotten one (All lists them for audit; the pages, like
+// the API, do not).
+func search(bs []memory.Belief, q string) []memory.Belief {
+	q = strings.ToLower(q)
+	kept := bs[:0]
+	for _, b := range bs {
+		if b.Status == memory.StatusForgotten {
+			continue
+		}
+		text := strings.ToLower(strings.Join([]string{b.Statement, b.Attribute, b.Subject, deref(b.Quote)}, "\n"))
+		if q == "" || strings.Contains(text, q) {
+			kept = append(kept, b)
+		}
+	}
+	return kept
+}

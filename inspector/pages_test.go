@@ -1,0 +1,158 @@
+package inspector_test
+
+import (
+	"fmt"
+	"html"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/api"
+	"github.com/credohq/credo/internal/pipelinetest"
+	"github.com/credohq/credo/llm/llmtest"
+)
+
+func TestPages(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	b := h.browser()
+	b.login(h.key("tenant:a/", api.RightRead, api.RightOperate, api.RightPurge))
+
+	t.Run("scopes", func(t *testing.T) {
+		page := b.page("/ui/")
+		require.Contains(t, page, `href="/ui/scopes/tenant:a%2Fuser:ana"`)
+		require.Contains(t, page, `href="/ui/scopes/tenant:a%2Fuser:ana/episodes?state=failed"`, "a failed episode is linked")
+		require.Contains(t, page, `href="/ui/scopes/tenant:a%2Fuser:ana/review"`, "an open review item is linked")
+		require.Contains(t, page, "key <strong>ops-tenant:a</strong>")
+		require.NotContains(t, page, "tenant:b")
+		h.refusal("tenant:a/acct")
+		filtered := b.page("/ui/?prefix=tenant:a/acct")
+		require.Contains(t, filtered, "tenant:a/acct")
+		require.NotContains(t, filtered, "user:ana")
+	})
+	t.Run("scope", func(t *testing.T) {
+		page := b.page(scopePath(anaScope))
+		require.Contains(t, page, miami)
+		require.NotContains(t, page, nyc, "current beliefs only")
+		require.Contains(t, page, fmt.Sprintf(`href="/ui/beliefs/%d"`, h.ana.miami))
+		require.Contains(t, page, "2026-02-20 → now")
+		history := b.page(scopePath(anaScope) + "?history=1")
+		require.Contains(t, history, nyc)
+		require.Contains(t, history, "2026-01-15 → 2026-02-20")
+		asOf := b.page(scopePath(anaScope) + "?as_of=2026-02-01")
+		require.Contains(t, asOf, nyc)
+		require.NotContains(t, asOf, miami)
+		found := b.page(scopePath(anaScope) + "?history=1&q=MIAMI")
+		require.Contains(t, found, miami)
+		require.NotContains(t, found, nyc)
+		require.Contains(t, found, "1 of 3 match")
+		require.Equal(t, http.StatusBadRequest, b.get(scopePath(anaScope)+"?as_of=yesterday").Status)
+	})
+	t.Run("belief", func(t *testing.T) {
+		page := b.page(fmt.Sprintf("/ui/beliefs/%d", h.ana.miami))
+		timeline := page[strings.Index(page, `class="timeline"`):strings.Index(page, `id="source-h"`)]
+		require.Less(t, strings.Index(timeline, nyc), strings.Index(timeline, miami), "the chain, oldest first")
+		require.Contains(t, timeline, "2026-01-15 → 2026-02-20", "NYC's valid time")
+		require.Contains(t, timeline, "2026-02-20 → now", "Miami's valid time")
+		require.Contains(t, timeline, "<rect class=\"valid\"")
+		require.Contains(t, page, "I <mark>moved to Miami</mark> last month.", "the quote marked in its episode")
+		require.Contains(t, page, "Revision events")
+		require.Contains(t, page, "supersede (temporal)")
+		require.Contains(t, page, fmt.Sprintf(`href="/ui/beliefs/%d/forget"`, h.ana.miami))
+		require.Contains(t, page, fmt.Sprintf(`href="/ui/beliefs/%d/forget?purge=1"`, h.ana.miami))
+	})
+}
+
+func TestQueuePages(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	b := h.browser()
+	b.login(h.key("tenant:a/", api.RightRead, api.RightOperate, api.RightPurge))
+
+	t.Run("review", func(t *testing.T) {
+		page := b.page(scopePath(anaScope) + "/review")
+		require.Contains(t, page, "Account plan is Free")
+		require.Contains(t, page, "refused (entrenchment)")
+		require.Contains(t, page, fmt.Sprintf(`action="/ui/review/%d"`, h.ana.item))
+		require.Contains(t, page, `value="apply"`)
+		require.Contains(t, page, `value="dismiss"`)
+	})
+	t.Run("episodes", func(t *testing.T) {
+		page := b.page(scopePath(anaScope) + "/episodes")
+		require.Contains(t, page, "conv-0115")
+		require.Contains(t, page, "the model server refused the request: check the key and the models", "the failed episode's last error, as the API tells a key")
+		require.Contains(t, page, fmt.Sprintf(`action="/ui/episodes/%d/retry"`, h.ana.failed))
+		require.Equal(t, 1, strings.Count(page, "/retry\""), "only the failed episode has a retry")
+		failed := b.page(scopePath(anaScope) + "/episodes?state=failed")
+		require.NotContains(t, failed, "conv-0115")
+		ep := b.page(fmt.Sprintf("/ui/episodes/%d", h.ana.failed))
+		require.Contains(t, ep, html.EscapeString(parrot))
+		require.Contains(t, ep, "Last error")
+	})
+	t.Run("confirmations", func(t *testing.T) {
+		page := b.page(fmt.Sprintf("/ui/beliefs/%d/forget", h.ana.miami))
+		require.Contains(t, page, "Forget this belief?")
+		require.Contains(t, page, "“"+miami+"”")
+		purge := b.page(fmt.Sprintf("/ui/beliefs/%d/forget?purge=1", h.ana.miami))
+		require.Contains(t, purge, "Erase this belief for good?")
+		scope := b.page(scopePath(anaScope) + "/forget?purge=1")
+		require.Contains(t, scope, "Erase the scope tenant:a/user:ana for good?")
+		require.Contains(t, scope, "3 episodes (transcripts)")
+		require.Contains(t, scope, nyc)
+		require.Contains(t, scope, miami)
+	})
+	t.Run("not found", func(t *testing.T) {
+		for _, path := range []string{"/ui/beliefs/999999", "/ui/beliefs/x", "/ui/episodes/999999", "/ui/nowhere"} {
+			r := b.get(path)
+			require.Equal(t, http.StatusNotFound, r.Status, path)
+			require.Contains(t, r.Body, "Not found")
+		}
+	})
+}
+
+func TestActions(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	b := h.browser()
+	b.login(h.key("tenant:a/", api.RightRead, api.RightOperate, api.RightPurge))
+
+	// Apply a review item, then again: nothing more changes.
+	r := b.post(fmt.Sprintf("/ui/review/%d", h.ana.item), "self", map[string][]string{"action": {"apply"}, "note": {"by mail"}})
+	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
+	require.Equal(t, "/ui/scopes/tenant:a%2Fuser:ana/review?done=applied&n="+fmt.Sprint(h.ana.item), r.Header.Get("Location"))
+	require.Contains(t, b.page(r.Header.Get("Location")), "was applied")
+	require.Contains(t, b.page(scopePath(anaScope)), "Account plan is Free")
+	again := b.post(fmt.Sprintf("/ui/review/%d", h.ana.item), "self", map[string][]string{"action": {"dismiss"}})
+	require.Equal(t, http.StatusConflict, again.Status)
+	require.Contains(t, again.Body, "already resolved")
+	require.Equal(t, http.StatusBadRequest,
+		b.post(fmt.Sprintf("/ui/review/%d", h.refusal("tenant:a/acct2")), "self", map[string][]string{"action": {"maybe"}}).Status)
+
+	// Retry the failed episode, which the model now answers.
+	h.p.LLM.OnPrompt(parrot, llmtest.Reply{Content: pipelinetest.Answer(pipelinetest.Fact{Statement: "User has a parrot", Attribute: "pet"})})
+	r = b.post(fmt.Sprintf("/ui/episodes/%d/retry", h.ana.failed), "self", nil)
+	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
+	h.p.Drain(t)
+	require.Equal(t, "applied", h.p.Episode(t, h.ana.failed).State)
+	require.Contains(t, b.page(scopePath(anaScope)), "User has a parrot")
+	require.Equal(t, http.StatusConflict, b.post(fmt.Sprintf("/ui/episodes/%d/retry", h.ana.failed), "self", nil).Status)
+
+	// Forget a belief: gone from the scope, and its page is not found.
+	r = b.post(fmt.Sprintf("/ui/beliefs/%d/forget", h.ana.miami), "self", nil)
+	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
+	page := b.page(r.Header.Get("Location"))
+	require.Contains(t, page, "was forgotten")
+	require.NotContains(t, page, miami)
+	require.Equal(t, http.StatusNotFound, b.get(fmt.Sprintf("/ui/beliefs/%d", h.ana.miami)).Status)
+
+	// A scope-wide erase needs the scope's name typed.
+	wrong := b.post(scopePath(anaScope)+"/forget", "self", map[string][]string{"purge": {"1"}, "confirm": {"tenant:a"}})
+	require.Equal(t, http.StatusBadRequest, wrong.Status)
+	require.Contains(t, b.page(scopePath(anaScope)), "User has a parrot", "nothing was erased")
+	r = b.post(scopePath(anaScope)+"/forget", "self", map[string][]string{"purge": {"1"}, "confirm": {anaScope}})
+	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
+	require.Contains(t, b.page(r.Header.Get("Location")), "erased for good")
+	require.NotContains(t, b.page("/ui/"), "user:ana")
+}

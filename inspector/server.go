@@ -1,0 +1,132 @@
+// Package inspector is credo's web UI: server-rendered pages under /ui/ where an
+// operator sees memory change over time (scopes, beliefs and their supersession
+// chains, the review queue, episodes) and acts on it (review decisions, retries,
+// forget and purge, each behind a confirmation).
+//
+// It is served on the API's listener with the API's keys and rules: a browser logs in
+// with a key, kept in an HttpOnly, SameSite=Strict cookie; a bearer header works too;
+// without any key, the API's keyless mode (loopback, or behind a gate) applies. A key
+// sees exactly what it sees in the API. Every POST must come from a page of the same
+// origin, and a strict Content-Security-Policy allows no script at all.
+package inspector
+
+import (
+	"errors"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/credohq/credo/api"
+	"github.com/credohq/credo/extract"
+	"github.com/credohq/credo/llm"
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/review"
+)
+
+// Prefix is the path the inspector is served under.
+const Prefix = "/ui/"
+
+// maxForm bounds a form's body: a key, a note, a scope name.
+const maxForm = 64 << 10
+
+// csp allows the page's own styles, images and forms, and no script at all.
+const csp = "default-src 'self'; script-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; " +
+	"frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+
+// Gate admits requests by the API's rules; *api.Server is one.
+type Gate interface {
+	Admit(r *http.Request) (*api.Principal, error)
+}
+
+// Config configures a Server.
+type Config struct {
+	Store *memory.Store // required
+	Gate  Gate          // required: the API server, whose keys and modes the pages share
+	// Jobs inserts the extraction job a retried episode needs: the worker's River
+	// client. Without it, failed episodes cannot be retried from the pages.
+	Jobs extract.Inserter
+	// Embed embeds review decisions as labeled examples (optional, as in review.New).
+	Embed      llm.Embedder
+	EmbedModel string
+	Logger     *slog.Logger
+	Now        func() time.Time
+}
+
+// Server serves the inspector's pages.
+type Server struct {
+	store    *memory.Store
+	gate     Gate
+	jobs     extract.Inserter
+	reviewer *review.Reviewer
+	log      *slog.Logger
+	now      func() time.Time
+	pages    map[string]*template.Template
+	csrf     *http.CrossOriginProtection
+	mux      *http.ServeMux
+}
+
+// New returns a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Gate == nil {
+		return nil, errors.New("inspector: Store and Gate are required")
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{store: cfg.Store, gate: cfg.Gate, jobs: cfg.Jobs, log: cfg.Logger, now: cfg.Now, pages: pages,
+		csrf: http.NewCrossOriginProtection(), mux: http.NewServeMux()}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	model := cfg.EmbedModel
+	if p, ok := cfg.Embed.(llm.Provider); ok && model == "" {
+		model = p.EmbedModel()
+	}
+	s.reviewer = review.New(cfg.Store, cfg.Embed, model)
+	s.routes()
+	return s, nil
+}
+
+// Mount serves the inspector on mux under Prefix.
+func (s *Server) Mount(mux *http.ServeMux) { mux.Handle(Prefix, s) }
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /ui/static/{file}", s.static)
+	m.HandleFunc("GET /ui/login", s.loginForm)
+	m.HandleFunc("POST /ui/login", s.login)
+	m.HandleFunc("POST /ui/logout", s.logout)
+	m.Handle("GET /ui/{$}", s.get(api.RightRead, s.scopesPage))
+	m.Handle("GET /ui/scopes/{scope}", s.get(api.RightRead, s.scopePage))
+	m.Handle("GET /ui/scopes/{scope}/review", s.get(api.RightRead, s.reviewPage))
+	m.Handle("GET /ui/scopes/{scope}/episodes", s.get(api.RightRead, s.episodesPage))
+	m.Handle("GET /ui/scopes/{scope}/forget", s.get(api.RightRead, s.confirmScope))
+	m.Handle("POST /ui/scopes/{scope}/forget", s.post("", s.forgetScope))
+	m.Handle("GET /ui/beliefs/{id}", s.get(api.RightRead, s.beliefPage))
+	m.Handle("GET /ui/beliefs/{id}/forget", s.get(api.RightRead, s.confirmBelief))
+	m.Handle("POST /ui/beliefs/{id}/forget", s.post("", s.forgetBelief))
+	m.Handle("POST /ui/review/{id}", s.post(api.RightOperate, s.resolve))
+	m.Handle("GET /ui/episodes/{id}", s.get(api.RightRead, s.episodePage))
+	m.Handle("POST /ui/episodes/{id}/retry", s.post(api.RightOperate, s.retry))
+	m.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, nil, notFound())
+	})
+}
+
+// ServeHTTP sets the headers every answer carries, then serves the page.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	// Pages show memory: no cache keeps them after logout. Assets override it.
+	h.Set("Cache-Control", "no-store")
+	s.mux.ServeHTTP(w, r)
+}

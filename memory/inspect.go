@@ -1,0 +1,62 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Reads of the web inspector that no other reader needs.
+
+// OpenItems counts the open review items of every scope starting with prefix ("" for
+// all), leaving out, as Conflicts does, the items about forgotten beliefs. Scopes
+// without open items are absent.
+func (s *Store) OpenItems(ctx context.Context, prefix string) (map[string]int, error) {
+	rows, err := s.db.Query(ctx, `SELECT c.scope, count(*) FROM belief_conflict c
+		WHERE c.status = 'open' AND starts_with(c.scope, $1) AND NOT EXISTS (SELECT 1 FROM belief f
+			WHERE f.status = 'forgotten' AND (f.id = c.belief_id OR (c.kind = 'refused' AND f.id = c.target_belief_id)))
+		GROUP BY c.scope`, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("count open review items: %w", err)
+	}
+	out := map[string]int{}
+	var (
+		scope string
+		n     int
+	)
+	_, err = pgx.ForEachRow(rows, []any{&scope, &n}, func() error {
+		out[scope] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count open review items: %w", err)
+	}
+	return out, nil
+}
+
+// EventsAbout is the revision events of scope that revised one of the beliefs ids or
+// wrote one of them, oldest first. As in Events, events of forgotten beliefs are left
+// out: they quote them.
+func (s *Store) EventsAbout(ctx context.Context, scope string, ids []int64) ([]Event, error) {
+	rows, err := s.db.Query(ctx, `SELECT e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_id, e.new_belief_id,
+			e.old_statement, e.new_statement, e.excerpt, e.rationale, e.episode_id, e.created_at
+		FROM revision_event e WHERE e.scope = $1 AND (e.old_belief_id = ANY($2) OR e.new_belief_id = ANY($2))
+			AND NOT EXISTS (SELECT 1 FROM belief f
+				WHERE f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')
+		ORDER BY e.created_at, e.id`, scope, ids)
+	if err != nil {
+		return nil, fmt.Errorf("events about beliefs of %q: %w", scope, err)
+	}
+	evs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Event, error) {
+		var e Event
+		err := row.Scan(&e.ID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.OldBeliefID, &e.NewBeliefID,
+			&e.OldStatement, &e.NewStatement, &e.Excerpt, &e.Rationale, &e.EpisodeID, &e.CreatedAt)
+		e.CreatedAt = e.CreatedAt.UTC()
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("events about beliefs of %q: %w", scope, err)
+	}
+	return evs, nil
+}
