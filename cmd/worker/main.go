@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		if err != nil {
 			return err
 		}
-		srv, addr, err := serveHTTP(cfg.HTTPAddr, pool, m.Handler(), v1, ui, logger)
+		srv, addr, err := serveHTTP(cfg.HTTPAddr, pool, m, v1, ui, logger)
 		if err != nil {
 			return err
 		}
@@ -300,11 +300,11 @@ func shutdown(client *river.Client[pgx.Tx], timeout time.Duration, logger *slog.
 	return nil
 }
 
-func serveHTTP(addr string, pool *pgxpool.Pool, metrics http.Handler, v1 *api.Server, ui *inspector.Server, logger *slog.Logger) (*http.Server, string, error) {
+func serveHTTP(addr string, pool *pgxpool.Pool, m *metrics.Metrics, v1 *api.Server, ui *inspector.Server, logger *slog.Logger) (*http.Server, string, error) {
 	mux := http.NewServeMux()
 	v1.Mount(mux) // the HTTP API under /v1/ and MCP at /mcp
 	ui.Mount(mux) // the web inspector under /ui/
-	mux.Handle("GET /metrics", metrics)
+	mux.Handle("GET /metrics", m.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 		defer cancel()
@@ -327,7 +327,11 @@ func serveHTTP(addr string, pool *pgxpool.Pool, metrics http.Handler, v1 *api.Se
 	if err != nil {
 		return nil, "", fmt.Errorf("HTTP_ADDR %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	// Bounded reads and writes: a client that sends headers or a body a byte at a time, or
+	// never reads its answer, does not hold a connection forever. The write bound leaves
+	// an answer from a slow model (ask) its time; idle keep-alive connections close.
+	srv := &http.Server{Handler: m.CountResponses(mux), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("http server", "error", err)

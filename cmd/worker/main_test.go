@@ -150,6 +150,13 @@ func TestMetricsMoveAfterARun(t *testing.T) {
 	} {
 		require.Contains(t, body, want)
 	}
+	// Every answer of the listener is counted, the scrapes above included.
+	resp, err := http.Get("http://" + addr + "/metrics")
+	require.NoError(t, err)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `credo_http_responses_total{code="200"}`)
 	cancel()
 	require.NoError(t, <-done)
 }
