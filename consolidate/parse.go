@@ -2,10 +2,8 @@ package consolidate
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -48,17 +46,9 @@ func malformed(format string, args ...any) error {
 // replacement of one belief is superseded itself (a chain of changes, 0 by 1 and 1 by
 // 2), the first is applied while its replacement is still active.
 func Parse(content string, n int) ([]memory.Resolution, string, error) {
-	if len(content) > MaxOutputBytes {
-		return nil, "", malformed("answer is %d bytes; the limit is %d", len(content), MaxOutputBytes)
-	}
-	dec := json.NewDecoder(strings.NewReader(content))
-	dec.DisallowUnknownFields()
 	var out output
-	if err := dec.Decode(&out); err != nil {
-		return nil, "", malformed("not the consolidation schema: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, "", malformed("text after the JSON object")
+	if err := llm.DecodeAnswer(content, MaxOutputBytes, "consolidation", &out); err != nil {
+		return nil, "", err
 	}
 	if out.Resolutions == nil {
 		return nil, "", malformed("resolutions is missing")

@@ -2,14 +2,13 @@ package consolidate
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 )
 
@@ -49,17 +48,9 @@ type reviewAnswer struct {
 // wrapping llm.ErrMalformedOutput; nothing of a malformed answer is used. A belief the
 // model did not answer has no verdict.
 func parseReview(content string, n int) ([]reviewVerdict, string, error) {
-	if len(content) > MaxOutputBytes {
-		return nil, "", malformed("answer is %d bytes; the limit is %d", len(content), MaxOutputBytes)
-	}
-	dec := json.NewDecoder(strings.NewReader(content))
-	dec.DisallowUnknownFields()
 	var out reviewOutput
-	if err := dec.Decode(&out); err != nil {
-		return nil, "", malformed("not the review schema: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, "", malformed("text after the JSON object")
+	if err := llm.DecodeAnswer(content, MaxOutputBytes, "review", &out); err != nil {
+		return nil, "", err
 	}
 	if out.Reviews == nil {
 		return nil, "", malformed("reviews is missing")

@@ -2,10 +2,8 @@ package eval
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -105,20 +103,12 @@ func parseJudgment(content string) (parsedJudgment, error) {
 	malformed := func(format string, args ...any) (parsedJudgment, error) {
 		return parsedJudgment{}, fmt.Errorf("%w: %s", llm.ErrMalformedOutput, fmt.Sprintf(format, args...))
 	}
-	if len(content) > maxJudgmentBytes {
-		return malformed("judgment is %d bytes; the limit is %d", len(content), maxJudgmentBytes)
-	}
 	var out struct {
 		Reasoning string  `json:"reasoning"`
 		Verdict   *string `json:"verdict"`
 	}
-	dec := json.NewDecoder(strings.NewReader(content))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		return malformed("not the judgment schema: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return malformed("text after the JSON object")
+	if err := llm.DecodeAnswer(content, maxJudgmentBytes, "judgment", &out); err != nil {
+		return parsedJudgment{}, err
 	}
 	if out.Verdict == nil {
 		return malformed("verdict is missing")

@@ -1,10 +1,8 @@
 package extract
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strings"
@@ -57,17 +55,9 @@ func malformed(format string, args ...any) error {
 // beliefs, for a conversation at occurredAt. Every problem is an error wrapping
 // llm.ErrMalformedOutput; nothing of a malformed answer is used.
 func Parse(content string, candidates int, occurredAt time.Time) ([]memory.Fact, string, error) {
-	if len(content) > MaxOutputBytes {
-		return nil, "", malformed("answer is %d bytes; the limit is %d", len(content), MaxOutputBytes)
-	}
-	dec := json.NewDecoder(strings.NewReader(content))
-	dec.DisallowUnknownFields()
 	var out output
-	if err := dec.Decode(&out); err != nil {
-		return nil, "", malformed("not the extraction schema: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, "", malformed("text after the JSON object")
+	if err := llm.DecodeAnswer(content, MaxOutputBytes, "extraction", &out); err != nil {
+		return nil, "", err
 	}
 	if out.Facts == nil {
 		return nil, "", malformed("facts is missing")

@@ -2,10 +2,8 @@ package recall
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -129,21 +127,13 @@ func parseAnswer(content string, n int) (parsedAnswer, error) {
 	malformed := func(format string, args ...any) (parsedAnswer, error) {
 		return parsedAnswer{}, fmt.Errorf("%w: %s", llm.ErrMalformedOutput, fmt.Sprintf(format, args...))
 	}
-	if len(content) > maxAnswerBytes {
-		return malformed("answer is %d bytes; the limit is %d", len(content), maxAnswerBytes)
-	}
 	var out struct {
 		Reasoning string  `json:"reasoning"`
 		Answer    *string `json:"answer"`
 		Citations []int   `json:"citations"`
 	}
-	dec := json.NewDecoder(strings.NewReader(content))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		return malformed("not the answer schema: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return malformed("text after the JSON object")
+	if err := llm.DecodeAnswer(content, maxAnswerBytes, "answer", &out); err != nil {
+		return parsedAnswer{}, err
 	}
 	if out.Answer == nil || strings.TrimSpace(*out.Answer) == "" {
 		return malformed("answer is missing")

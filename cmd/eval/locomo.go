@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -41,29 +40,11 @@ func runLocomo(ctx context.Context, args []string, getenv func(string) string, s
 	verbose := fs.Bool("v", false, "list every question answered wrongly under the tables")
 	keep := fs.Bool("keep", false, "keep the throwaway schema instead of dropping it, to inspect it")
 	k := fs.Int("k", recall.DefaultK, "beliefs each question is answered from")
-	cfg, err := config.Load(fs, groups, getenv)
+	st, err := parseSettings(fs, args, getenv, "extraction jobs run at once, and conversations questioned at once (env WORKERS)")
 	if err != nil {
 		return err
 	}
-	wcfg, err := config.Load(flag.NewFlagSet("worker", flag.ContinueOnError), config.GroupWorker, getenv)
-	if err != nil {
-		return err
-	}
-	workers := fs.Int("workers", wcfg.Workers, "extraction jobs run at once, and conversations questioned at once (env WORKERS)")
-	if err := config.ParseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected arguments: %v", fs.Args())
-	}
-	if err := cfg.Check(groups); err != nil {
-		return usageError{err}
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	cfg, wcfg, workers, set := st.cfg, st.worker, &st.workers, st.set
 	switch {
 	case *data == "":
 		return usagef("--data is required: the LoCoMo file, locomo10.json of github.com/snap-research/locomo")

@@ -92,32 +92,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	compare := fs.Bool("compare", false, "run twice, with and without learning, and report both side by side")
 	keep := fs.Bool("keep", false, "keep the throwaway schema instead of dropping it, to inspect it")
 	k := fs.Int("k", eval.DefaultK, "beliefs recall ranks per question")
-	cfg, err := config.Load(fs, groups, getenv)
+	st, err := parseSettings(fs, args, getenv, "extraction jobs run at once, and scopes consolidated at once (env WORKERS)")
 	if err != nil {
 		return err
 	}
-	// The worker's settings that shape extraction (MAX_CANDIDATES, EXAMPLES,
-	// CONFIDENCE_FLOOR, JOB_TIMEOUT, WORKERS) apply as in the worker, from the
-	// environment; of their flags only --workers is the eval's.
-	wcfg, err := config.Load(flag.NewFlagSet("worker", flag.ContinueOnError), config.GroupWorker, getenv)
-	if err != nil {
-		return err
-	}
-	workers := fs.Int("workers", wcfg.Workers, "extraction jobs run at once, and scopes consolidated at once (env WORKERS)")
-	if err := config.ParseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected arguments: %v", fs.Args())
-	}
-	if err := cfg.Check(groups); err != nil {
-		return usageError{err}
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	cfg, wcfg, workers, set := st.cfg, st.worker, &st.workers, st.set
 	switch {
 	case *workers < 1:
 		return usagef("--workers must be at least 1")
