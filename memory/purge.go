@@ -42,8 +42,9 @@ type Purged struct {
 //     next surviving belief of the chain, so no id dangles;
 //   - the revision events and conflicts that name them, and those of the scope whose
 //     text contains the purged text (the Match, or the statements of the IDs);
-//   - the episodes they were extracted from, and those of the scope whose transcript
-//     contains the purged text: a transcript holds the same words;
+//   - the episodes they were extracted from, those that restated them in other words
+//     (their reinforcement events name the episode), and those of the scope whose
+//     transcript contains the purged text: a transcript holds the same words;
 //   - the River jobs of those episodes, and jobs whose args, errors, metadata or tags
 //     contain the purged text, unless they belong to another scope;
 //   - the scope's consolidation judgments, which may have judged them.
@@ -140,6 +141,7 @@ func (p *purge) findEpisodes(ctx context.Context) error {
 		args = append(args, p.beliefs, p.needles)
 		query = `SELECT e.id FROM episode e WHERE e.scope = $1 AND (
 				e.id IN (SELECT episode_id FROM belief WHERE id = ANY($2))
+				OR e.id IN (SELECT episode_id FROM revision_event WHERE action = 'reinforce' AND old_belief_id = ANY($2))
 				OR ` + mentionsJSON("e.messages", "$3") + `
 				OR ` + mentionsText("e.external_id", "$3") + `
 				OR ` + mentionsText("e.last_error", "$3") + `)

@@ -245,3 +245,25 @@ func TestPurgeScope(t *testing.T) {
 	_, err = store.Purge(ctx, Selection{Scope: scope, All: true})
 	require.ErrorIs(t, err, ErrNotFound, "a purged scope is unknown")
 }
+
+// A purge by id also erases the episode that restated the belief in other words: its
+// reinforcement event names it, though its transcript never holds the statement.
+func TestPurgeErasesRestatingEpisodes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, bundle := setup(t)
+	const scope = "user:restated"
+	first := insertEpisode(t, bundle, scope, "I drink oolong every morning.", "2026-01-02")
+	id := mustApply(t, store, &Batch{Scope: scope, Origin: RevisionExtraction, EpisodeID: &first, At: day("2026-01-02"),
+		Facts: []Fact{fact("User drinks oolong tea", "drink", "")}}).Facts[0].BeliefID
+	again := insertEpisode(t, bundle, scope, "Morning ritual: the usual Taiwanese cup.", "2026-01-10")
+	mustApply(t, store, &Batch{Scope: scope, Origin: RevisionExtraction, EpisodeID: &again, At: day("2026-01-10"), Candidates: []int64{id},
+		Facts: []Fact{resolves(Fact{Confidence: 0.9, Origin: OriginUserStated}, 0, ActionReinforce, ReasonRestated)}})
+	other := insertEpisode(t, bundle, scope, "I live in Lisbon.", "2026-01-11")
+
+	purged, err := store.Purge(ctx, Selection{Scope: scope, IDs: []int64{id}})
+	require.NoError(t, err)
+	require.EqualValues(t, 2, purged.Counts["episode"], "the stating and the restating transcript")
+	require.Empty(t, mentions(t, bundle, "Taiwanese"))
+	require.Equal(t, 1, count(t, bundle, fmt.Sprintf("episode WHERE id = %d", other)), "an unrelated transcript stays")
+}
