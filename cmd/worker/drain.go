@@ -20,12 +20,7 @@ const progressEvery = 10 * time.Second
 
 // waitDrained returns once no job is left to run, retries included, showing how the
 // episodes go meanwhile: a progress bar on a terminal, a log line otherwise.
-func waitDrained(ctx context.Context, pool *pgxpool.Pool, store *memory.Store, stderr io.Writer, logger *slog.Logger) error {
-	p, err := newDrainProgress(ctx, store, stderr, logger)
-	if err != nil {
-		return err
-	}
-	defer p.close()
+func waitDrained(ctx context.Context, pool *pgxpool.Pool, p *drainProgress) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -123,6 +123,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// a signal leads to the soft stop below. The watcher ends when the client stops, so
 	// jobs finishing during shutdown are counted.
 	m.WatchRiver(context.WithoutCancel(ctx), client)
+	var progress *drainProgress
+	if *drain {
+		// The backlog is read before any job runs, so the progress counts all of it.
+		if progress, err = newDrainProgress(ctx, store, stderr, logger); err != nil {
+			return err
+		}
+		defer progress.close()
+	}
 	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start river: %w", err)
 	}
@@ -134,7 +142,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		// A drain run schedules no periodic job, so it gives jobless pending episodes
 		// (from an upgrade, or a crash) their scope's job itself.
 		if runErr = reconcile(ctx, pool, client, logger); runErr == nil {
-			runErr = waitDrained(ctx, pool, store, stderr, logger)
+			runErr = waitDrained(ctx, pool, progress)
 		}
 	} else {
 		<-ctx.Done()
