@@ -42,6 +42,7 @@ func (s *Server) humaConfig() huma.Config {
 	c.OpenAPIPath, c.DocsPath, c.SchemasPath = "", "", ""
 	c.CreateHooks = nil
 	c.RejectUnknownQueryParameters = true
+	c.Formats = strictFormats()
 	c.Info.Description = apiDescription
 	c.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"apiKey": {Type: "http", Scheme: "bearer", Description: "An API key: credo_<prefix>_<secret>."},

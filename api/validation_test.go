@@ -42,3 +42,24 @@ func TestHostileParametersAreBadRequests(t *testing.T) {
 func jsonBytes(s string) string {
 	return strings.NewReplacer("\x00", `\u0000`, "\x07", `\u0007`).Replace(s)
 }
+
+// A JSON body is decoded once, matching names exactly: a name in another case is not
+// the field, and a name given twice is refused, so the validator and the decoder can
+// never read different copies.
+func TestJSONNamesAreExact(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	key := h.key("tenant:a/", RightRead, RightOperate)
+	h.ok("POST", "/v1/beliefs", key, map[string]any{"scope": "tenant:a/u", "statement": "User likes tea", "attribute": "drink"}, 200, nil)
+	for _, body := range []string{
+		`{"scope": "tenant:a/u", "Scope": "tenant:b/u", "match": "tea"}`,
+		`{"scope": "tenant:a/u", "scope": "tenant:b/u", "match": "tea"}`,
+		`{"SCOPE": "tenant:a/u", "match": "tea"}`,
+		`{"scope": "tenant:a/u", "MATCH": "tea"}`,
+	} {
+		h.fail("POST", "/v1/forget", key, []byte(body), 400, CodeInvalidRequest)
+	}
+	var got Beliefs
+	h.ok("GET", "/v1/beliefs?scope=tenant:a/u", key, nil, 200, &got)
+	require.Len(t, got.Beliefs, 1, "nothing was forgotten")
+}
