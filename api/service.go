@@ -192,9 +192,26 @@ func parseTime(name, s string) (*time.Time, error) {
 	return nil, invalid(name + " is not an RFC 3339 time or a date like 2026-03-20")
 }
 
+// visible is nil when p may see the scope of the thing id, and the same not-found
+// answer, after the same one index read, whether the id is unknown or another tenant's:
+// neither the answer nor its time tells them apart.
+func (s *Server) visible(ctx context.Context, p *Principal, what, name string, id int64) error {
+	scope, err := s.store.ScopeOf(ctx, what, id)
+	switch {
+	case errors.Is(err, memory.ErrNotFound) || (err == nil && !p.Sees(scope)):
+		return notFound(name, id)
+	case err != nil:
+		return s.internal(ctx, err)
+	}
+	return nil
+}
+
 // visibleBelief is belief id, unless the key can't see it: then, as for an unknown id,
 // not found. Forgotten beliefs are not found either.
 func (s *Server) visibleBelief(ctx context.Context, p *Principal, id int64) (*memory.Belief, error) {
+	if err := s.visible(ctx, p, memory.OfBelief, "belief", id); err != nil {
+		return nil, err
+	}
 	b, err := s.store.Get(ctx, id)
 	if errors.Is(err, memory.ErrNotFound) {
 		return nil, notFound("belief", id)
@@ -274,6 +291,9 @@ func (s *Server) resolve(ctx context.Context, p *Principal, id int64, in Resolve
 		return nil, err
 	}
 	if err := checkInput(transcript.CheckText("note", in.Note, memory.MaxNoteLen)); err != nil {
+		return nil, err
+	}
+	if err := s.visible(ctx, p, memory.OfItem, "review item", id); err != nil {
 		return nil, err
 	}
 	item, err := s.store.Conflict(ctx, id)
@@ -519,6 +539,9 @@ func (s *Server) forgetError(ctx context.Context, err error) error {
 
 func (s *Server) episode(ctx context.Context, p *Principal, id int64) (*Episode, error) {
 	if err := s.need(p, RightRead); err != nil {
+		return nil, err
+	}
+	if err := s.visible(ctx, p, memory.OfEpisode, "episode", id); err != nil {
 		return nil, err
 	}
 	e, err := s.store.Episode(ctx, id)
