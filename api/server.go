@@ -56,8 +56,8 @@ const OpenAPIPath = "/v1/openapi.json"
 // MCPPath is where the MCP server is served over streamable HTTP.
 const MCPPath = "/mcp"
 
-// bodyReadTimeout bounds how long a client may take to send its body.
-const bodyReadTimeout = 30 * time.Second
+// DefaultBodyReadTimeout bounds how long a client may take to send its body.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 // Config configures a Server.
 type Config struct {
@@ -84,8 +84,11 @@ type Config struct {
 	// zero; negative: no limit), with bursts of RateBurst (DefaultRateBurst when zero).
 	RateLimit float64
 	RateBurst int
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// BodyReadTimeout bounds the wait for a request's body (DefaultBodyReadTimeout when
+	// zero): a body too slow to arrive is a 408, and its connection closes.
+	BodyReadTimeout time.Duration
+	Logger          *slog.Logger
+	Now             func() time.Time
 }
 
 // Settings returns c with the address, gate and limits of the worker's configuration.
@@ -110,10 +113,11 @@ type Server struct {
 	log        *slog.Logger
 	now        func() time.Time
 
-	maxBody    int64
-	maxRecords int
-	rate       rate.Limit
-	burst      int
+	maxBody     int64
+	bodyTimeout time.Duration
+	maxRecords  int
+	rate        rate.Limit
+	burst       int
 	// open: without keys, requests are served (loopback address, or behind a gate).
 	open, gate bool
 	csrf       *http.CrossOriginProtection
@@ -138,7 +142,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		store: cfg.Store, jobs: cfg.Jobs, embed: cfg.Embed, embedModel: cfg.EmbedModel, log: cfg.Logger, now: cfg.Now,
-		maxBody: cfg.MaxBodyBytes, maxRecords: cfg.MaxRecords, burst: cfg.RateBurst,
+		maxBody: cfg.MaxBodyBytes, maxRecords: cfg.MaxRecords, burst: cfg.RateBurst, bodyTimeout: cfg.BodyReadTimeout,
 		open: cfg.BehindGate || IsLoopback(cfg.Addr), gate: cfg.BehindGate, csrf: http.NewCrossOriginProtection(),
 		limiters: map[int64]*rate.Limiter{}, schemas: mcp.NewSchemaCache(),
 	}
@@ -159,6 +163,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.reader = reader
+	if s.bodyTimeout <= 0 {
+		s.bodyTimeout = DefaultBodyReadTimeout
+	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
@@ -253,6 +260,14 @@ func (s *Server) Mount(mux *http.ServeMux) {
 
 // guard authenticates the request, applies the key's rate limit and the body limit,
 // and passes the request on with its principal.
+// closeUnread ends the connection after the answer without waiting for the rest of the
+// request's body: net/http would otherwise read it to reuse the connection, for as long
+// as a slow sender takes.
+func closeUnread(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
 func (s *Server) guard(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > s.maxBody {
 		writeError(w, s.bodyTooLarge())
@@ -266,21 +281,26 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := s.authenticate(r)
 	if err != nil {
+		// Refused before its body is read: the connection closes rather than wait for a
+		// body nobody will read (a slow sender would hold it).
+		closeUnread(w)
 		writeError(w, s.asError(r.Context(), err))
 		return
 	}
 	if e := s.limit(p); e != nil {
+		closeUnread(w)
 		writeError(w, e)
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+		_ = rc.SetReadDeadline(time.Now().Add(s.bodyTimeout))
 		body, err := io.ReadAll(io.LimitReader(r.Body, s.maxBody+1))
 		_ = rc.SetReadDeadline(time.Time{})
 		var ne net.Error
 		switch {
 		case errors.As(err, &ne) && ne.Timeout():
+			closeUnread(w)
 			writeError(w, newError(http.StatusRequestTimeout, CodeRequestTimeout, "request body was not sent in time"))
 			return
 		case err != nil:
