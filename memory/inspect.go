@@ -39,22 +39,14 @@ func (s *Store) OpenItems(ctx context.Context, prefix string) (map[string]int, e
 // wrote one of them, oldest first. As in Events, events of forgotten beliefs are left
 // out: they quote them.
 func (s *Store) EventsAbout(ctx context.Context, scope string, ids []int64) ([]Event, error) {
-	rows, err := s.db.Query(ctx, `SELECT e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_id, e.new_belief_id,
-			e.old_statement, e.new_statement, e.excerpt, e.rationale, e.episode_id, e.created_at
+	rows, err := s.db.Query(ctx, `SELECT `+eventColumns+`
 		FROM revision_event e WHERE e.scope = $1 AND (e.old_belief_id = ANY($2) OR e.new_belief_id = ANY($2))
-			AND NOT EXISTS (SELECT 1 FROM belief f
-				WHERE f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')
+			AND `+eventNotForgotten+`
 		ORDER BY e.created_at, e.id`, scope, ids)
 	if err != nil {
 		return nil, fmt.Errorf("events about beliefs of %q: %w", scope, err)
 	}
-	evs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Event, error) {
-		var e Event
-		err := row.Scan(&e.ID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.OldBeliefID, &e.NewBeliefID,
-			&e.OldStatement, &e.NewStatement, &e.Excerpt, &e.Rationale, &e.EpisodeID, &e.CreatedAt)
-		e.CreatedAt = e.CreatedAt.UTC()
-		return e, err
-	})
+	evs, err := pgx.CollectRows(rows, scanEvent)
 	if err != nil {
 		return nil, fmt.Errorf("events about beliefs of %q: %w", scope, err)
 	}

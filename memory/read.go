@@ -214,25 +214,33 @@ func (s *Store) queryNearest(ctx context.Context, sql string, args ...any) ([]Be
 // Events is the revision events of scope, newest first, at most limit (0: all). Events
 // of forgotten beliefs are left out: they quote them.
 func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, error) {
-	rows, err := s.db.Query(ctx, `SELECT e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_id, e.new_belief_id,
-			e.old_statement, e.new_statement, e.excerpt, e.rationale, e.episode_id, e.created_at
-		FROM revision_event e WHERE e.scope = $1 AND NOT EXISTS (SELECT 1 FROM belief f
-			WHERE f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')
+	rows, err := s.db.Query(ctx, `SELECT `+eventColumns+`
+		FROM revision_event e WHERE e.scope = $1 AND `+eventNotForgotten+`
 		ORDER BY e.created_at DESC, e.id DESC LIMIT nullif($2, 0)`, scope, limit)
 	if err != nil {
 		return nil, fmt.Errorf("events of %q: %w", scope, err)
 	}
-	evs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Event, error) {
-		var e Event
-		err := row.Scan(&e.ID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.OldBeliefID, &e.NewBeliefID,
-			&e.OldStatement, &e.NewStatement, &e.Excerpt, &e.Rationale, &e.EpisodeID, &e.CreatedAt)
-		e.CreatedAt = e.CreatedAt.UTC()
-		return e, err
-	})
+	evs, err := pgx.CollectRows(rows, scanEvent)
 	if err != nil {
 		return nil, fmt.Errorf("events of %q: %w", scope, err)
 	}
 	return evs, nil
+}
+
+// eventColumns are the columns of a revision event e, in scanEvent's order.
+const eventColumns = `e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_id, e.new_belief_id,
+	e.old_statement, e.new_statement, e.excerpt, e.rationale, e.episode_id, e.created_at`
+
+// eventNotForgotten keeps out the events of forgotten beliefs: they quote them.
+const eventNotForgotten = `NOT EXISTS (SELECT 1 FROM belief f
+	WHERE f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')`
+
+func scanEvent(row pgx.CollectableRow) (Event, error) {
+	var e Event
+	err := row.Scan(&e.ID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.OldBeliefID, &e.NewBeliefID,
+		&e.OldStatement, &e.NewStatement, &e.Excerpt, &e.Rationale, &e.EpisodeID, &e.CreatedAt)
+	e.CreatedAt = e.CreatedAt.UTC()
+	return e, err
 }
 
 // conflictColumns are the columns of a review item c, its statement taken from the
