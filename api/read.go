@@ -9,6 +9,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/recall"
 )
 
@@ -102,7 +103,8 @@ func (s *Server) readError(ctx context.Context, err error) error {
 		s.log.ErrorContext(ctx, "api: embed query", "error", err)
 		return newError(http.StatusBadGateway, CodeEmbeddingFailed, "the embedding model did not answer; try again")
 	case errors.Is(err, recall.ErrModel):
-		s.log.ErrorContext(ctx, "api: answer", "error", err)
+		s.log.ErrorContext(ctx, "api: answer", "error", llm.LogKind(err, "see the debug log"))
+		s.log.DebugContext(ctx, "api: answer", "error", err)
 		return newError(http.StatusBadGateway, CodeModelFailed, "the chat model did not give a valid answer; try again")
 	}
 	return s.internal(ctx, err)

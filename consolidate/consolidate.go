@@ -236,7 +236,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if err == nil {
 		return nil
 	}
-	w.log.WarnContext(ctx, "consolidation failed", "scope", job.Args.Scope, "attempt", job.Attempt, "error", err)
+	w.log.WarnContext(ctx, "consolidation failed", "scope", job.Args.Scope, "attempt", job.Attempt,
+		"error", llm.LogKind(err, "see the debug log"))
+	w.log.DebugContext(ctx, "consolidation failed", "scope", job.Args.Scope, "error", err)
 	// An invalid batch or scope is a bug that waiting does not fix; anything else (LLM
 	// down, timeouts, database) is retried with River's backoff, and the retry skips
 	// what this attempt judged.
@@ -523,7 +525,8 @@ func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Repor
 	if llm.IsMalformed(err) {
 		// At temperature 0 the same cluster draws the same answer: it is recorded as
 		// judged and left as it is, and asked about again once its members change.
-		w.log.WarnContext(ctx, "malformed consolidation answers; cluster left as it is", "scope", scope, "beliefs", ids, "error", err)
+		w.log.WarnContext(ctx, "malformed consolidation answers; cluster left as it is", "scope", scope, "beliefs", ids, "error", llm.Kind(err))
+		w.log.DebugContext(ctx, "malformed consolidation answers", "scope", scope, "error", err)
 		rep.Malformed++
 		res = nil
 	} else if err != nil {
@@ -590,7 +593,8 @@ func (w *Worker) observeAttempt(ctx context.Context, rep *Report) func(llm.Attem
 		rep.PromptTokens += a.Response.Usage.PromptTokens
 		rep.CompletionTokens += a.Response.Usage.CompletionTokens
 		if a.Retrying {
-			w.log.WarnContext(ctx, "malformed consolidation answer, asking again", "error", a.Err)
+			w.log.WarnContext(ctx, "malformed consolidation answer, asking again", "error", llm.Kind(a.Err))
+			w.log.DebugContext(ctx, "malformed consolidation answer", "error", a.Err)
 		}
 	}
 }

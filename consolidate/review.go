@@ -47,7 +47,8 @@ func (w *Worker) review(ctx context.Context, scope string, rep *Report) (applied
 	if llm.IsMalformed(err) {
 		// Left flagged: asked again on the scope's next pass, and in the queue for an
 		// operator meanwhile.
-		w.log.WarnContext(ctx, "malformed review answers; beliefs left flagged", "scope", scope, "beliefs", len(items), "error", err)
+		w.log.WarnContext(ctx, "malformed review answers; beliefs left flagged", "scope", scope, "beliefs", len(items), "error", llm.Kind(err))
+		w.log.DebugContext(ctx, "malformed review answers", "scope", scope, "error", err)
 		rep.Malformed++
 		return false, false, nil
 	}

@@ -312,7 +312,8 @@ func (w *Worker) chat(ctx context.Context, system, user string, candidates int, 
 		rep.Usage.PromptTokens += a.Response.Usage.PromptTokens
 		rep.Usage.CompletionTokens += a.Response.Usage.CompletionTokens
 		if a.Retrying {
-			w.log.WarnContext(ctx, "malformed extraction answer, asking again", "error", a.Err)
+			w.log.WarnContext(ctx, "malformed extraction answer, asking again", "error", llm.Kind(a.Err))
+			w.log.DebugContext(ctx, "malformed extraction answer", "error", a.Err)
 		}
 	})
 }

@@ -281,8 +281,11 @@ func (w *Worker) work(ctx context.Context, st *state, readErr error) error {
 	permanent := llm.IsMalformed(err) || llm.IsConfigError(err) || errors.Is(err, memory.ErrInvalid) ||
 		errors.Is(err, memory.ErrScope) || errors.Is(err, errEpisode)
 	final := permanent || attempt >= w.cfg.MaxAttempts
+	// The warning names the kind of failure, never the model's or the user's words (a
+	// purge could not reach a log); the whole error is at debug and in last_error.
 	w.log.WarnContext(ctx, "extraction failed", "episode", ep.ID, "scope", ep.Scope,
-		"attempt", attempt, "final", final, "error", err)
+		"attempt", attempt, "final", final, "error", llm.LogKind(err, "see the episode's last_error"))
+	w.log.DebugContext(ctx, "extraction failed", "episode", ep.ID, "error", err)
 	if rerr := w.recordFailure(ctx, ep.ID, attempt, err, final); rerr != nil {
 		return rerr
 	}

@@ -102,7 +102,8 @@ func (r *Reader) ask(ctx context.Context, q Query) (*Answer, error) {
 			out.PromptTokens += a.Response.Usage.PromptTokens
 			out.CompletionTokens += a.Response.Usage.CompletionTokens
 			if a.Retrying {
-				r.log.WarnContext(ctx, "malformed answer, asking again", "scope", q.Scope, "error", a.Err)
+				r.log.WarnContext(ctx, "malformed answer, asking again", "scope", q.Scope, "error", llm.Kind(a.Err))
+				r.log.DebugContext(ctx, "malformed answer", "scope", q.Scope, "error", a.Err)
 			}
 		})
 	if err != nil {
