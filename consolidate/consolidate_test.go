@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/internal/testclock"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
@@ -33,32 +34,13 @@ type testBundle struct {
 	schema *dbtest.Schema
 	store  *memory.Store
 	llm    *llmtest.Server
-	clock  *testClock
-}
-
-// testClock is the store's settable known-time clock. It starts in the past, so that
-// beliefs are older than the watermark's settle margin.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+	clock  *testclock.Clock
 }
 
 func setup(t *testing.T) (*Worker, *testBundle) {
 	t.Helper()
 	schema := dbtest.New(t)
-	clock := &testClock{t: time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Second)}
+	clock := testclock.New(time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Second))
 	store := memory.NewStore(schema.Pool, &memory.Config{Now: clock.Now})
 	srv := llmtest.NewServer(t, llmtest.WithAnchors(anchors))
 	chat, err := llm.NewOpenAI(srv.OpenAIConfig())

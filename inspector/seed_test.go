@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/credohq/credo/api"
 	"github.com/credohq/credo/inspector"
 	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/internal/testclock"
 	"github.com/credohq/credo/memory"
 )
 
@@ -23,7 +23,7 @@ import (
 // she lives.
 type story struct {
 	store  *memory.Store
-	clock  *clock
+	clock  *testclock.Clock
 	http   *httptest.Server
 	token  string
 	nyc    int64
@@ -32,35 +32,22 @@ type story struct {
 	schema *dbtest.Schema
 }
 
-// clock is a settable time, read by the store from the server's goroutines.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(s string) {
+// at parses an RFC 3339 time of the story.
+func at(s string) time.Time {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
 		panic(err)
 	}
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
+	return t
 }
 
 func newStory(t *testing.T) *story {
 	t.Helper()
 	schema := dbtest.New(t)
-	c := &clock{}
+	c := testclock.New(time.Time{})
 	st := &story{schema: schema, clock: c, store: memory.NewStore(schema.Pool, &memory.Config{Now: c.Now}), scope: anaScope}
 	st.write(t)
-	c.Set("2026-03-25T09:30:00Z")
+	c.Set(at("2026-03-25T09:30:00Z"))
 	_, token, err := api.CreateKey(context.Background(), schema.Pool, "support-ops", []string{"tenant:a/"},
 		[]api.Right{api.RightRead, api.RightOperate, api.RightPurge})
 	require.NoError(t, err)
@@ -77,22 +64,22 @@ func newStory(t *testing.T) *story {
 }
 
 func (st *story) write(t *testing.T) {
-	st.clock.Set("2025-06-01T18:05:00Z")
+	st.clock.Set(at("2025-06-01T18:05:00Z"))
 	ep := st.episode(t, "conv-0601", "2025-06-01T18:00:00Z", "Hi! I just moved to New York City for a new job at Acme. I'm a data engineer there.")
 	st.nyc = st.apply(t, ep, nil, fact(nyc, "location", "2025-06-01", "I just moved to New York City"),
 		fact("User works at Acme as a data engineer", "employer", "2025-06-01", "a new job at Acme. I'm a data engineer"))[0]
-	st.clock.Set("2025-06-02T08:01:00Z")
+	st.clock.Set(at("2025-06-02T08:01:00Z"))
 	ep = st.episode(t, "conv-0602", "2025-06-02T08:00:00Z", "Please schedule our weekly sync at 9am my time.")
 	tz := fact("User's time zone is US Eastern", "time_zone", "2025-06-02", "9am my time")
 	tz.Origin, tz.DependsOn = memory.OriginInferred, []int{0}
 	st.apply(t, ep, []int64{st.nyc}, tz)
-	st.clock.Set("2025-09-12T12:31:00Z")
+	st.clock.Set(at("2025-09-12T12:31:00Z"))
 	ep = st.episode(t, "conv-0912", "2025-09-12T12:30:00Z", "I've gone vegetarian, so no meat in the recipe ideas please.")
 	st.apply(t, ep, nil, fact("User is vegetarian", "diet", "2025-09-12", "I've gone vegetarian"))
-	st.clock.Set("2025-11-03T07:11:00Z")
+	st.clock.Set(at("2025-11-03T07:11:00Z"))
 	ep = st.episode(t, "conv-1103", "2025-11-03T07:10:00Z", "My dog Rex needs his walk at 7 every morning.")
 	st.apply(t, ep, nil, fact("User has a dog named Rex", "pet", "2025-11-03", "My dog Rex"))
-	st.clock.Set("2026-03-20T14:02:00Z")
+	st.clock.Set(at("2026-03-20T14:02:00Z"))
 	ep = st.episode(t, "conv-0320", "2026-03-20T14:00:00Z", "Big news: I moved to Miami last month. The weather is so much better.")
 	miami := fact(miami, "location", "2026-02-15", "I moved to Miami last month")
 	miami.Resolves = &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal,

@@ -16,35 +16,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/internal/testclock"
 )
 
 type testBundle struct {
 	schema *dbtest.Schema
-	clock  *testClock
-}
-
-// testClock is a settable known-time clock.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
+	clock  *testclock.Clock
 }
 
 func setup(t *testing.T) (*Store, *testBundle) {
 	t.Helper()
 	schema := dbtest.New(t)
-	clock := &testClock{t: day("2026-06-01")}
+	clock := testclock.New(day("2026-06-01"))
 	return NewStore(schema.Pool, &Config{Now: clock.Now}), &testBundle{schema: schema, clock: clock}
 }
 

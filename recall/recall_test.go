@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/internal/testclock"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
@@ -18,34 +18,17 @@ import (
 	"github.com/credohq/credo/recall"
 )
 
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 type testBundle struct {
 	store *memory.Store
 	llm   *llmtest.Server
-	clock *testClock
+	clock *testclock.Clock
 	pool  *dbtest.Schema
 }
 
 func setup(t *testing.T) (*recall.Reader, *testBundle) {
 	t.Helper()
 	schema := dbtest.New(t)
-	clock := &testClock{t: day("2026-03-01")}
+	clock := testclock.New(day("2026-03-01"))
 	store := memory.NewStore(schema.Pool, &memory.Config{Now: clock.Now})
 	srv := llmtest.NewServer(t)
 	provider, err := llm.NewOpenAI(srv.OpenAIConfig())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/credohq/credo/internal/dbtest"
 	"github.com/credohq/credo/internal/metrics"
+	"github.com/credohq/credo/internal/testclock"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/retention"
 )
@@ -28,28 +29,10 @@ const (
 type testBundle struct {
 	schema  *dbtest.Schema
 	store   *memory.Store
-	clock   *clock
+	clock   *testclock.Clock
 	metrics *metrics.Metrics
 	// log is what the worker logged, as text.
 	log *syncBuffer
-}
-
-// clock is a settable known-time clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
 }
 
 // syncBuffer is a bytes.Buffer the worker's goroutines may log to.
@@ -73,7 +56,7 @@ func (b *syncBuffer) String() string {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	schema := dbtest.New(t)
-	c := &clock{}
+	c := testclock.New(time.Time{})
 	return &testBundle{schema: schema, store: memory.NewStore(schema.Pool, &memory.Config{Now: c.Now}), clock: c,
 		metrics: metrics.New(), log: &syncBuffer{}}
 }
