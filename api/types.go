@@ -31,6 +31,7 @@ type Belief struct {
 	LastSeenAt      time.Time  `json:"last_seen_at"`
 	DependsOn       []int64    `json:"depends_on" doc:"Ids of the beliefs it was concluded from, or null."`
 	NeedsReview     bool       `json:"needs_review" doc:"A belief it was concluded from changed: see the review queue."`
+	Episodes        []int64    `json:"episodes" doc:"Every transcript that stated or restated it, earliest first; null when none is left."`
 	Distance        *float64   `json:"distance,omitempty" doc:"Cosine distance to the query, in ranked answers."`
 }
 
@@ -41,6 +42,7 @@ func beliefOf(b memory.Belief) Belief {
 		ValidFrom: b.ValidFrom, ValidUntil: b.ValidUntil, RecordedAt: b.RecordedAt, RetiredAt: b.RetiredAt,
 		Supersedes: b.Supersedes, SupersededBy: b.SupersededBy, EpisodeID: b.EpisodeID, Quote: b.Quote,
 		ReinforcedCount: b.ReinforcedCount, LastSeenAt: b.LastSeenAt, DependsOn: b.DependsOn, NeedsReview: b.NeedsReview,
+		Episodes: b.Episodes,
 		Distance: b.Distance,
 	}
 }

@@ -98,6 +98,9 @@ type Belief struct {
 	// NeedsReview is set while a basis of this belief changed and nobody has decided
 	// whether it still holds.
 	NeedsReview bool `json:"needs_review"`
+	// Episodes are every episode that stated or restated this belief, earliest first,
+	// whatever order they were processed in. Null when none is left.
+	Episodes []int64 `json:"episodes"`
 	// Distance is the cosine distance to the query vector of a ranked read.
 	Distance *float64 `json:"distance,omitempty"`
 }

@@ -17,7 +17,11 @@ const beliefColumns = `b.id, b.scope, b.subject, b.attribute, b.kind, b.statemen
 	b.valid_from, b.valid_until, b.recorded_at, b.retired_at,
 	(SELECT array_agg(p.id ORDER BY p.valid_from, p.id) FROM belief p WHERE p.superseded_by = b.id),
 	b.superseded_by, b.episode_id, b.quote, b.reinforced_count, b.last_seen_at,
-	(SELECT array_agg(d.basis_id ORDER BY d.basis_id) FROM belief_dependency d WHERE d.belief_id = b.id), b.needs_review`
+	(SELECT array_agg(d.basis_id ORDER BY d.basis_id) FROM belief_dependency d WHERE d.belief_id = b.id), b.needs_review,
+	(SELECT array_agg(s.id ORDER BY s.occurred_at, s.id) FROM (
+		SELECT e.id, e.occurred_at FROM episode e WHERE e.id = b.episode_id
+		UNION SELECT e.id, e.occurred_at FROM revision_event r JOIN episode e ON e.id = r.episode_id
+			WHERE r.old_belief_id = b.id AND r.action = 'reinforce') s)`
 
 func scanBelief(row pgx.CollectableRow) (Belief, error) {
 	var (
@@ -26,7 +30,7 @@ func scanBelief(row pgx.CollectableRow) (Belief, error) {
 	)
 	dest := []any{&b.ID, &b.Scope, &b.Subject, &b.Attribute, &b.Kind, &b.Statement, &b.Status, &b.Confidence, &b.Origin,
 		&b.ValidFrom, &b.ValidUntil, &b.RecordedAt, &b.RetiredAt, &b.Supersedes, &supersededBy, &b.EpisodeID, &b.Quote,
-		&b.ReinforcedCount, &b.LastSeenAt, &b.DependsOn, &b.NeedsReview}
+		&b.ReinforcedCount, &b.LastSeenAt, &b.DependsOn, &b.NeedsReview, &b.Episodes}
 	if len(row.FieldDescriptions()) > len(dest) {
 		dest = append(dest, &b.Distance)
 	}
