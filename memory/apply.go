@@ -200,13 +200,16 @@ type target struct {
 	Confidence   float64
 	ValidFrom    time.Time
 	SupersededBy *int64
+	// EpisodeID and Quote are where it was first said.
+	EpisodeID *int64
+	Quote     *string
 }
 
-const targetColumns = "id, statement, status, origin, kind, confidence, valid_from, superseded_by"
+const targetColumns = "id, statement, status, origin, kind, confidence, valid_from, superseded_by, episode_id, quote"
 
 func scanTarget(row pgx.Row) (*target, error) {
 	var t target
-	if err := row.Scan(&t.ID, &t.Statement, &t.Status, &t.Origin, &t.Kind, &t.Confidence, &t.ValidFrom, &t.SupersededBy); err != nil {
+	if err := row.Scan(&t.ID, &t.Statement, &t.Status, &t.Origin, &t.Kind, &t.Confidence, &t.ValidFrom, &t.SupersededBy, &t.EpisodeID, &t.Quote); err != nil {
 		return nil, err
 	}
 	t.ValidFrom = t.ValidFrom.UTC()
@@ -254,7 +257,7 @@ func (a *applier) fact(ctx context.Context, f *Fact) (Outcome, error) {
 			return Outcome{}, err
 		}
 		if dup != nil {
-			o, err := a.reinforce(ctx, dup, f.Quote, "same statement as an active belief", nil)
+			o, err := a.restate(ctx, dup, f, validFrom, "same statement as an active belief", nil)
 			o.Kind = OutcomeDuplicate
 			return o, err
 		}
@@ -279,7 +282,7 @@ func (a *applier) fact(ctx context.Context, f *Fact) (Outcome, error) {
 		if t.Status != StatusActive {
 			return a.conflict(ctx, CauseStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target is "+string(t.Status)+", not active")
 		}
-		return a.reinforce(ctx, t, f.Quote, d.Rationale, f.EventEmbedding)
+		return a.restate(ctx, t, f, validFrom, d.Rationale, f.EventEmbedding)
 	case ActionRetract:
 		return a.retract(ctx, t, f, d, validFrom)
 	default:
@@ -308,7 +311,7 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 		return a.backfill(ctx, head, f, d, validFrom)
 	}
 	if normStatement(f.Statement) == normStatement(head.Statement) {
-		return a.reinforce(ctx, head, f.Quote, "restated as a revision of itself", f.EventEmbedding)
+		return a.restate(ctx, head, f, validFrom, "restated as a revision of itself", f.EventEmbedding)
 	}
 	if why := a.entrenched(head, f.Origin, f.Confidence); why != "" {
 		return a.conflict(ctx, CauseEntrenchment, d.Action, &d.Reason, &head.ID, f, why)
@@ -333,15 +336,52 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 
 // backfill stores a belief older than the active one it would replace as history: it
 // goes into the supersession chain at its place in valid time, so the final state does
-// not depend on the order in which episodes were processed.
+// not depend on the order in which episodes were processed. The revision events follow
+// the links: prev → next becomes new → next, and prev → new is recorded, as in-order
+// processing would have recorded them.
 func (a *applier) backfill(ctx context.Context, head *target, f *Fact, d *Directive, validFrom time.Time) (Outcome, error) {
-	chain, err := a.ancestors(ctx, head.ID)
+	prev, next, err := a.placeInChain(ctx, head.ID, validFrom)
 	if err != nil {
 		return Outcome{}, err
 	}
-	// next: the earliest member valid after the new belief; prev: the member that
-	// currently leads into next, if it started no later than the new belief.
-	var next, prev *target
+	switch n := normStatement(f.Statement); {
+	case n == normStatement(next.Statement):
+		// Said before it was first recorded: the same belief, known to hold earlier.
+		return a.restate(ctx, next, f, validFrom, "restated before the recorded start", f.EventEmbedding)
+	case prev != nil && n == normStatement(prev.Statement):
+		// Said again while it held: nothing changed then.
+		return a.reinforce(ctx, prev, eventRow{excerpt: f.Quote, rationale: "restated while it held", embedding: f.EventEmbedding})
+	}
+	id, err := a.insert(ctx, f, validFrom, StatusSuperseded, &retirement{until: next.ValidFrom, by: next.ID})
+	if err != nil {
+		return Outcome{}, err
+	}
+	nt := &target{ID: id, Statement: f.Statement}
+	rationale := joinText(d.Rationale, fmt.Sprintf("valid from %s, before %d (valid from %s): stored as history",
+		validFrom.Format(time.RFC3339), next.ID, next.ValidFrom.Format(time.RFC3339)))
+	row := eventRow{action: ActionSupersede, reason: d.Reason, old: nt, newID: &next.ID,
+		newStatement: next.Statement, excerpt: f.Quote, rationale: rationale, embedding: f.EventEmbedding}
+	if prev != nil {
+		if err := a.insertIntoChain(ctx, prev, next, nt, validFrom); err != nil {
+			return Outcome{}, err
+		}
+		row.old, row.newID, row.newStatement = prev, &id, f.Statement
+	} else {
+		// The new belief starts the chain: what ends it is what next's statement said.
+		row.from, row.excerpt = next.EpisodeID, deref(next.Quote)
+	}
+	ev, err := a.event(ctx, row)
+	return Outcome{Kind: OutcomeBackfilled, BeliefID: id, TargetID: next.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
+}
+
+// placeInChain finds where a belief valid from validFrom goes in the chain that leads
+// to head: next is the earliest member valid after it, prev the member that currently
+// leads into next, if it started no later than validFrom.
+func (a *applier) placeInChain(ctx context.Context, head int64, validFrom time.Time) (prev, next *target, err error) {
+	chain, err := a.ancestors(ctx, head)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, m := range chain {
 		if m.ValidFrom.After(validFrom) && (next == nil || m.ValidFrom.Before(next.ValidFrom)) {
 			next = m
@@ -353,26 +393,22 @@ func (a *applier) backfill(ctx context.Context, head *target, f *Fact, d *Direct
 			prev = m
 		}
 	}
-	if normStatement(f.Statement) == normStatement(next.Statement) {
-		// Said before it was first recorded: the same belief, known to hold earlier.
-		return a.reinforce(ctx, next, f.Quote, "restated before the recorded start", f.EventEmbedding)
+	return prev, next, nil
+}
+
+// insertIntoChain relinks prev → next as prev → nt → next: prev now ends when nt
+// starts, and the events that recorded prev → next now record nt → next, so that no
+// few-shot example contradicts the links.
+func (a *applier) insertIntoChain(ctx context.Context, prev, next, nt *target, validFrom time.Time) error {
+	if _, err := a.tx.Exec(ctx, "UPDATE belief SET superseded_by = $2, valid_until = $3, updated_at = $4 WHERE id = $1",
+		prev.ID, nt.ID, validFrom, a.now); err != nil {
+		return fmt.Errorf("relink belief %d: %w", prev.ID, err)
 	}
-	id, err := a.insert(ctx, f, validFrom, StatusSuperseded, &retirement{until: next.ValidFrom, by: next.ID})
-	if err != nil {
-		return Outcome{}, err
+	if _, err := a.tx.Exec(ctx, `UPDATE revision_event SET old_belief_id = $3, old_statement = $4
+		WHERE old_belief_id = $1 AND new_belief_id = $2 AND action = 'supersede'`, prev.ID, next.ID, nt.ID, nt.Statement); err != nil {
+		return fmt.Errorf("rewrite events of belief %d: %w", prev.ID, err)
 	}
-	if prev != nil {
-		if _, err := a.tx.Exec(ctx, "UPDATE belief SET superseded_by = $2, valid_until = $3, updated_at = $4 WHERE id = $1",
-			prev.ID, id, validFrom, a.now); err != nil {
-			return Outcome{}, fmt.Errorf("relink belief %d: %w", prev.ID, err)
-		}
-	}
-	nt := &target{ID: id, Statement: f.Statement}
-	rationale := joinText(d.Rationale, fmt.Sprintf("valid from %s, before %d (valid from %s): stored as history",
-		validFrom.Format(time.RFC3339), next.ID, next.ValidFrom.Format(time.RFC3339)))
-	ev, err := a.event(ctx, eventRow{action: ActionSupersede, reason: d.Reason, old: nt, newID: &next.ID,
-		newStatement: next.Statement, excerpt: f.Quote, rationale: rationale, embedding: f.EventEmbedding})
-	return Outcome{Kind: OutcomeBackfilled, BeliefID: id, TargetID: next.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
+	return nil
 }
 
 func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive, at time.Time) (Outcome, error) {
@@ -508,7 +544,7 @@ func (a *applier) happened(t *target, reason Reason) string {
 // refused supersession for review: the new fact is as true as the old one.
 func (a *applier) beside(ctx context.Context, head *target, f *Fact, d *Directive, validFrom time.Time, why string) (Outcome, error) {
 	if normStatement(f.Statement) == normStatement(head.Statement) {
-		return a.reinforce(ctx, head, f.Quote, "restated as a revision of itself", f.EventEmbedding)
+		return a.restate(ctx, head, f, validFrom, "restated as a revision of itself", f.EventEmbedding)
 	}
 	id, err := a.insert(ctx, f, validFrom, StatusActive, nil)
 	if err != nil {
@@ -585,15 +621,62 @@ func (a *applier) activeDuplicate(ctx context.Context, statement string) (*targe
 	return t, nil
 }
 
-func (a *applier) reinforce(ctx context.Context, t *target, quote, rationale string, embedding []float32) (Outcome, error) {
+// restate reinforces t with a statement of it valid from validFrom. A statement dated
+// before t starts is the first record of the same belief, and the state becomes the one
+// in-order processing reaches: t starts then, what t superseded ends then, t rests on
+// the earlier episode and quote, and the reinforcement credits the episode t was first
+// recorded from. t never moves back past the start of a belief that held before it: the
+// value then came back, which is not a restatement.
+func (a *applier) restate(ctx context.Context, t *target, f *Fact, validFrom time.Time, rationale string, embedding []float32) (Outcome, error) {
+	e := eventRow{excerpt: f.Quote, rationale: rationale, embedding: embedding}
+	if !validFrom.Before(t.ValidFrom) {
+		return a.reinforce(ctx, t, e)
+	}
+	var blocked bool
+	err := a.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM belief p WHERE p.superseded_by = $1
+			AND p.valid_until > p.valid_from AND p.valid_from >= $2)`, t.ID, validFrom).Scan(&blocked)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("read predecessors of belief %d: %w", t.ID, err)
+	}
+	if blocked {
+		e.rationale = joinText(rationale, "said before the belief it replaced began: its start is kept")
+		return a.reinforce(ctx, t, e)
+	}
+	// Without both episodes the provenance stays; the start moves all the same.
+	swap := t.EpisodeID != nil && a.b.EpisodeID != nil
+	if swap {
+		e.from, e.excerpt = t.EpisodeID, deref(t.Quote)
+	}
+	// The events that superseded a belief by t, credited to t's first statement, now
+	// credit the earlier one.
+	_, err = a.tx.Exec(ctx, `WITH predecessors AS (
+			UPDATE belief SET valid_until = greatest($2, valid_from), updated_at = $3
+			WHERE superseded_by = $1 AND valid_until > $2
+		), events AS (
+			UPDATE revision_event SET episode_id = $5, excerpt = $6
+			WHERE $4 AND new_belief_id = $1 AND action = 'supersede' AND episode_id = $7
+		)
+		UPDATE belief SET valid_from = $2, updated_at = $3,
+			episode_id = CASE WHEN $4 THEN $5 ELSE episode_id END,
+			quote = CASE WHEN $4 THEN $6 ELSE quote END
+		WHERE id = $1`, t.ID, validFrom, a.now, swap, a.b.EpisodeID, nullText(f.Quote), t.EpisodeID)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("move the start of belief %d: %w", t.ID, err)
+	}
+	e.rationale = joinText(rationale, "said earlier: holds from "+validFrom.Format(time.RFC3339))
+	return a.reinforce(ctx, t, e)
+}
+
+// reinforce counts one more statement of t and records it as event e.
+func (a *applier) reinforce(ctx context.Context, t *target, e eventRow) (Outcome, error) {
 	_, err := a.tx.Exec(ctx, `UPDATE belief SET reinforced_count = reinforced_count + 1,
 		last_seen_at = greatest(last_seen_at, $2), updated_at = $3 WHERE id = $1`, t.ID, a.b.At, a.now)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("reinforce belief %d: %w", t.ID, err)
 	}
 	a.touched[t.ID] = true
-	ev, err := a.event(ctx, eventRow{action: ActionReinforce, reason: ReasonRestated, old: t, excerpt: quote,
-		rationale: rationale, embedding: embedding})
+	e.action, e.reason, e.old = ActionReinforce, ReasonRestated, t
+	ev, err := a.event(ctx, e)
 	return Outcome{Kind: OutcomeReinforced, TargetID: t.ID, EventID: ev, Action: ActionReinforce, Reason: ReasonRestated}, err
 }
 
@@ -674,6 +757,8 @@ type eventRow struct {
 	newStatement, excerpt, rationale string
 	// embedding, in the batch's model, lets the event be retrieved as a few-shot example.
 	embedding []float32
+	// from, when set, is the episode the revision is credited to instead of the batch's.
+	from *int64
 }
 
 func (a *applier) event(ctx context.Context, e eventRow) (int64, error) {
@@ -686,11 +771,15 @@ func (a *applier) event(ctx context.Context, e eventRow) (int64, error) {
 		v := pgvector.NewVector(e.embedding)
 		embedding, model = &v, &a.b.EmbedModel
 	}
+	episode := a.b.EpisodeID
+	if e.from != nil {
+		episode = e.from
+	}
 	err := a.tx.QueryRow(ctx, `INSERT INTO revision_event (scope, action, reason, origin, old_belief_id, new_belief_id,
 			old_statement, new_statement, excerpt, rationale, episode_id, created_at, embedding, embed_model)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::vector, $14) RETURNING id`,
 		a.b.Scope, e.action, e.reason, a.b.Origin, e.old.ID, e.newID, e.old.Statement, nullText(e.newStatement),
-		nullText(e.excerpt), nullText(e.rationale), a.b.EpisodeID, a.now, embedding, model).Scan(&id)
+		nullText(e.excerpt), nullText(e.rationale), episode, a.now, embedding, model).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert revision event: %w", err)
 	}

@@ -1,0 +1,175 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// said is one episode: on day at, the user says statement in the words of quote.
+type said struct{ at, statement, quote string }
+
+// sayAll applies each episode in turn as extraction would, with the scope's active
+// beliefs as candidates: a new value supersedes the current one (temporal), the same
+// value arrives as restate says (no directive, a reinforce, or a supersede of itself).
+func sayAll(t *testing.T, store *Store, bundle *testBundle, scope string, restate Action, episodes []said) {
+	t.Helper()
+	ctx := context.Background()
+	for _, s := range episodes {
+		current, err := store.Current(ctx, scope)
+		require.NoError(t, err)
+		f := fact(s.statement, "location", s.at)
+		f.Quote = s.quote
+		switch {
+		case len(current) == 0:
+		case current[0].Statement != s.statement:
+			f = resolves(f, 0, ActionSupersede, ReasonTemporal)
+		case restate == ActionReinforce:
+			f = resolves(f, 0, ActionReinforce, ReasonRestated)
+		case restate == ActionSupersede:
+			f = resolves(f, 0, ActionSupersede, ReasonTemporal)
+		}
+		b := extraction(scope, s.at, ids(current), f)
+		id := insertEpisode(t, bundle, scope, s.quote, s.at)
+		b.EpisodeID = &id
+		mustApply(t, store, b)
+	}
+}
+
+// provenance is every belief and revision event of scope with ids replaced by what
+// they stand for (statements, episode texts), so that runs in different orders compare.
+func provenance(t *testing.T, store *Store, bundle *testBundle, scope string) []string {
+	t.Helper()
+	ctx := context.Background()
+	texts := map[int64]string{}
+	rows, err := bundle.schema.Pool.Query(ctx, "SELECT id, messages->0->>'content' FROM episode WHERE scope = $1", scope)
+	require.NoError(t, err)
+	for rows.Next() {
+		var (
+			id   int64
+			text string
+		)
+		require.NoError(t, rows.Scan(&id, &text))
+		texts[id] = text
+	}
+	require.NoError(t, rows.Err())
+	episode := func(id *int64) string {
+		if id == nil {
+			return "-"
+		}
+		return texts[*id]
+	}
+
+	all, err := store.All(ctx, scope)
+	require.NoError(t, err)
+	out := shape(all)
+	for _, b := range all {
+		var from []string
+		for _, id := range b.Episodes {
+			from = append(from, texts[id])
+		}
+		out = append(out, fmt.Sprintf("belief %s: episode=%q quote=%q episodes=%q", b.Statement, episode(b.EpisodeID), *b.Quote, from))
+	}
+	events, err := store.Events(ctx, scope, 0)
+	require.NoError(t, err)
+	for _, e := range events {
+		next := "-"
+		if e.NewStatement != nil {
+			next = *e.NewStatement
+		}
+		out = append(out, fmt.Sprintf("event %s %s → %s: episode=%q excerpt=%q", e.Action, e.OldStatement, next, episode(e.EpisodeID), *e.Excerpt))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A belief said again keeps the earliest start among its statements and lists every
+// episode that said it, whatever the order the episodes were processed in and however
+// the model marks the restatement.
+func TestRestatementOrderIndependence(t *testing.T) {
+	t.Parallel()
+	const boston = "User lives in Boston"
+	jan2 := said{"2026-01-02", miami, "I live in Miami now."}
+	jan10 := said{"2026-01-10", miami, "Still in Miami, as I said."}
+	moved := said{"2025-06-01", boston, "I live in Boston."}
+
+	for _, restate := range []Action{"", ActionReinforce, ActionSupersede} {
+		t.Run("Restate"+string(restate), func(t *testing.T) {
+			t.Parallel()
+			store, bundle := setup(t)
+			ctx := context.Background()
+
+			sayAll(t, store, bundle, "in-order", restate, []said{jan2, jan10})
+			sayAll(t, store, bundle, "reverse", restate, []said{jan10, jan2})
+			want := provenance(t, store, bundle, "in-order")
+			require.Equal(t, want, provenance(t, store, bundle, "reverse"))
+
+			current, err := store.Current(ctx, "reverse")
+			require.NoError(t, err)
+			require.Len(t, current, 1)
+			require.Equal(t, day("2026-01-02"), current[0].ValidFrom, "the earliest statement's start")
+			require.Equal(t, 1, current[0].ReinforcedCount)
+			require.Len(t, current[0].Episodes, 2, "both episodes support it")
+			asOf, err := store.AsOf(ctx, "reverse", day("2026-01-05"))
+			require.NoError(t, err)
+			require.Equal(t, []string{miami}, statementsOf(asOf), "as-of reads agree")
+		})
+	}
+
+	t.Run("AfterAMove", func(t *testing.T) {
+		t.Parallel()
+		store, bundle := setup(t)
+		sayAll(t, store, bundle, "in-order", "", []said{moved, jan2, jan10})
+		want := provenance(t, store, bundle, "in-order")
+		require.Contains(t, want, boston+"|superseded|2025-06-01..2026-01-02|supersedes=[]|by=["+miami+"]|seen=0")
+		for i, order := range [][]said{{moved, jan10, jan2}, {jan10, moved, jan2}, {jan10, jan2, moved}, {jan2, jan10, moved}} {
+			scope := fmt.Sprintf("order-%d", i)
+			sayAll(t, store, bundle, scope, "", order)
+			require.Equal(t, want, provenance(t, store, bundle, scope), "order %d", i)
+		}
+	})
+
+	t.Run("NotBeforeWhatItReplaced", func(t *testing.T) {
+		t.Parallel()
+		// Miami, then Boston, then Miami again: the Miami of December is not the
+		// current one said early, so the current one keeps its start.
+		store, bundle := setup(t)
+		sayAll(t, store, bundle, "u", "", []said{moved, {"2026-01-10", miami, "I moved to Miami."}, {"2025-01-01", miami, "I lived in Miami."}})
+		all, err := store.All(context.Background(), "u")
+		require.NoError(t, err)
+		require.Equal(t, day("2026-01-10"), byStatement(t, all, miami).ValidFrom)
+		require.Equal(t, day("2026-01-10"), *byStatement(t, all, boston).ValidUntil)
+	})
+}
+
+// Revision events agree with the supersession links in every order: a backfill that
+// goes between two beliefs rewrites the event that linked them.
+func TestBackfillRewritesEvents(t *testing.T) {
+	t.Parallel()
+	store, bundle := setup(t)
+	ctx := context.Background()
+	a := said{"2020-01-10", "User lives in Austin", "I live in Austin."}
+	b := said{"2022-03-01", "User lives in Boston", "I moved to Boston."}
+	c := said{"2024-06-01", "User lives in Chicago", "Now I live in Chicago."}
+	orders := [][]said{{a, b, c}, {c, b, a}, {b, a, c}, {b, c, a}, {c, a, b}, {a, c, b}}
+	sayAll(t, store, bundle, "order-0", "", orders[0])
+	want := provenance(t, store, bundle, "order-0")
+	for i, order := range orders[1:] {
+		scope := fmt.Sprintf("order-%d", i+1)
+		sayAll(t, store, bundle, scope, "", order)
+		require.Equal(t, want, provenance(t, store, bundle, scope), "order %d", i+1)
+
+		all, err := store.All(ctx, scope)
+		require.NoError(t, err)
+		events, err := store.Events(ctx, scope, 0)
+		require.NoError(t, err)
+		require.Len(t, events, 2, "order %d: one event per link", i+1)
+		for _, e := range events {
+			old := all[slices.IndexFunc(all, func(x Belief) bool { return x.ID == e.OldBeliefID })]
+			require.Equal(t, []int64{*e.NewBeliefID}, old.SupersededBy, "order %d: the event %q → %q is a link", i+1, e.OldStatement, *e.NewStatement)
+		}
+	}
+}
