@@ -52,7 +52,8 @@ func transcriptOf(prompt string) string {
 	return prompt[i:]
 }
 
-// A slot is a kind of statement the "moves" world talks about.
+// A slot is a kind of statement the "moves" world talks about: said with its date, or
+// (location only) restated undated, as holding on the day of the conversation.
 type slot struct {
 	attribute, prefix string
 	said              *regexp.Regexp
@@ -60,6 +61,7 @@ type slot struct {
 
 var slots = []slot{
 	{"location", "User lives in ", regexp.MustCompile(`I have lived in ([A-Z][a-z]+(?: [A-Z][a-z]+)*) since (\d{4}-\d{2}-\d{2})`)},
+	{"location", "User lives in ", regexp.MustCompile(`I still live in ([A-Z][a-z]+(?: [A-Z][a-z]+)*)()\.`)},
 	{"employer", "User works at ", regexp.MustCompile(`I have worked at ([A-Z][a-z]+(?: [A-Z][a-z]+)*) since (\d{4}-\d{2}-\d{2})`)},
 }
 
@@ -76,7 +78,7 @@ func movesAnswer(req llmtest.Request) llmtest.Reply {
 	var facts []pipelinetest.Fact
 	for _, s := range slots {
 		for _, m := range s.said.FindAllStringSubmatch(tr, -1) {
-			f := pipelinetest.Fact{Statement: s.prefix + m[1], Attribute: s.attribute, ValidFrom: m[2]}
+			f := pipelinetest.Fact{Statement: s.prefix + m[1], Attribute: s.attribute, ValidFrom: m[2], Quote: m[0]}
 			for _, c := range cands {
 				if strings.HasPrefix(c.Line, s.prefix) {
 					f.Resolves = &pipelinetest.Resolves{Index: c.Index, Action: "supersede", Reason: "temporal"}
@@ -194,17 +196,17 @@ func wantChains(t testing.TB, store *memory.Store, ts []transcript.Transcript) {
 	for _, scope := range scopesOf(ts) {
 		all, err := store.All(ctx, scope)
 		require.NoError(t, err)
-		for _, s := range slots {
+		for _, attribute := range []string{"location", "employer"} {
 			var chain []memory.Belief
 			for _, b := range all {
-				if b.Attribute == s.attribute {
+				if b.Attribute == attribute {
 					chain = append(chain, b)
 				}
 			}
 			slices.SortFunc(chain, func(a, b memory.Belief) int { return a.ValidFrom.Compare(b.ValidFrom) })
 			for i, b := range chain {
 				if i == len(chain)-1 {
-					require.Equal(t, memory.StatusActive, b.Status, "%s: the latest %s is current", scope, s.attribute)
+					require.Equal(t, memory.StatusActive, b.Status, "%s: the latest %s is current", scope, attribute)
 					require.Nil(t, b.ValidUntil)
 					continue
 				}

@@ -220,6 +220,7 @@ type Fact struct {
 	Origin     string
 	Confidence float64
 	Kind       string
+	Quote      string // default: the statement
 	Resolves   *Resolves
 	DependsOn  []int
 }
@@ -237,7 +238,7 @@ func Answer(facts ...Fact) string {
 	for _, f := range facts {
 		m := map[string]any{
 			"statement": f.Statement, "subject": "user", "attribute": or(f.Attribute, "other"), "kind": or(f.Kind, "attribute"),
-			"valid_from": nil, "confidence": 0.9, "origin": or(f.Origin, "user_stated"), "quote": f.Statement, "resolves": nil,
+			"valid_from": nil, "confidence": 0.9, "origin": or(f.Origin, "user_stated"), "quote": or(f.Quote, f.Statement), "resolves": nil,
 		}
 		if f.ValidFrom != "" {
 			m["valid_from"] = f.ValidFrom
