@@ -54,6 +54,9 @@ func newHarness(t *testing.T) *harness {
 	p.LLM.OnPrompt("I moved to Miami last month", llmtest.Reply{Content: quoting(pipelinetest.Answer(
 		pipelinetest.Fact{Statement: miami, Attribute: "location", ValidFrom: "2026-02-20",
 			Resolves: &pipelinetest.Resolves{Index: 0, Action: "supersede", Reason: "temporal"}}), miami, "moved to Miami")})
+	p.LLM.OnPrompt("Still in Miami", llmtest.Reply{Content: pipelinetest.Answer(
+		pipelinetest.Fact{Statement: miami, Attribute: "location",
+			Resolves: &pipelinetest.Resolves{Index: 0, Action: "reinforce", Reason: "restated"}})})
 	p.LLM.OnPrompt("I live in Berlin", llmtest.Reply{Content: pipelinetest.Answer(
 		pipelinetest.Fact{Statement: berlin, Attribute: "location", ValidFrom: "2026-01-10"})})
 	// The model server refuses this one: the episode fails at once.
@@ -63,7 +66,8 @@ func newHarness(t *testing.T) *harness {
 		pipelinetest.T(anaScope, "conv-0115", "2026-01-15T10:00:00Z", "I live in New York City."),
 		pipelinetest.T(bobScope, "conv-b1", "2026-01-10T10:00:00Z", "I live in Berlin."))
 	p.Drain(t)
-	p.Enqueue(t, pipelinetest.T(anaScope, "conv-0320", "2026-03-20T14:00:00Z", "I moved to Miami last month."))
+	p.Enqueue(t, pipelinetest.T(anaScope, "conv-0320", "2026-03-20T14:00:00Z", "I moved to Miami last month."),
+		pipelinetest.T(anaScope, "conv-0325", "2026-03-25T08:00:00Z", "Still in Miami, and loving it."))
 	fails := p.Enqueue(t, pipelinetest.T(anaScope, "conv-0401", "2026-04-01T09:00:00Z", parrot+"."),
 		pipelinetest.T(bobScope, "conv-b2", "2026-04-01T09:00:00Z", parrot+" too."))
 	p.Drain(t)

@@ -1,6 +1,7 @@
 package inspector_test
 
 import (
+	"context"
 	"fmt"
 	"html"
 	"net/http"
@@ -58,6 +59,11 @@ func TestPages(t *testing.T) {
 		require.Contains(t, timeline, "2026-02-20 → now", "Miami's valid time")
 		require.Contains(t, timeline, "<rect class=\"valid\"")
 		require.Contains(t, page, "I <mark>moved to Miami</mark> last month.", "the quote marked in its episode")
+		miami, err := h.p.Store.Get(context.Background(), h.ana.miami)
+		require.NoError(t, err)
+		require.Len(t, miami.Episodes, 2, "said, then said again")
+		require.Contains(t, page, fmt.Sprintf(`Said in 2 transcripts, earliest first: <a href="/ui/episodes/%d">episode %[1]d</a>, <a href="/ui/episodes/%d">episode %[2]d</a>.`,
+			miami.Episodes[0], miami.Episodes[1]))
 		require.Contains(t, page, "Revision events")
 		require.Contains(t, page, "supersede (temporal)")
 		require.Contains(t, page, fmt.Sprintf(`href="/ui/beliefs/%d/forget"`, h.ana.miami))
@@ -99,7 +105,7 @@ func TestQueuePages(t *testing.T) {
 		require.Contains(t, purge, "Erase this belief for good?")
 		scope := b.page(scopePath(anaScope) + "/forget?purge=1")
 		require.Contains(t, scope, "Erase the scope tenant:a/user:ana for good?")
-		require.Contains(t, scope, "3 episodes (transcripts)")
+		require.Contains(t, scope, "4 episodes (transcripts)")
 		require.Contains(t, scope, nyc)
 		require.Contains(t, scope, miami)
 	})
