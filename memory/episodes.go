@@ -31,6 +31,9 @@ type Episode struct {
 	OccurredAt  time.Time
 	ReceivedAt  time.Time
 	ProcessedAt *time.Time
+	// RedactedAt is when a purge replaced spans of the transcript with [redacted]: the
+	// episode stayed because kept beliefs come from it. Nil if never redacted.
+	RedactedAt *time.Time
 	// Messages is the transcript, read by Episode only: a list leaves it out.
 	Messages []EpisodeMessage
 }
@@ -51,13 +54,20 @@ type EpisodeQuery struct {
 	Limit int
 }
 
-const episodeColumns = `id, scope, external_id, state, attempts, last_error, occurred_at, received_at, processed_at`
+const episodeColumns = `id, scope, external_id, state, attempts, last_error, occurred_at, received_at, processed_at,
+	redacted_at`
 
 func scanEpisode(row pgx.CollectableRow) (Episode, error) {
+	return scanEpisodeWith(row)
+}
+
+// scanEpisodeWith scans episodeColumns, then the extra columns into extra.
+func scanEpisodeWith(row pgx.CollectableRow, extra ...any) (Episode, error) {
 	var e Episode
-	err := row.Scan(&e.ID, &e.Scope, &e.ExternalID, &e.State, &e.Attempts, &e.LastError, &e.OccurredAt, &e.ReceivedAt,
-		&e.ProcessedAt)
-	e.OccurredAt, e.ReceivedAt, e.ProcessedAt = e.OccurredAt.UTC(), e.ReceivedAt.UTC(), utcPtr(e.ProcessedAt)
+	err := row.Scan(append([]any{&e.ID, &e.Scope, &e.ExternalID, &e.State, &e.Attempts, &e.LastError, &e.OccurredAt,
+		&e.ReceivedAt, &e.ProcessedAt, &e.RedactedAt}, extra...)...)
+	e.OccurredAt, e.ReceivedAt = e.OccurredAt.UTC(), e.ReceivedAt.UTC()
+	e.ProcessedAt, e.RedactedAt = utcPtr(e.ProcessedAt), utcPtr(e.RedactedAt)
 	return e, err
 }
 
@@ -88,11 +98,7 @@ func (s *Store) Episode(ctx context.Context, id int64) (*Episode, error) {
 	}
 	var raw []byte
 	e, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (Episode, error) {
-		var e Episode
-		err := row.Scan(&e.ID, &e.Scope, &e.ExternalID, &e.State, &e.Attempts, &e.LastError, &e.OccurredAt, &e.ReceivedAt,
-			&e.ProcessedAt, &raw)
-		e.OccurredAt, e.ReceivedAt, e.ProcessedAt = e.OccurredAt.UTC(), e.ReceivedAt.UTC(), utcPtr(e.ProcessedAt)
-		return e, err
+		return scanEpisodeWith(row, &raw)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("episode %d: %w", id, ErrNotFound)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -49,9 +50,19 @@ type Purged struct {
 //     contain the purged text, unless they belong to another scope;
 //   - the scope's consolidation judgments, which may have judged them.
 //
-// Other beliefs extracted from a purged episode stay, without their episode_id.
-// One purge_tombstone row records that a purge happened, with the counts and a hash of
-// the scope, never what was purged. Deleted rows leave the disk when Postgres vacuums.
+// Such an episode that a kept belief still comes from (extracted from it, or restated
+// by it) is redacted instead of deleted, when that can be complete: every occurrence of
+// the purged beliefs' quotes from it, of their reinforcements' excerpts from it and of
+// the purged text is replaced with [redacted] in its messages, its last error is
+// cleared and its redacted_at set. If a quote is not in the transcript word for word
+// (nothing then tells where the purged words are), or the purged text is still found
+// after the replacement, or its external id holds the purged text, it is deleted. Other
+// beliefs extracted from a deleted episode stay, without their episode_id.
+//
+// One purge_tombstone row records that a purge happened, with the counts (deleted rows
+// per table, and episode_redacted when episodes were redacted) and a hash of the scope,
+// never what was purged. Deleted rows, and the old versions of redacted ones, leave the
+// disk when Postgres vacuums.
 func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
 	if err := sel.normalize(); err != nil {
 		return nil, err
@@ -80,8 +91,12 @@ type purge struct {
 	now time.Time
 	out *Purged
 
-	beliefs  []int64
+	beliefs []int64
+	// episodes are the episodes the purge selected, redacted those of them it redacted
+	// instead of deleting, and quotes what each said of the purged beliefs.
 	episodes []int64
+	redacted []int64
+	quotes   map[int64]*episodeQuotes
 	// needles are the purged text, matched case-insensitively in what was copied.
 	needles []string
 }
@@ -107,7 +122,13 @@ func (p *purge) run(ctx context.Context) error {
 	if err := p.findEpisodes(ctx); err != nil {
 		return err
 	}
-	for _, step := range []func(context.Context) error{p.riverJobs, p.events, p.conflicts, p.dependents, p.relink, p.deleteBeliefs, p.deleteEpisodes, p.consolidation} {
+	if err := p.findQuotes(ctx); err != nil {
+		return err
+	}
+	// redactEpisodes runs once the purged beliefs and their events are gone: what still
+	// names an episode then is what stays.
+	for _, step := range []func(context.Context) error{p.riverJobs, p.events, p.conflicts, p.dependents, p.relink, p.deleteBeliefs,
+		p.redactEpisodes, p.deleteEpisodes, p.consolidation} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -158,11 +179,14 @@ func (p *purge) findEpisodes(ctx context.Context) error {
 }
 
 // riverJobs deletes the jobs of purged episodes (and, for a scope, the jobs of the
-// scope), and jobs mentioning the purged text. A job of another scope, known by its
-// episode or its scope argument, is that scope's business and is never touched. A
-// running job of the scope is let finish (it finds nothing left and completes; River's
-// cleaner removes it later): deleting its row under it would let a second job of the
-// scope start beside it.
+// scope), and jobs mentioning the purged text. The jobs of episodes redacted later go
+// too: only jobs of earlier versions name an episode, all they do is make sure the
+// scope has its job (as Reconcile does), and their errors may quote the transcript,
+// purged words included, where the search for the purged text would miss them. A job
+// of another scope, known by its episode or its scope argument, is that scope's
+// business and is never touched. A running job of the scope is let finish (it finds
+// nothing left and completes; River's cleaner removes it later): deleting its row under
+// it would let a second job of the scope start beside it.
 func (p *purge) riverJobs(ctx context.Context) error {
 	episodes := make([]string, len(p.episodes))
 	for i, id := range p.episodes {
@@ -273,8 +297,10 @@ func (p *purge) deleteBeliefs(ctx context.Context) error {
 	return p.exec(ctx, "belief", "DELETE FROM belief WHERE id = ANY($1)", p.beliefs)
 }
 
+// deleteEpisodes deletes the selected episodes that were not redacted.
 func (p *purge) deleteEpisodes(ctx context.Context) error {
-	return p.exec(ctx, "episode", "DELETE FROM episode WHERE id = ANY($1)", p.episodes)
+	deleted := slices.DeleteFunc(slices.Clone(p.episodes), func(id int64) bool { return slices.Contains(p.redacted, id) })
+	return p.exec(ctx, "episode", "DELETE FROM episode WHERE id = ANY($1)", deleted)
 }
 
 // consolidation forgets the scope's judged clusters, which may include purged beliefs;

@@ -1,0 +1,218 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// redactedMarker replaces each purged span of a redacted transcript.
+const redactedMarker = "[redacted]"
+
+// episodeQuotes is what an episode said of the purged beliefs, as the beliefs and their
+// reinforcement events quote it.
+type episodeQuotes struct {
+	quotes []string
+	// unknown is set when a purged belief or reinforcement of the episode has no quote:
+	// nothing tells where its text is in the transcript.
+	unknown bool
+}
+
+// findQuotes reads, before the purged beliefs and their events go, the quote of each
+// purged belief from a selected episode and the excerpt of each of their reinforcements
+// by one: the spans a redaction of the episode must find and replace.
+func (p *purge) findQuotes(ctx context.Context) error {
+	p.quotes = map[int64]*episodeQuotes{}
+	if p.sel.All || len(p.episodes) == 0 {
+		return nil
+	}
+	rows, err := p.tx.Query(ctx, `SELECT episode_id, quote FROM belief WHERE id = ANY($1) AND episode_id = ANY($2)
+		UNION ALL SELECT episode_id, excerpt FROM revision_event
+			WHERE action = 'reinforce' AND old_belief_id = ANY($1) AND episode_id = ANY($2)`, p.beliefs, p.episodes)
+	if err != nil {
+		return fmt.Errorf("read quotes of purged beliefs: %w", err)
+	}
+	var (
+		episode int64
+		quote   *string
+	)
+	_, err = pgx.ForEachRow(rows, []any{&episode, &quote}, func() error {
+		q := p.quotes[episode]
+		if q == nil {
+			q = &episodeQuotes{}
+			p.quotes[episode] = q
+		}
+		if quote == nil || strings.TrimSpace(*quote) == "" {
+			q.unknown = true
+		} else if !slices.Contains(q.quotes, *quote) {
+			q.quotes = append(q.quotes, *quote)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read quotes of purged beliefs: %w", err)
+	}
+	return nil
+}
+
+// redactEpisodes redacts, instead of deleting, the selected episodes that kept beliefs
+// still come from: after the purged beliefs and their events are gone, a belief or a
+// reinforcement that names the episode is one that stays. It redacts an episode only
+// when the redaction can be complete; deleteEpisodes deletes the others, as always.
+func (p *purge) redactEpisodes(ctx context.Context) error {
+	if p.sel.All || len(p.episodes) == 0 {
+		return nil
+	}
+	rows, err := p.tx.Query(ctx, `SELECT e.id, e.messages FROM episode e WHERE e.id = ANY($1)
+			AND (EXISTS (SELECT 1 FROM belief b WHERE b.episode_id = e.id)
+				OR EXISTS (SELECT 1 FROM revision_event r WHERE r.action = 'reinforce' AND r.episode_id = e.id))
+		ORDER BY e.id`, p.episodes)
+	if err != nil {
+		return fmt.Errorf("find episodes to redact: %w", err)
+	}
+	type source struct {
+		ID       int64
+		Messages []byte
+	}
+	sources, err := pgx.CollectRows(rows, pgx.RowToStructByPos[source])
+	if err != nil {
+		return fmt.Errorf("find episodes to redact: %w", err)
+	}
+	for _, s := range sources {
+		q := p.quotes[s.ID]
+		if q == nil {
+			q = &episodeQuotes{}
+		}
+		if q.unknown {
+			continue
+		}
+		ok, err := p.redact(ctx, s.ID, s.Messages, q.quotes)
+		if err != nil {
+			return fmt.Errorf("redact episode %d: %w", s.ID, err)
+		}
+		if ok {
+			p.redacted = append(p.redacted, s.ID)
+		}
+	}
+	if len(p.redacted) > 0 {
+		p.out.Counts["episode_redacted"] = int64(len(p.redacted))
+	}
+	return nil
+}
+
+// redact replaces quotes and the needles in the transcript of episode id and reports
+// whether it did: not when a quote is not in the transcript verbatim (the model
+// paraphrased, and nothing tells where the purged words are), nor when the purged text
+// is still found afterwards, by the same search that selected the episode, in the
+// transcript or the external id. The last error goes: it may quote the transcript.
+//
+// content_hash stays that of the original transcript: enqueueing the same transcript
+// again finds this episode (ON CONFLICT on scope and hash) and is a no-op, instead of
+// storing the purged words anew and learning them again.
+func (p *purge) redact(ctx context.Context, id int64, raw []byte, quotes []string) (bool, error) {
+	messages, ok, err := redactMessages(raw, quotes, p.needles)
+	if err != nil || !ok {
+		return false, err
+	}
+	spans := append(slices.Clone(quotes), p.needles...)
+	tag, err := p.tx.Exec(ctx, `UPDATE episode e SET messages = $2, last_error = NULL, redacted_at = $3
+		WHERE e.id = $1 AND NOT `+mentionsJSON("$2::jsonb", "$4")+` AND NOT `+mentionsText("e.external_id", "$4"),
+		id, messages, p.now, spans)
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// redactMessages replaces every occurrence of quotes and needles, ignoring case, in the
+// content and name of each message of a transcript (a JSON array of objects), keeping
+// every other key as it was. ok is false when a quote is found nowhere, or the
+// transcript is not an array of objects: it cannot be redacted.
+func redactMessages(raw []byte, quotes, needles []string) (out json.RawMessage, ok bool, err error) {
+	var messages []map[string]json.RawMessage
+	if json.Unmarshal(raw, &messages) != nil {
+		return nil, false, nil
+	}
+	patterns := make([]*regexp.Regexp, 0, len(quotes)+len(needles))
+	for i, s := range append(slices.Clone(quotes), needles...) {
+		if s == "" && i < len(quotes) {
+			return nil, false, nil // found nowhere, as an empty pattern would be everywhere
+		}
+		if s == "" {
+			continue
+		}
+		re, err := regexp.Compile("(?i)" + regexp.QuoteMeta(s))
+		if err != nil {
+			return nil, false, fmt.Errorf("match %d bytes of purged text: %w", len(s), err)
+		}
+		patterns = append(patterns, re)
+	}
+	found := make([]bool, len(patterns))
+	for _, m := range messages {
+		for _, key := range []string{"content", "name"} {
+			var text string
+			if m[key] == nil || json.Unmarshal(m[key], &text) != nil {
+				continue // absent, null or not a string: the check after the update sees it
+			}
+			redacted := redactText(text, patterns, found)
+			if redacted == text {
+				continue
+			}
+			if m[key], err = json.Marshal(redacted); err != nil {
+				return nil, false, fmt.Errorf("encode redacted message: %w", err)
+			}
+		}
+	}
+	// Quotes come first in patterns, each with its own.
+	for i := range quotes {
+		if !found[i] {
+			return nil, false, nil
+		}
+	}
+	if out, err = json.Marshal(messages); err != nil {
+		return nil, false, fmt.Errorf("encode redacted messages: %w", err)
+	}
+	return out, true, nil
+}
+
+// redactText replaces with redactedMarker the union of every occurrence of patterns in
+// s, overlapping ones included, and sets found[i] when patterns[i] occurs.
+func redactText(s string, patterns []*regexp.Regexp, found []bool) string {
+	var spans [][2]int
+	for i, re := range patterns {
+		for off := 0; off < len(s); {
+			loc := re.FindStringIndex(s[off:])
+			if loc == nil {
+				break
+			}
+			found[i] = true
+			spans = append(spans, [2]int{off + loc[0], off + loc[1]})
+			// The next occurrence may start inside this one.
+			_, size := utf8.DecodeRuneInString(s[off+loc[0]:])
+			off += loc[0] + size
+		}
+	}
+	if len(spans) == 0 {
+		return s
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(spans); {
+		start, end := spans[i][0], spans[i][1]
+		for i++; i < len(spans) && spans[i][0] <= end; i++ {
+			end = max(end, spans[i][1])
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(redactedMarker)
+		last = end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
