@@ -197,14 +197,15 @@ type ScopePurged struct {
 // Purged is what a purge erased.
 type Purged struct {
 	What     string           `json:"what" enum:"beliefs,scope"`
-	Counts   map[string]int64 `json:"counts" doc:"Rows erased per table."`
+	Counts   map[string]int64 `json:"counts" doc:"Rows erased per table; episode_redacted: transcripts kept for other beliefs, with the purged words replaced."`
 	Relinked int              `json:"relinked" doc:"Beliefs relinked past a purged successor."`
 }
 
 // EpisodeOf is e as the API and the CLI show it: its state, not its transcript.
 func EpisodeOf(e memory.Episode) Episode {
 	return Episode{ID: e.ID, Scope: e.Scope, ExternalID: e.ExternalID, State: e.State, Attempts: e.Attempts,
-		LastError: e.LastError, OccurredAt: e.OccurredAt, ReceivedAt: e.ReceivedAt, ProcessedAt: e.ProcessedAt}
+		LastError: e.LastError, OccurredAt: e.OccurredAt, ReceivedAt: e.ReceivedAt, ProcessedAt: e.ProcessedAt,
+		RedactedAt: e.RedactedAt}
 }
 
 // Episode answers GET /v1/episodes/{id}.
@@ -218,4 +219,5 @@ type Episode struct {
 	OccurredAt  time.Time  `json:"occurred_at"`
 	ReceivedAt  time.Time  `json:"received_at"`
 	ProcessedAt *time.Time `json:"processed_at"`
+	RedactedAt  *time.Time `json:"redacted_at" doc:"When a purge replaced purged words of its transcript with [redacted]; null if never."`
 }

@@ -71,6 +71,21 @@ func TestPages(t *testing.T) {
 	})
 }
 
+// An episode a purge redacted says so on its page.
+func TestRedactedEpisodePage(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	b := h.browser()
+	b.login(h.key("tenant:a/", api.RightRead))
+	miami, err := h.p.Store.Get(context.Background(), h.ana.miami)
+	require.NoError(t, err)
+	path := fmt.Sprintf("/ui/episodes/%d", *miami.EpisodeID)
+	require.NotContains(t, b.page(path), "Redacted")
+	_, err = h.p.Schema.Pool.Exec(context.Background(), "UPDATE episode SET redacted_at = '2026-05-01T10:00:00Z' WHERE id = $1", *miami.EpisodeID)
+	require.NoError(t, err)
+	require.Contains(t, b.page(path), "Redacted 2026-05-01")
+}
+
 func TestQueuePages(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

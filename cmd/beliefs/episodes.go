@@ -47,7 +47,11 @@ func episodesCommand() command {
 				}
 				tw := table(e.stdout, "ID", "OCCURRED", "STATE", "ATTEMPTS", "EXTERNAL ID", "LAST ERROR")
 				for _, ep := range es {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", ep.ID, ep.OccurredAt.Format(time.DateTime), ep.State, ep.Attempts,
+					state := ep.State
+					if ep.RedactedAt != nil {
+						state += " (redacted)"
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", ep.ID, ep.OccurredAt.Format(time.DateTime), state, ep.Attempts,
 						deref(ep.ExternalID, "-"), clip(deref(ep.LastError, "")))
 				}
 				return tw.Flush()

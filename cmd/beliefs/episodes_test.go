@@ -21,9 +21,13 @@ func TestEpisodesCommand(t *testing.T) {
 	var all []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(c.mustRun("episodes", "--scope", "u", "--json")), &all))
 	require.Len(t, all, 3)
-	for _, key := range []string{"id", "scope", "external_id", "state", "attempts", "last_error", "occurred_at"} {
+	for _, key := range []string{"id", "scope", "external_id", "state", "attempts", "last_error", "occurred_at", "redacted_at"} {
 		require.Contains(t, all[0], key)
 	}
+	require.NotContains(t, c.mustRun("episodes", "--scope", "u"), "redacted")
+	_, err := c.schema.Pool.Exec(ctx, "UPDATE episode SET redacted_at = now() WHERE external_id = 'conv-applied'")
+	require.NoError(t, err)
+	require.Contains(t, c.mustRun("episodes", "--scope", "u"), "applied (redacted)", "a purge redacted its transcript")
 	out := c.mustRun("episodes", "--scope", "u", "--state", "failed")
 	require.Contains(t, out, "conv-failed")
 	require.Contains(t, out, "malformed model output")
