@@ -99,7 +99,9 @@ type Belief struct {
 	// whether it still holds.
 	NeedsReview bool `json:"needs_review"`
 	// Episodes are every episode that stated or restated this belief, earliest first,
-	// whatever order they were processed in. Null when none is left.
+	// whatever order they were processed in; null when none is left. The reads that feed
+	// writers (CurrentUpTo, Nearest, ActiveWithAttributes, BeliefsByID, Flagged) leave
+	// it out.
 	Episodes []int64 `json:"episodes"`
 	// Distance is the cosine distance to the query vector of a ranked read.
 	Distance *float64 `json:"distance,omitempty"`

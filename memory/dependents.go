@@ -124,7 +124,7 @@ func (s *Store) Flagged(ctx context.Context, scope string, limit int) ([]Flagged
 	if len(order) == 0 {
 		return nil, nil
 	}
-	bs, err := s.queryBeliefs(ctx, "b.id = ANY($1)", order)
+	bs, err := s.queryCandidates(ctx, "b.id = ANY($1)", order)
 	if err != nil {
 		return nil, fmt.Errorf("flagged beliefs of %q: %w", scope, err)
 	}

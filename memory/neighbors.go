@@ -206,13 +206,13 @@ func (s *Store) probe(ctx context.Context, sql string, q NeighborQuery, seeds []
 	return out, nil
 }
 
-// BeliefsByID is the beliefs with the given ids, whatever their scope or status,
-// ordered by id; unknown ids are left out.
+// BeliefsByID is, for a writer, the beliefs with the given ids, whatever their scope or
+// status, ordered by id; unknown ids are left out. Their Episodes are not read.
 func (s *Store) BeliefsByID(ctx context.Context, ids []int64) ([]Belief, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	bs, err := s.queryBeliefs(ctx, "b.id = ANY($1) ORDER BY b.id", ids)
+	bs, err := s.queryCandidates(ctx, "b.id = ANY($1) ORDER BY b.id", ids)
 	if err != nil {
 		return nil, fmt.Errorf("beliefs by id: %w", err)
 	}

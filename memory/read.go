@@ -13,15 +13,21 @@ import (
 // ErrNotFound is returned for an unknown belief id.
 var ErrNotFound = errors.New("not found")
 
-const beliefColumns = `b.id, b.scope, b.subject, b.attribute, b.kind, b.statement, b.status, b.confidence, b.origin,
+// The columns of a belief: candidateColumns are what writers read, beliefColumns what
+// is shown, which adds the episodes each belief rests on (two index lookups a row that
+// an extraction's or a consolidation's candidates do without).
+const (
+	candidateColumns = `b.id, b.scope, b.subject, b.attribute, b.kind, b.statement, b.status, b.confidence, b.origin,
 	b.valid_from, b.valid_until, b.recorded_at, b.retired_at,
 	(SELECT array_agg(p.id ORDER BY p.valid_from, p.id) FROM belief p WHERE p.superseded_by = b.id),
 	b.superseded_by, b.episode_id, b.quote, b.reinforced_count, b.last_seen_at,
-	(SELECT array_agg(d.basis_id ORDER BY d.basis_id) FROM belief_dependency d WHERE d.belief_id = b.id), b.needs_review,
+	(SELECT array_agg(d.basis_id ORDER BY d.basis_id) FROM belief_dependency d WHERE d.belief_id = b.id), b.needs_review`
+	beliefColumns = candidateColumns + `,
 	(SELECT array_agg(s.id ORDER BY s.occurred_at, s.id) FROM (
 		SELECT e.id, e.occurred_at FROM episode e WHERE e.id = b.episode_id
 		UNION SELECT e.id, e.occurred_at FROM revision_event r JOIN episode e ON e.id = r.episode_id
-			WHERE r.old_belief_id = b.id AND r.action = 'reinforce') s)`
+			WHERE r.old_belief_id = b.id AND r.action = 'reinforce') s) AS episodes`
+)
 
 func scanBelief(row pgx.CollectableRow) (Belief, error) {
 	var (
@@ -30,9 +36,16 @@ func scanBelief(row pgx.CollectableRow) (Belief, error) {
 	)
 	dest := []any{&b.ID, &b.Scope, &b.Subject, &b.Attribute, &b.Kind, &b.Statement, &b.Status, &b.Confidence, &b.Origin,
 		&b.ValidFrom, &b.ValidUntil, &b.RecordedAt, &b.RetiredAt, &b.Supersedes, &supersededBy, &b.EpisodeID, &b.Quote,
-		&b.ReinforcedCount, &b.LastSeenAt, &b.DependsOn, &b.NeedsReview, &b.Episodes}
-	if len(row.FieldDescriptions()) > len(dest) {
-		dest = append(dest, &b.Distance)
+		&b.ReinforcedCount, &b.LastSeenAt, &b.DependsOn, &b.NeedsReview}
+	for _, f := range row.FieldDescriptions()[len(dest):] {
+		switch f.Name {
+		case "episodes":
+			dest = append(dest, &b.Episodes)
+		case "distance":
+			dest = append(dest, &b.Distance)
+		default:
+			return Belief{}, fmt.Errorf("unknown belief column %q", f.Name)
+		}
 	}
 	if err := row.Scan(dest...); err != nil {
 		return Belief{}, err
@@ -64,23 +77,40 @@ const (
 		AND b.recorded_at <= $2 AND (b.retired_at IS NULL OR b.retired_at > $2)`
 )
 
+// queryBeliefs reads beliefs to show; queryCandidates reads them for a writer, without
+// their episodes.
 func (s *Store) queryBeliefs(ctx context.Context, where string, args ...any) ([]Belief, error) {
-	rows, err := s.db.Query(ctx, "SELECT "+beliefColumns+" FROM belief b WHERE "+where, args...)
+	return s.query(ctx, beliefColumns, where, args...)
+}
+
+func (s *Store) queryCandidates(ctx context.Context, where string, args ...any) ([]Belief, error) {
+	return s.query(ctx, candidateColumns, where, args...)
+}
+
+func (s *Store) query(ctx context.Context, columns, where string, args ...any) ([]Belief, error) {
+	rows, err := s.db.Query(ctx, "SELECT "+columns+" FROM belief b WHERE "+where, args...)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, scanBelief)
 }
 
+const currentOrder = " ORDER BY b.attribute, b.valid_from, b.id"
+
 // Current is what memory believes now in scope: its active beliefs.
 func (s *Store) Current(ctx context.Context, scope string) ([]Belief, error) {
-	return s.CurrentUpTo(ctx, scope, 0)
+	bs, err := s.queryBeliefs(ctx, currentView+currentOrder, scope)
+	if err != nil {
+		return nil, fmt.Errorf("current beliefs of %q: %w", scope, err)
+	}
+	return bs, nil
 }
 
-// CurrentUpTo is at most limit of the current beliefs of scope (0: all), so that a
-// caller that needs them only while they are few learns it in one query.
+// CurrentUpTo is, for a writer, at most limit of the current beliefs of scope (0:
+// all), so that a caller that needs them only while they are few learns it in one
+// query. Their Episodes are not read.
 func (s *Store) CurrentUpTo(ctx context.Context, scope string, limit int) ([]Belief, error) {
-	bs, err := s.queryBeliefs(ctx, currentView+" ORDER BY b.attribute, b.valid_from, b.id LIMIT nullif($2, 0)", scope, limit)
+	bs, err := s.queryCandidates(ctx, currentView+currentOrder+" LIMIT nullif($2, 0)", scope, limit)
 	if err != nil {
 		return nil, fmt.Errorf("current beliefs of %q: %w", scope, err)
 	}
@@ -159,10 +189,11 @@ func (s *Store) History(ctx context.Context, id int64) ([]Belief, error) {
 	return kept, nil
 }
 
-// Nearest is up to k active beliefs of scope embedded with model, nearest to vec by
-// cosine distance first. It uses the model's HNSW index.
+// Nearest is, for a writer, up to k active beliefs of scope embedded with model, nearest
+// to vec by cosine distance first. It uses the model's HNSW index. Their Episodes are
+// not read.
 func (s *Store) Nearest(ctx context.Context, scope, model string, vec []float32, k int) ([]Belief, error) {
-	bs, err := s.ranked(ctx, currentView, []any{scope}, model, vec, k)
+	bs, err := s.ranked(ctx, candidateColumns, currentView, []any{scope}, model, vec, k)
 	if err != nil {
 		return nil, fmt.Errorf("nearest beliefs of %q: %w", scope, err)
 	}
@@ -183,8 +214,8 @@ func (s *Store) vectorQuery(ctx context.Context, model string, vec []float32) (s
 }
 
 // ranked is up to k beliefs of view (its arguments in args) embedded with model, nearest
-// to vec by cosine distance first.
-func (s *Store) ranked(ctx context.Context, view string, args []any, model string, vec []float32, k int) ([]Belief, error) {
+// to vec by cosine distance first, read as columns.
+func (s *Store) ranked(ctx context.Context, columns, view string, args []any, model string, vec []float32, k int) ([]Belief, error) {
 	cast, err := s.vectorQuery(ctx, model, vec)
 	if err != nil {
 		return nil, err
@@ -193,7 +224,7 @@ func (s *Store) ranked(ctx context.Context, view string, args []any, model strin
 	distance := fmt.Sprintf("b.embedding%s <=> $%d%s", cast, n+2, cast)
 	// Ordered by the distance alone: a second sort key keeps the index from being used.
 	return s.queryNearest(ctx, fmt.Sprintf("SELECT %s, %s AS distance FROM belief b WHERE %s AND b.embed_model = $%d ORDER BY %s LIMIT $%d",
-		beliefColumns, distance, view, n+1, distance, n+3), append(args, model, pgvector.NewVector(vec), k)...)
+		columns, distance, view, n+1, distance, n+3), append(args, model, pgvector.NewVector(vec), k)...)
 }
 
 // queryNearest runs a query ranked by a model's HNSW index. Every scope shares the
@@ -295,10 +326,11 @@ func (s *Store) Conflict(ctx context.Context, id int64) (*Conflict, error) {
 	return &c, nil
 }
 
-// ActiveWithAttributes is up to limit active beliefs of scope filling one of attributes,
-// newest first, leaving out the ids in exclude.
+// ActiveWithAttributes is, for a writer, up to limit active beliefs of scope filling
+// one of attributes, newest first, leaving out the ids in exclude. Their Episodes are
+// not read.
 func (s *Store) ActiveWithAttributes(ctx context.Context, scope string, attributes []string, exclude []int64, limit int) ([]Belief, error) {
-	bs, err := s.queryBeliefs(ctx, `b.scope = $1 AND b.status = 'active' AND b.attribute = ANY($2) AND NOT b.id = ANY($3)
+	bs, err := s.queryCandidates(ctx, `b.scope = $1 AND b.status = 'active' AND b.attribute = ANY($2) AND NOT b.id = ANY($3)
 		ORDER BY b.valid_from DESC, b.id DESC LIMIT $4`, scope, attributes, exclude, limit)
 	if err != nil {
 		return nil, fmt.Errorf("beliefs of %q by attribute: %w", scope, err)

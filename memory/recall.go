@@ -121,7 +121,7 @@ func (s *Store) Recall(ctx context.Context, q RecallQuery) (*Recollection, error
 		case rec.Mode == RecallHistory:
 			return s.rankedChains(ctx, scope, q.EmbedModel, q.Vector, k)
 		default:
-			return s.ranked(ctx, view, args, q.EmbedModel, q.Vector, k)
+			return s.ranked(ctx, beliefColumns, view, args, q.EmbedModel, q.Vector, k)
 		}
 	}
 	var err error
