@@ -57,20 +57,8 @@ const groups = config.GroupDB | config.GroupLLM | config.GroupWorker | config.Gr
 // It returns when ctx is canceled (after a graceful stop) or, with --drain, when no job
 // is left.
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, ready func(addr string)) error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	drain := fs.Bool("drain", false, "exit once no job is left to run, retries included")
-	cfg, err := config.Load(fs, groups, getenv)
+	cfg, drain, err := parseFlags(args, getenv, stderr)
 	if err != nil {
-		return &config.UsageError{Err: err}
-	}
-	if err := config.ParseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return config.Usagef("unexpected arguments: %v", fs.Args())
-	}
-	if err := cfg.Checked(groups); err != nil {
 		return err
 	}
 	logger := app.Logger(cfg, stderr)
@@ -87,35 +75,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	if err := checkModels(ctx, cfg, logger, *drain); err != nil {
+	if err := checkModels(ctx, cfg, logger, drain); err != nil {
 		return err
 	}
 	m := metrics.New()
 	chat, embed = m.WrapProvider(chat), m.WrapProvider(embed)
 	store := memory.NewStore(pool, &memory.Config{ConfidenceFloor: floor(cfg.ConfidenceFloor)})
 	m.WatchBacklog(store)
-	client, err := newClient(cfg, store, chat, embed, m, logger, *drain)
+	client, err := newClient(cfg, store, chat, embed, m, logger, drain)
 	if err != nil {
 		return err
 	}
 
 	if cfg.HTTPAddr != "" {
-		v1, err := api.New(ctx, api.Config{Store: store, Jobs: client, Embed: embed, Chat: chat, AskObserver: m.Answers(), Logger: logger}.Settings(cfg))
-		if err != nil {
-			return err
-		}
-		// The web inspector, on the same listener, with the API's keys and modes.
-		ui, err := inspector.New(inspector.Config{Store: store, Gate: v1, Jobs: client, Embed: embed, Logger: logger})
-		if err != nil {
-			return err
-		}
-		srv, addr, err := serveHTTP(cfg.HTTPAddr, pool, m, v1, ui, logger)
+		srv, err := startHTTP(ctx, cfg, pool, store, client, chat, embed, m, logger)
 		if err != nil {
 			return err
 		}
 		defer srv.Close()
 		if ready != nil {
-			ready(addr)
+			ready(srv.Addr)
 		}
 	}
 
@@ -124,7 +103,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// jobs finishing during shutdown are counted.
 	m.WatchRiver(context.WithoutCancel(ctx), client)
 	var progress *drainProgress
-	if *drain {
+	if drain {
 		// The backlog is read before any job runs, so the progress counts all of it.
 		if progress, err = newDrainProgress(ctx, store, stderr, logger); err != nil {
 			return err
@@ -135,10 +114,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return fmt.Errorf("start river: %w", err)
 	}
 	logger.InfoContext(ctx, "worker started", "provider", chat.Name(), "chat_model", chat.ChatModel(),
-		"embed_model", embed.EmbedModel(), "workers", cfg.Workers, "drain", *drain, "retain_history", cfg.RetainHistory)
+		"embed_model", embed.EmbedModel(), "workers", cfg.Workers, "drain", drain, "retain_history", cfg.RetainHistory)
 
 	var runErr error
-	if *drain {
+	if drain {
 		// A drain run schedules no periodic job, so it gives jobless pending episodes
 		// (from an upgrade, or a crash) their scope's job itself.
 		if runErr = reconcile(ctx, pool, client, logger); runErr == nil {
@@ -148,6 +127,42 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		<-ctx.Done()
 	}
 	return errors.Join(runErr, shutdown(client, cfg.ShutdownTimeout, logger))
+}
+
+// parseFlags reads the worker's settings from the environment and its flags: whether
+// to drain, and the rest of the configuration, checked.
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (cfg *config.Config, drain bool, err error) {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	drainFlag := fs.Bool("drain", false, "exit once no job is left to run, retries included")
+	if cfg, err = config.Load(fs, groups, getenv); err != nil {
+		return nil, false, &config.UsageError{Err: err}
+	}
+	if err := config.ParseFlags(fs, args); err != nil {
+		return nil, false, err
+	}
+	if fs.NArg() > 0 {
+		return nil, false, config.Usagef("unexpected arguments: %v", fs.Args())
+	}
+	if err := cfg.Checked(groups); err != nil {
+		return nil, false, err
+	}
+	return cfg, *drainFlag, nil
+}
+
+// startHTTP serves the API, MCP, the web inspector (on the same listener, with the
+// API's keys and modes), metrics and health at cfg.HTTPAddr.
+func startHTTP(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, client *river.Client[pgx.Tx],
+	chat, embed llm.Provider, m *metrics.Metrics, logger *slog.Logger) (*http.Server, error) {
+	v1, err := api.New(ctx, api.Config{Store: store, Jobs: client, Embed: embed, Chat: chat, AskObserver: m.Answers(), Logger: logger}.Settings(cfg))
+	if err != nil {
+		return nil, err
+	}
+	ui, err := inspector.New(inspector.Config{Store: store, Gate: v1, Jobs: client, Embed: embed, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	return serveHTTP(cfg.HTTPAddr, pool, m, v1, ui, logger)
 }
 
 // newClient builds the River client with every worker: extraction (one job per scope
@@ -308,7 +323,7 @@ func shutdown(client *river.Client[pgx.Tx], timeout time.Duration, logger *slog.
 	return nil
 }
 
-func serveHTTP(addr string, pool *pgxpool.Pool, m *metrics.Metrics, v1 *api.Server, ui *inspector.Server, logger *slog.Logger) (*http.Server, string, error) {
+func serveHTTP(addr string, pool *pgxpool.Pool, m *metrics.Metrics, v1 *api.Server, ui *inspector.Server, logger *slog.Logger) (*http.Server, error) {
 	mux := http.NewServeMux()
 	v1.Mount(mux) // the HTTP API under /v1/ and MCP at /mcp
 	ui.Mount(mux) // the web inspector under /ui/
@@ -333,19 +348,19 @@ func serveHTTP(addr string, pool *pgxpool.Pool, m *metrics.Metrics, v1 *api.Serv
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, "", fmt.Errorf("HTTP_ADDR %s: %w", addr, err)
+		return nil, fmt.Errorf("HTTP_ADDR %s: %w", addr, err)
 	}
 	// Bounded reads and writes: a client that sends headers or a body a byte at a time, or
 	// never reads its answer, does not hold a connection forever. The write bound leaves
 	// an answer from a slow model (ask) its time; idle keep-alive connections close.
-	srv := &http.Server{Handler: m.CountResponses(mux), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute,
-		WriteTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Addr: ln.Addr().String(), Handler: m.CountResponses(mux), ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout: time.Minute, WriteTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("http server", "error", err)
 		}
 	}()
-	return srv, ln.Addr().String(), nil
+	return srv, nil
 }
 
 // checkModels asks the model servers for CHAT_MODEL and EMBED_MODEL before any job
