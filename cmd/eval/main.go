@@ -142,20 +142,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	report := &eval.Report{Provider: chat.Name(), ChatModel: chat.ChatModel(), EmbedProvider: embed.Name(),
 		EmbedModel: embed.EmbedModel(), Scenarios: name, K: *k}
+	base := eval.Config{
+		DatabaseURL: cfg.DatabaseURL, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
+		Examples: wcfg.Examples, Workers: *workers, MaxCandidates: wcfg.MaxCandidates,
+		ConfidenceFloor: floor, MaxAttempts: maxAttempts, JobTimeout: wcfg.JobTimeout,
+		ConsolidateThreshold: cfg.ConsolidateThreshold, ConsolidateMaxCluster: cfg.ConsolidateMaxCluster,
+		K: *k, Keep: *keep, Logger: logger, Progress: prefixed{stderr},
+	}
+	if err := runAll(ctx, scenarios, runs, base, report, stderr); err != nil {
+		return err
+	}
+	if *asJSON {
+		return report.WriteJSON(stdout)
+	}
+	return report.WriteTable(stdout, *verbose)
+}
+
+// runAll runs the scenarios once per learning setting in runs, each in base's
+// configuration, and adds the results to report.
+func runAll(ctx context.Context, scenarios []eval.Scenario, runs []bool, base eval.Config, report *eval.Report, stderr io.Writer) error {
 	episodes := 0
 	for _, s := range scenarios {
 		episodes += len(s.Transcripts)
 	}
-	for _, l := range runs {
+	for _, learning := range runs {
 		fmt.Fprintf(stderr, "eval: %d scenarios, %d episodes, %s (%s), learning %s\n", len(scenarios), episodes,
-			chat.ChatModel(), chat.Name(), map[bool]string{true: "on", false: "off"}[l])
-		res, err := eval.Run(ctx, scenarios, eval.Config{
-			DatabaseURL: cfg.DatabaseURL, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
-			Learning: l, Examples: wcfg.Examples, Workers: *workers, MaxCandidates: wcfg.MaxCandidates,
-			ConfidenceFloor: floor, MaxAttempts: maxAttempts, JobTimeout: wcfg.JobTimeout,
-			ConsolidateThreshold: cfg.ConsolidateThreshold, ConsolidateMaxCluster: cfg.ConsolidateMaxCluster,
-			K: *k, Keep: *keep, Logger: logger, Progress: prefixed{stderr},
-		})
+			report.ChatModel, report.Provider, map[bool]string{true: "on", false: "off"}[learning])
+		cfg := base
+		cfg.Learning = learning
+		res, err := eval.Run(ctx, scenarios, cfg)
 		if err != nil {
 			return err
 		}
@@ -164,10 +179,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		report.Runs = append(report.Runs, res)
 	}
-	if *asJSON {
-		return report.WriteJSON(stdout)
-	}
-	return report.WriteTable(stdout, *verbose)
+	return nil
 }
 
 func loadScenarios(path string) (string, []eval.Scenario, error) {
