@@ -15,6 +15,10 @@ import (
 // redactedMarker replaces each purged span of a redacted transcript.
 const redactedMarker = "[redacted]"
 
+// CountRedactedEpisodes is the key of Purged.Counts, and of the tombstone's counts, for
+// the episodes redacted rather than removed.
+const CountRedactedEpisodes = "episode_redacted"
+
 // episodeQuotes is what an episode said of the purged beliefs, as the beliefs and their
 // reinforcement events quote it.
 type episodeQuotes struct {
@@ -101,7 +105,7 @@ func (p *purge) redactEpisodes(ctx context.Context) error {
 		}
 	}
 	if len(p.redacted) > 0 {
-		p.out.Counts["episode_redacted"] = int64(len(p.redacted))
+		p.out.Counts[CountRedactedEpisodes] = int64(len(p.redacted))
 	}
 	return nil
 }

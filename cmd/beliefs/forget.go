@@ -81,53 +81,72 @@ func forgetCommand() command {
 				}
 
 				if !*purge {
-					ids, err := store.Forget(ctx, sel)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(e.stdout, "forgot %d %s of scope %q", len(ids), plural(len(ids), "belief"), sel.Scope)
-					if len(ids) == 0 {
-						fmt.Fprint(e.stdout, " (none matched, or already forgotten)")
-					}
-					sep := ": "
-					for _, id := range ids {
-						fmt.Fprintf(e.stdout, "%s%d", sep, id)
-						sep = ", "
-					}
-					fmt.Fprintln(e.stdout)
-					return nil
+					return forget(ctx, e, store, sel)
 				}
-				if sel.All {
-					// A mistyped scope is reported as such, before any question.
-					if scopes, err := store.SubtreeScopes(ctx, sel.Scope); err != nil {
-						return err
-					} else if !slices.Contains(scopes, sel.Scope) {
-						return fmt.Errorf("scope %q: %w", sel.Scope, memory.ErrNotFound)
-					}
-					if ok, err := e.confirmed(fmt.Sprintf("Erasing scope %q (its beliefs, events, review items, transcripts and jobs)", sel.Scope), *yes); !ok {
-						return err
-					}
-				}
-				p, err := store.Purge(ctx, sel)
-				if err != nil {
-					return err
-				}
-				if p.What == memory.PurgedScope {
-					fmt.Fprintf(e.stdout, "purged scope %q for good (tombstone %d)", sel.Scope, p.TombstoneID)
-				} else {
-					fmt.Fprintf(e.stdout, "purged beliefs of scope %q for good (tombstone %d)", sel.Scope, p.TombstoneID)
-				}
-				if p.Relinked > 0 {
-					fmt.Fprintf(e.stdout, "; %d %s relinked over the gap", p.Relinked, plural(p.Relinked, "belief"))
-				}
-				fmt.Fprintln(e.stdout)
-				tw := table(e.stdout, "TABLE", "ROWS REMOVED")
-				for _, t := range slices.Sorted(maps.Keys(p.Counts)) {
-					fmt.Fprintf(tw, "%s\t%d\n", t, p.Counts[t])
-				}
-				return tw.Flush()
+				return purgeBeliefs(ctx, e, store, sel, *yes)
 			}
 		}}
+}
+
+// forget forgets the selected beliefs softly and says which.
+func forget(ctx context.Context, e *env, store *memory.Store, sel memory.Selection) error {
+	ids, err := store.Forget(ctx, sel)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "forgot %d %s of scope %q", len(ids), plural(len(ids), "belief"), sel.Scope)
+	if len(ids) == 0 {
+		fmt.Fprint(e.stdout, " (none matched, or already forgotten)")
+	}
+	sep := ": "
+	for _, id := range ids {
+		fmt.Fprintf(e.stdout, "%s%d", sep, id)
+		sep = ", "
+	}
+	fmt.Fprintln(e.stdout)
+	return nil
+}
+
+// purgeBeliefs erases the selected beliefs, or the whole scope after a confirmation, and
+// prints what went.
+func purgeBeliefs(ctx context.Context, e *env, store *memory.Store, sel memory.Selection, yes bool) error {
+	if sel.All {
+		// A mistyped scope is reported as such, before any question.
+		if scopes, err := store.SubtreeScopes(ctx, sel.Scope); err != nil {
+			return err
+		} else if !slices.Contains(scopes, sel.Scope) {
+			return fmt.Errorf("scope %q: %w", sel.Scope, memory.ErrNotFound)
+		}
+		if ok, err := e.confirmed(fmt.Sprintf("Erasing scope %q (its beliefs, events, review items, transcripts and jobs)", sel.Scope), yes); !ok {
+			return err
+		}
+	}
+	p, err := store.Purge(ctx, sel)
+	if err != nil {
+		return err
+	}
+	if p.What == memory.PurgedScope {
+		fmt.Fprintf(e.stdout, "purged scope %q for good (tombstone %d)", sel.Scope, p.TombstoneID)
+	} else {
+		fmt.Fprintf(e.stdout, "purged beliefs of scope %q for good (tombstone %d)", sel.Scope, p.TombstoneID)
+	}
+	if p.Relinked > 0 {
+		fmt.Fprintf(e.stdout, "; %d %s relinked over the gap", p.Relinked, plural(p.Relinked, "belief"))
+	}
+	// Redacted transcripts stay: they are no row removed.
+	redacted := int(p.Counts[memory.CountRedactedEpisodes])
+	if redacted > 0 {
+		fmt.Fprintf(e.stdout, "; %d %s redacted, kept for the beliefs that still come from %s", redacted,
+			plural(redacted, "transcript"), map[bool]string{true: "it", false: "them"}[redacted == 1])
+	}
+	fmt.Fprintln(e.stdout)
+	tw := table(e.stdout, "TABLE", "ROWS REMOVED")
+	for _, t := range slices.Sorted(maps.Keys(p.Counts)) {
+		if t != memory.CountRedactedEpisodes {
+			fmt.Fprintf(tw, "%s\t%d\n", t, p.Counts[t])
+		}
+	}
+	return tw.Flush()
 }
 
 // purgeSubtree erases every scope starting with prefix. An empty prefix or "*" would
