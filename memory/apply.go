@@ -366,8 +366,8 @@ func (a *applier) backfill(ctx context.Context, head *target, f *Fact, d *Direct
 			return Outcome{}, err
 		}
 		row.old, row.newID, row.newStatement = prev, &id, f.Statement
-	} else {
-		// The new belief starts the chain: what ends it is what next's statement said.
+	} else if next.EpisodeID != nil {
+		// The new belief starts the chain: what ends it is what next's episode said.
 		row.from, row.excerpt = next.EpisodeID, deref(next.Quote)
 	}
 	ev, err := a.event(ctx, row)
