@@ -3,8 +3,10 @@ package memory
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -173,6 +175,39 @@ func TestBackfillRewritesEvents(t *testing.T) {
 		for _, e := range events {
 			old := all[slices.IndexFunc(all, func(x Belief) bool { return x.ID == e.OldBeliefID })]
 			require.Equal(t, []int64{*e.NewBeliefID}, old.SupersededBy, "order %d: the event %q → %q is a link", i+1, e.OldStatement, *e.NewStatement)
+		}
+	}
+}
+
+// In random worlds of moves and restatements, every order of the episodes reaches the
+// state of the order of their dates.
+func TestRestatementsInAnyOrder(t *testing.T) {
+	t.Parallel()
+	store, bundle := setup(t)
+	rng := rand.New(rand.NewPCG(11, 3))
+	cities := []string{"Austin", "Boston", "Chicago", "Denver", "El Paso", "Fresno"}
+	for world := range 12 {
+		// Values a few months apart, each said once more, and some twice, while it held.
+		var episodes []said
+		start := day("2024-01-01")
+		for i, city := range cities[:3+rng.IntN(3)] {
+			from := start.AddDate(0, 3*i, rng.IntN(20))
+			statement := "User lives in " + city
+			episodes = append(episodes, said{from.Format(time.DateOnly), statement, "I moved to " + city + "."})
+			for j := range 1 + rng.IntN(2) {
+				again := from.AddDate(0, 0, 25+30*j+rng.IntN(5))
+				episodes = append(episodes, said{again.Format(time.DateOnly), statement, fmt.Sprintf("Still in %s (%d).", city, j)})
+			}
+		}
+		inOrder := fmt.Sprintf("world-%d", world)
+		sayAll(t, store, bundle, inOrder, "", episodes)
+		want := provenance(t, store, bundle, inOrder)
+		for run := range 3 {
+			shuffled := slices.Clone(episodes)
+			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			scope := fmt.Sprintf("world-%d-run-%d", world, run)
+			sayAll(t, store, bundle, scope, "", shuffled)
+			require.Equal(t, want, provenance(t, store, bundle, scope), "world %d, order %v", world, shuffled)
 		}
 	}
 }
