@@ -48,11 +48,14 @@ func (s *Server) episodesPage(w http.ResponseWriter, r *http.Request, p *api.Pri
 }
 
 type episodeView struct {
-	Source   *sourceView
+	Source *sourceView
+	// Beliefs are what the episode stated or restated.
+	Beliefs  []memory.Belief
 	CanRetry bool
 }
 
-// episodePage shows one episode's transcript and state.
+// episodePage shows one episode's transcript and state, and the beliefs it stated or
+// restated.
 func (s *Server) episodePage(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
 	id, err := pathID(r)
 	if err != nil {
@@ -66,6 +69,9 @@ func (s *Server) episodePage(w http.ResponseWriter, r *http.Request, p *api.Prin
 		return err
 	}
 	v := episodeView{Source: newSource(ep, ""), CanRetry: s.jobs != nil && p.Can(api.RightOperate)}
+	if v.Beliefs, err = s.store.FromEpisode(r.Context(), ep.Scope, id); err != nil {
+		return err
+	}
 	crumbs := append(scopeCrumbs(ep.Scope), crumb{Label: "Episodes", URL: scopeURL(ep.Scope, "/episodes")},
 		crumb{Label: "Episode " + itoa(id)})
 	return s.render(w, r, p, "episode", "Episode "+itoa(id), crumbs, v)

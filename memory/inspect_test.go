@@ -97,3 +97,33 @@ func TestEpisodeWithItsTranscript(t *testing.T) {
 	_, err = store.Episode(ctx, newer+100)
 	require.ErrorIs(t, err, ErrNotFound)
 }
+
+// FromEpisode lists what a transcript stated and what it restated, but no forgotten
+// belief and nothing of another episode.
+func TestFromEpisode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, bundle := setup(t)
+	first := insertEpisode(t, bundle, "u", "I live in Miami and like tea.", "2026-01-02")
+	b := extraction("u", "2026-01-02", nil, fact(miami, "location", ""), fact("User likes tea", "drink", ""))
+	b.EpisodeID = &first
+	res := mustApply(t, store, b)
+	miamiID, tea := res.Facts[0].BeliefID, res.Facts[1].BeliefID
+	second := insertEpisode(t, bundle, "u", "Still in Miami. I bake now.", "2026-01-10")
+	b = extraction("u", "2026-01-10", []int64{miamiID}, resolves(fact(miami, "location", ""), 0, ActionReinforce, ReasonRestated),
+		fact("User bakes", "hobby", ""))
+	b.EpisodeID = &second
+	bakes := mustApply(t, store, b).Facts[1].BeliefID
+	_, err := store.Forget(ctx, Selection{Scope: "u", IDs: []int64{tea}})
+	require.NoError(t, err)
+
+	from, err := store.FromEpisode(ctx, "u", first)
+	require.NoError(t, err)
+	require.Equal(t, []int64{miamiID}, ids(from), "tea is forgotten")
+	from, err = store.FromEpisode(ctx, "u", second)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []int64{miamiID, bakes}, ids(from), "restated and stated")
+	from, err = store.FromEpisode(ctx, "other", second)
+	require.NoError(t, err)
+	require.Empty(t, from, "another scope's read finds nothing")
+}
