@@ -57,7 +57,9 @@ type Purged struct {
 // cleared and its redacted_at set. If a quote is not in the transcript word for word
 // (nothing then tells where the purged words are), or the purged text is still found
 // after the replacement, or its external id holds the purged text, it is deleted. Other
-// beliefs extracted from a deleted episode stay, without their episode_id.
+// beliefs extracted from a deleted episode stay, without their episode_id. Either way,
+// the kept beliefs' quotes and kept events' excerpts from such an episode lose the same
+// spans: a model's quotes may overlap.
 //
 // One purge_tombstone row records that a purge happened, with the counts (deleted rows
 // per table, and episode_redacted when episodes were redacted) and a hash of the scope,
@@ -128,7 +130,7 @@ func (p *purge) run(ctx context.Context) error {
 	// redactEpisodes runs once the purged beliefs and their events are gone: what still
 	// names an episode then is what stays.
 	for _, step := range []func(context.Context) error{p.riverJobs, p.events, p.conflicts, p.dependents, p.relink, p.deleteBeliefs,
-		p.redactEpisodes, p.deleteEpisodes, p.consolidation} {
+		p.redactEpisodes, p.scrubKept, p.deleteEpisodes, p.consolidation} {
 		if err := step(ctx); err != nil {
 			return err
 		}

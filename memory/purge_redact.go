@@ -143,19 +143,12 @@ func redactMessages(raw []byte, quotes, needles []string) (out json.RawMessage, 
 	if json.Unmarshal(raw, &messages) != nil {
 		return nil, false, nil
 	}
-	patterns := make([]*regexp.Regexp, 0, len(quotes)+len(needles))
-	for i, s := range append(slices.Clone(quotes), needles...) {
-		if s == "" && i < len(quotes) {
-			return nil, false, nil // found nowhere, as an empty pattern would be everywhere
-		}
-		if s == "" {
-			continue
-		}
-		re, err := regexp.Compile("(?i)" + regexp.QuoteMeta(s))
-		if err != nil {
-			return nil, false, fmt.Errorf("match %d bytes of purged text: %w", len(s), err)
-		}
-		patterns = append(patterns, re)
+	if slices.Contains(quotes, "") {
+		return nil, false, nil // found nowhere, as an empty pattern would be everywhere
+	}
+	patterns, err := spanPatterns(quotes, needles)
+	if err != nil {
+		return nil, false, err
 	}
 	found := make([]bool, len(patterns))
 	for _, m := range messages {
@@ -183,6 +176,68 @@ func redactMessages(raw []byte, quotes, needles []string) (out json.RawMessage, 
 		return nil, false, fmt.Errorf("encode redacted messages: %w", err)
 	}
 	return out, true, nil
+}
+
+// spanPatterns matches each of quotes, then each of needles, ignoring case; empty ones
+// are left out.
+func spanPatterns(quotes, needles []string) ([]*regexp.Regexp, error) {
+	patterns := make([]*regexp.Regexp, 0, len(quotes)+len(needles))
+	for _, s := range slices.Concat(quotes, needles) {
+		if s == "" {
+			continue
+		}
+		re, err := regexp.Compile("(?i)" + regexp.QuoteMeta(s))
+		if err != nil {
+			return nil, fmt.Errorf("match %d bytes of purged text: %w", len(s), err)
+		}
+		patterns = append(patterns, re)
+	}
+	return patterns, nil
+}
+
+// scrubKept replaces the purged spans in what kept rows copied from the selected
+// episodes, redacted or about to go: a kept belief's quote, or a kept event's excerpt,
+// may overlap a purged belief's quote ("I have a dog, and my PIN is 5521").
+func (p *purge) scrubKept(ctx context.Context) error {
+	if p.sel.All || len(p.episodes) == 0 {
+		return nil
+	}
+	rows, err := p.tx.Query(ctx, `SELECT 'belief', id, episode_id, quote FROM belief
+			WHERE episode_id = ANY($1) AND quote IS NOT NULL
+		UNION ALL SELECT 'revision_event', id, episode_id, excerpt FROM revision_event
+			WHERE episode_id = ANY($1) AND excerpt IS NOT NULL`, p.episodes)
+	if err != nil {
+		return fmt.Errorf("read kept quotes: %w", err)
+	}
+	type copied struct {
+		Table   string
+		ID      int64
+		Episode int64
+		Text    string
+	}
+	kept, err := pgx.CollectRows(rows, pgx.RowToStructByPos[copied])
+	if err != nil {
+		return fmt.Errorf("read kept quotes: %w", err)
+	}
+	for _, c := range kept {
+		var quotes []string
+		if q := p.quotes[c.Episode]; q != nil {
+			quotes = q.quotes
+		}
+		patterns, err := spanPatterns(quotes, p.needles)
+		if err != nil {
+			return err
+		}
+		text := redactText(c.Text, patterns, make([]bool, len(patterns)))
+		if text == c.Text {
+			continue
+		}
+		column := map[string]string{"belief": "quote", "revision_event": "excerpt"}[c.Table]
+		if _, err := p.tx.Exec(ctx, "UPDATE "+c.Table+" SET "+column+" = $2 WHERE id = $1", c.ID, text); err != nil {
+			return fmt.Errorf("scrub %s %d: %w", c.Table, c.ID, err)
+		}
+	}
+	return nil
 }
 
 // redactText replaces with redactedMarker the union of every occurrence of patterns in

@@ -292,3 +292,27 @@ func TestRedactMessagesRefuses(t *testing.T) {
 	require.True(t, ok)
 	require.JSONEq(t, `[{"role": "user", "content": "[redacted] <&> [redacted]", "name": null}]`, string(out))
 }
+
+// A kept belief whose quote overlaps the purged one keeps its quote without the purged
+// words: they are nowhere, and its quote is still found in the redacted transcript.
+func TestPurgeScrubsOverlappingQuotes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, bundle := setup(t)
+	const scope = "user:ana"
+	ep := insertTranscript(t, bundle, scope, "conv-1", userSays("I have a dog named Rex, and my gate code is 4417."))
+	res := mustApply(t, store, from(ep, extraction(scope, "2026-01-02", nil,
+		quoted(fact("User has a dog named Rex", "pet", ""), "I have a dog named Rex, and my gate code is 4417"),
+		quoted(fact("User's gate code is 4417", "gate_code", ""), "my gate code is 4417"))))
+	dog, code := res.Facts[0].BeliefID, res.Facts[1].BeliefID
+
+	purged, err := store.Purge(ctx, Selection{Scope: scope, IDs: []int64{code}})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, purged.Counts[CountRedactedEpisodes], "the first transcript stays for the dog")
+	require.Empty(t, mentions(t, bundle, "gate code is 4417"), "neither the transcript nor the dog's quote keeps the purged quote")
+	kept := belief(t, store, dog)
+	require.Equal(t, "I have a dog named Rex, and [redacted]", *kept.Quote)
+	got, err := store.Episode(ctx, ep)
+	require.NoError(t, err)
+	require.Contains(t, got.Messages[0].Content, *kept.Quote, "the kept quote is still found in its transcript")
+}
