@@ -202,15 +202,15 @@ func (p *purge) scrubKept(ctx context.Context) error {
 	if p.sel.All || len(p.episodes) == 0 {
 		return nil
 	}
-	rows, err := p.tx.Query(ctx, `SELECT 'belief', id, episode_id, quote FROM belief
+	rows, err := p.tx.Query(ctx, `SELECT true, id, episode_id, quote FROM belief
 			WHERE episode_id = ANY($1) AND quote IS NOT NULL
-		UNION ALL SELECT 'revision_event', id, episode_id, excerpt FROM revision_event
+		UNION ALL SELECT false, id, episode_id, excerpt FROM revision_event
 			WHERE episode_id = ANY($1) AND excerpt IS NOT NULL`, p.episodes)
 	if err != nil {
 		return fmt.Errorf("read kept quotes: %w", err)
 	}
 	type copied struct {
-		Table   string
+		Belief  bool // else a revision event
 		ID      int64
 		Episode int64
 		Text    string
@@ -219,22 +219,29 @@ func (p *purge) scrubKept(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read kept quotes: %w", err)
 	}
+	patterns := map[int64][]*regexp.Regexp{} // per episode
 	for _, c := range kept {
-		var quotes []string
-		if q := p.quotes[c.Episode]; q != nil {
-			quotes = q.quotes
+		ps, ok := patterns[c.Episode]
+		if !ok {
+			var quotes []string
+			if q := p.quotes[c.Episode]; q != nil {
+				quotes = q.quotes
+			}
+			if ps, err = spanPatterns(quotes, p.needles); err != nil {
+				return err
+			}
+			patterns[c.Episode] = ps
 		}
-		patterns, err := spanPatterns(quotes, p.needles)
-		if err != nil {
-			return err
-		}
-		text := redactText(c.Text, patterns, make([]bool, len(patterns)))
+		text := redactText(c.Text, ps, make([]bool, len(ps)))
 		if text == c.Text {
 			continue
 		}
-		column := map[string]string{"belief": "quote", "revision_event": "excerpt"}[c.Table]
-		if _, err := p.tx.Exec(ctx, "UPDATE "+c.Table+" SET "+column+" = $2 WHERE id = $1", c.ID, text); err != nil {
-			return fmt.Errorf("scrub %s %d: %w", c.Table, c.ID, err)
+		update := "UPDATE revision_event SET excerpt = $2 WHERE id = $1"
+		if c.Belief {
+			update = "UPDATE belief SET quote = $2 WHERE id = $1"
+		}
+		if _, err := p.tx.Exec(ctx, update, c.ID, text); err != nil {
+			return fmt.Errorf("scrub the quote of %d: %w", c.ID, err)
 		}
 	}
 	return nil
