@@ -283,10 +283,12 @@ func TestLoneBacklogKeepsItsWorker(t *testing.T) {
 // that outlasts it fails that attempt alone and is tried again in its place.
 func TestEpisodeTimeoutBoundsOneEpisode(t *testing.T) {
 	t.Parallel()
-	log := newCallLog(60 * time.Millisecond)
-	log.slow, log.slowDelay = "user:1#3", time.Second
+	// Wide margins: each ordinary episode takes well under the timeout even on a loaded
+	// CI machine, five of them take longer than it, and the slow one far longer.
+	log := newCallLog(300 * time.Millisecond)
+	log.slow, log.slowDelay = "user:1#3", 4*time.Second
 	p := pipelinetest.New(t, &pipelinetest.Options{Workers: 2, Extract: func(c *extract.Config) {
-		c.EpisodeTimeout = 250 * time.Millisecond
+		c.EpisodeTimeout = time.Second
 	}})
 	p.LLM.Handle(log.handle)
 	ts := moves("user:1", 5)
