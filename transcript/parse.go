@@ -427,12 +427,11 @@ func (in *input) readLine(max int) (buf []byte, size, line int, err error) {
 // to encoding/json; errors are for brackets that don't match, which make the
 // end of the value unknown.
 func (in *input) readValue(max int) (raw []byte, size int, err error) {
-	var stack []byte // the closing brackets expected
-	first, inString, escaped, scalar := true, false, false, false
+	s := valueScanner{first: true}
 	for {
 		b, err := in.buffered()
 		if err == io.EOF {
-			if scalar {
+			if s.scalar {
 				return raw, size, nil
 			}
 			return raw, size, &syntaxError{in.line, "unexpected end of input"}
@@ -440,80 +439,12 @@ func (in *input) readValue(max int) (raw []byte, size int, err error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		i, done := 0, false
-		quote, backslash := -1, -1 // next '"' and '\\' at or after i, len(b) for none
-		for i < len(b) && !done {
-			c := b[i]
-			switch {
-			case escaped:
-				escaped = false
-				i++
-			case inString:
-				if quote < i {
-					quote = indexFrom(b, i, len(b), '"')
-				}
-				if backslash < i {
-					backslash = indexFrom(b, i, quote, '\\')
-				}
-				i = min(quote, backslash)
-				if i == len(b) {
-					break
-				}
-				if b[i] == '\\' {
-					escaped = true
-				} else {
-					inString = false
-					done = len(stack) == 0
-				}
-				i++
-			case scalar:
-				if isSpace(c) || c == ',' || c == ']' || c == '}' || c == '[' || c == '{' || c == '"' {
-					done = true
-				} else {
-					i++
-				}
-			case first:
-				first = false
-				switch c {
-				case '{':
-					stack = append(stack, '}')
-				case '[':
-					stack = append(stack, ']')
-				case '"':
-					inString = true
-				case ']', '}', ',', ':':
-					if err := in.advance(b[:i]); err != nil {
-						return nil, 0, err
-					}
-					return nil, 0, &syntaxError{in.line, "unexpected " + quoteByte(c)}
-				default:
-					scalar = true
-				}
-				i++
-			default:
-				switch c {
-				case '"':
-					inString = true
-				case '{', '[':
-					if len(stack) == maxDepth {
-						if err := in.advance(b[:i]); err != nil {
-							return nil, 0, err
-						}
-						return nil, 0, &syntaxError{in.line, "nested too deeply"}
-					}
-					stack = append(stack, c+2) // '{'+2 == '}', '['+2 == ']'
-				case '}', ']':
-					if want := stack[len(stack)-1]; c != want {
-						if err := in.advance(b[:i]); err != nil {
-							return nil, 0, err
-						}
-						return nil, 0, &syntaxError{in.line, "unexpected " + quoteByte(c) + ", expected " + quoteByte(want)}
-					}
-					stack = stack[:len(stack)-1]
-					done = len(stack) == 0
-				}
-				i++
+		i, done, problem := s.scan(b)
+		if problem != "" {
+			if err := in.advance(b[:i]); err != nil {
+				return nil, 0, err
 			}
+			return nil, 0, &syntaxError{in.line, problem}
 		}
 		size += i
 		if size <= max {
@@ -528,6 +459,89 @@ func (in *input) readValue(max int) (raw []byte, size int, err error) {
 			return raw, size, nil
 		}
 	}
+}
+
+// valueScanner follows one JSON value through the buffers it spans.
+type valueScanner struct {
+	stack                            []byte // the closing brackets expected
+	first, inString, escaped, scalar bool
+}
+
+// scan reads b until the value ends (done) or b does, and returns how much of b belongs
+// to the value. A problem is a bracket that does not match, at b[i].
+func (s *valueScanner) scan(b []byte) (i int, done bool, problem string) {
+	quote, backslash := -1, -1 // next '"' and '\\' at or after i, len(b) for none
+	for i < len(b) && !done {
+		c := b[i]
+		switch {
+		case s.escaped:
+			s.escaped = false
+			i++
+		case s.inString:
+			if quote < i {
+				quote = indexFrom(b, i, len(b), '"')
+			}
+			if backslash < i {
+				backslash = indexFrom(b, i, quote, '\\')
+			}
+			i = min(quote, backslash)
+			if i == len(b) {
+				break
+			}
+			if b[i] == '\\' {
+				s.escaped = true
+			} else {
+				s.inString = false
+				done = len(s.stack) == 0
+			}
+			i++
+		case s.scalar:
+			if isSpace(c) || c == ',' || c == ']' || c == '}' || c == '[' || c == '{' || c == '"' {
+				done = true
+			} else {
+				i++
+			}
+		case s.first:
+			s.first = false
+			switch c {
+			case '{', '[':
+				s.stack = append(s.stack, c+2) // '{'+2 == '}', '['+2 == ']'
+			case '"':
+				s.inString = true
+			case ']', '}', ',', ':':
+				return i, false, "unexpected " + quoteByte(c)
+			default:
+				s.scalar = true
+			}
+			i++
+		default:
+			if problem := s.bracket(c); problem != "" {
+				return i, false, problem
+			}
+			done = len(s.stack) == 0
+			i++
+		}
+	}
+	return i, done, ""
+}
+
+// bracket follows c, a byte inside an array or object and outside its strings.
+func (s *valueScanner) bracket(c byte) (problem string) {
+	switch c {
+	case '"':
+		s.inString = true
+	case '{', '[':
+		if len(s.stack) == maxDepth {
+			return "nested too deeply"
+		}
+		s.stack = append(s.stack, c+2)
+	case '}', ']':
+		if want := s.stack[len(s.stack)-1]; c != want {
+			return "unexpected " + quoteByte(c) + ", expected " + quoteByte(want)
+		}
+		s.stack = s.stack[:len(s.stack)-1]
+	}
+	return ""
 }
 
 // grow appends b to buf, which never needs more than max bytes, doubling
