@@ -5,13 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/credohq/credo/eval"
-	"github.com/credohq/credo/internal/app"
-	"github.com/credohq/credo/internal/config"
-	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/recall"
 )
 
@@ -44,7 +40,7 @@ func runLocomo(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return err
 	}
-	cfg, wcfg, workers, set := st.cfg, st.worker, &st.workers, st.set
+	workers := &st.workers
 	switch {
 	case *data == "":
 		return usagef("--data is required: the LoCoMo file, locomo10.json of github.com/snap-research/locomo")
@@ -62,11 +58,7 @@ func runLocomo(ctx context.Context, args []string, getenv func(string) string, s
 		return usageError{err}
 	}
 
-	if getenv("LOG_LEVEL") == "" && !set["log-level"] {
-		cfg.LogLevel = "warn" // every extraction logs at info: too much beside the progress lines
-	}
-	logger := app.Logger(cfg, stderr)
-	chat, embed, err := app.Providers(cfg)
+	logger, chat, embed, err := st.models(getenv, stderr)
 	if err != nil {
 		return err
 	}
@@ -75,9 +67,9 @@ func runLocomo(ctx context.Context, args []string, getenv func(string) string, s
 		n = min(n, *conversations)
 	}
 	fmt.Fprintf(stderr, "eval: LoCoMo, %d of %d conversations, %s (%s), learning %s\n", n, len(samples),
-		chat.ChatModel(), chat.Name(), map[bool]string{true: "on", false: "off"}[wcfg.Examples > 0])
+		chat.ChatModel(), chat.Name(), map[bool]string{true: "on", false: "off"}[st.worker.Examples > 0])
 	res, err := eval.RunLocomo(ctx, samples, eval.LocomoConfig{
-		Config:        pipelineConfig(cfg, wcfg, getenv, chat, embed, *workers, *k, *keep, logger, stderr),
+		Config:        st.pipeline(getenv, chat, embed, *k, *keep, logger, stderr),
 		Conversations: *conversations,
 		Questions:     *questions,
 	})
@@ -93,26 +85,6 @@ func runLocomo(ctx context.Context, args []string, getenv func(string) string, s
 		return report.WriteJSON(stdout)
 	}
 	return report.WriteTable(stdout, *verbose)
-}
-
-// pipelineConfig is the run's pipeline, configured as the worker would be.
-func pipelineConfig(cfg, wcfg *config.Config, getenv func(string) string, chat, embed llm.Provider, workers, k int, keep bool,
-	logger *slog.Logger, stderr io.Writer) eval.Config {
-	maxAttempts := eval.DefaultMaxAttempts
-	if getenv("MAX_ATTEMPTS") != "" {
-		maxAttempts = wcfg.MaxAttempts
-	}
-	floor := wcfg.ConfidenceFloor
-	if floor == 0 {
-		floor = -1 // as the worker: CONFIDENCE_FLOOR=0 stores everything
-	}
-	return eval.Config{
-		DatabaseURL: cfg.DatabaseURL, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
-		Learning: wcfg.Examples > 0, Examples: wcfg.Examples, Workers: workers, MaxCandidates: wcfg.MaxCandidates,
-		ConfidenceFloor: floor, MaxAttempts: maxAttempts, JobTimeout: wcfg.JobTimeout,
-		ConsolidateThreshold: cfg.ConsolidateThreshold, ConsolidateMaxCluster: cfg.ConsolidateMaxCluster,
-		K: k, Keep: keep, Logger: logger, Progress: prefixed{stderr},
-	}
 }
 
 // loadLocomo reads the LoCoMo file at path.

@@ -29,7 +29,6 @@ import (
 	"syscall"
 
 	"github.com/credohq/credo/eval"
-	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 )
 
@@ -96,7 +95,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	cfg, wcfg, workers, set := st.cfg, st.worker, &st.workers, st.set
+	wcfg, workers, set := st.worker, &st.workers, st.set
 	switch {
 	case *workers < 1:
 		return usagef("--workers must be at least 1")
@@ -120,21 +119,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return usageError{err}
 	}
 
-	if getenv("LOG_LEVEL") == "" && !set["log-level"] {
-		cfg.LogLevel = "warn" // every extraction logs at info: too much beside the progress lines
-	}
-	logger := app.Logger(cfg, stderr)
-	chat, embed, err := app.Providers(cfg)
+	logger, chat, embed, err := st.models(getenv, stderr)
 	if err != nil {
 		return err
-	}
-	maxAttempts := eval.DefaultMaxAttempts
-	if getenv("MAX_ATTEMPTS") != "" {
-		maxAttempts = wcfg.MaxAttempts
-	}
-	floor := wcfg.ConfidenceFloor
-	if floor == 0 {
-		floor = -1 // as the worker: CONFIDENCE_FLOOR=0 stores everything
 	}
 	runs := []bool{learning}
 	if *compare {
@@ -142,13 +129,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	report := &eval.Report{Provider: chat.Name(), ChatModel: chat.ChatModel(), EmbedProvider: embed.Name(),
 		EmbedModel: embed.EmbedModel(), Scenarios: name, K: *k}
-	base := eval.Config{
-		DatabaseURL: cfg.DatabaseURL, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
-		Examples: wcfg.Examples, Workers: *workers, MaxCandidates: wcfg.MaxCandidates,
-		ConfidenceFloor: floor, MaxAttempts: maxAttempts, JobTimeout: wcfg.JobTimeout,
-		ConsolidateThreshold: cfg.ConsolidateThreshold, ConsolidateMaxCluster: cfg.ConsolidateMaxCluster,
-		K: *k, Keep: *keep, Logger: logger, Progress: prefixed{stderr},
-	}
+	base := st.pipeline(getenv, chat, embed, *k, *keep, logger, stderr)
 	if err := runAll(ctx, scenarios, runs, base, report, stderr); err != nil {
 		return err
 	}

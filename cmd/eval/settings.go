@@ -3,8 +3,13 @@ package main
 import (
 	"errors"
 	"flag"
+	"io"
+	"log/slog"
 
+	"github.com/credohq/credo/eval"
+	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/llm"
 )
 
 // settings are what both eval runs read: their configuration, the worker's settings
@@ -44,4 +49,37 @@ func parseSettings(fs *flag.FlagSet, args []string, getenv func(string) string, 
 	s := &settings{cfg: cfg, worker: wcfg, workers: *workers, set: map[string]bool{}}
 	fs.Visit(func(f *flag.Flag) { s.set[f.Name] = true })
 	return s, nil
+}
+
+// models opens the configured model servers, and a logger at warn unless LOG_LEVEL or
+// --log-level says otherwise: every extraction logs at info, too much beside the
+// progress lines.
+func (s *settings) models(getenv func(string) string, stderr io.Writer) (logger *slog.Logger, chat, embed llm.Provider, err error) {
+	if getenv("LOG_LEVEL") == "" && !s.set["log-level"] {
+		s.cfg.LogLevel = "warn"
+	}
+	logger = app.Logger(s.cfg, stderr)
+	chat, embed, err = app.Providers(s.cfg)
+	return logger, chat, embed, err
+}
+
+// pipeline is the run's pipeline, configured as the worker would be.
+func (s *settings) pipeline(getenv func(string) string, chat, embed llm.Provider, k int, keep bool,
+	logger *slog.Logger, stderr io.Writer) eval.Config {
+	maxAttempts := eval.DefaultMaxAttempts
+	if getenv("MAX_ATTEMPTS") != "" {
+		maxAttempts = s.worker.MaxAttempts
+	}
+	floor := s.worker.ConfidenceFloor
+	if floor == 0 {
+		floor = -1 // as the worker: CONFIDENCE_FLOOR=0 stores everything
+	}
+	return eval.Config{
+		DatabaseURL: s.cfg.DatabaseURL, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
+		Learning: s.worker.Examples > 0, Examples: s.worker.Examples, Workers: s.workers,
+		MaxCandidates: s.worker.MaxCandidates, ConfidenceFloor: floor, MaxAttempts: maxAttempts,
+		JobTimeout: s.worker.JobTimeout, ConsolidateThreshold: s.cfg.ConsolidateThreshold,
+		ConsolidateMaxCluster: s.cfg.ConsolidateMaxCluster, K: k, Keep: keep, Logger: logger,
+		Progress: prefixed{stderr},
+	}
 }
