@@ -128,6 +128,7 @@ func wrap[T any](v *T, err error) (*output[T], error) {
 	return &output[T]{Body: *v}, nil
 }
 
+// register declares every operation of the API.
 func (s *Server) register() {
 	huma.Register(s.api, huma.Operation{
 		OperationID: "getOpenAPI", Method: http.MethodGet, Path: OpenAPIPath, Tags: []string{"meta"},
@@ -135,7 +136,23 @@ func (s *Server) register() {
 	}, func(ctx context.Context, _ *struct{}) (*output[map[string]any], error) {
 		return &output[map[string]any]{Body: s.document()}, nil
 	})
+	s.registerTranscripts()
+	s.registerBeliefs()
+	s.registerReview()
+	s.registerRead()
 
+	// Huma documents 422 for invalid parameters and bodies; this API answers them 400.
+	for _, item := range s.api.OpenAPI().Paths {
+		for _, o := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if o != nil {
+				delete(o.Responses, strconv.Itoa(http.StatusUnprocessableEntity))
+			}
+		}
+	}
+}
+
+// registerTranscripts declares the write side: enqueueing and an episode's state.
+func (s *Server) registerTranscripts() {
 	huma.Register(s.api, s.op(huma.Operation{
 		OperationID: "enqueueTranscripts", Method: http.MethodPost, Path: "/v1/transcripts", Tags: []string{"transcripts"},
 		Summary:       "Enqueue transcripts for extraction",
@@ -145,19 +162,22 @@ func (s *Server) register() {
 	s.documentTranscriptBody()
 
 	huma.Register(s.api, s.op(huma.Operation{
+		OperationID: "getEpisode", Method: http.MethodGet, Path: "/v1/episodes/{id}", Tags: []string{"transcripts"},
+		Summary:     "Processing state of one enqueued transcript",
+		Description: "pending, applied or failed, with the attempts made and the last error. Needs the read right. An episode outside the key's scopes is not found, like an unknown id.",
+	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound), func(ctx context.Context, in *episodeParam) (*output[Episode], error) {
+		return wrap(s.episode(ctx, principalFrom(ctx), in.ID))
+	})
+}
+
+// registerBeliefs declares reading beliefs and an operator's changes to them.
+func (s *Server) registerBeliefs() {
+	huma.Register(s.api, s.op(huma.Operation{
 		OperationID: "listBeliefs", Method: http.MethodGet, Path: "/v1/beliefs", Tags: []string{"beliefs"},
 		Summary:     "Read beliefs: current, ranked by a question, historical, or at a time",
 		Description: "Current beliefs by default. With query, the k nearest to it; a query about the past (\"used to\", \"before\", \"previously\", ...) is answered from history, with whole supersession chains. all, as_of and known_at exclude each other. Needs the read right.",
 	}, http.StatusBadRequest, http.StatusForbidden, http.StatusBadGateway), func(ctx context.Context, in *beliefsInput) (*output[Beliefs], error) {
 		return wrap(s.recall(ctx, principalFrom(ctx), RecallRequest{Scope: in.Scope, Query: in.Query, K: in.K, All: in.All, AsOf: in.AsOf, KnownAt: in.KnownAt, Inherit: in.Inherit}))
-	})
-
-	huma.Register(s.api, s.op(huma.Operation{
-		OperationID: "assertBelief", Method: http.MethodPost, Path: "/v1/beliefs", Tags: []string{"beliefs"},
-		Summary:     "Assert a belief as an operator",
-		Description: "Applied by the revision engine with origin operator, as `beliefs add` does. Needs the operate right.",
-	}, http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusBadGateway), func(ctx context.Context, in *assertInput) (*output[Revision], error) {
-		return wrap(s.assert(ctx, principalFrom(ctx), in.Body))
 	})
 
 	huma.Register(s.api, s.op(huma.Operation{
@@ -169,6 +189,14 @@ func (s *Server) register() {
 	})
 
 	huma.Register(s.api, s.op(huma.Operation{
+		OperationID: "assertBelief", Method: http.MethodPost, Path: "/v1/beliefs", Tags: []string{"beliefs"},
+		Summary:     "Assert a belief as an operator",
+		Description: "Applied by the revision engine with origin operator, as `beliefs add` does. Needs the operate right.",
+	}, http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusBadGateway), func(ctx context.Context, in *assertInput) (*output[Revision], error) {
+		return wrap(s.assert(ctx, principalFrom(ctx), in.Body))
+	})
+
+	huma.Register(s.api, s.op(huma.Operation{
 		OperationID: "correctBelief", Method: http.MethodPost, Path: "/v1/beliefs/{id}/correct", Tags: []string{"beliefs"},
 		Summary:     "Correct or retract one belief as an operator",
 		Description: "Supersede the belief with statement, or retract it; reason correction (it was never true) or temporal (it changed), as `beliefs correct` does. Needs the operate right. A belief outside the key's scopes is not found, like an unknown id.",
@@ -176,6 +204,17 @@ func (s *Server) register() {
 		return wrap(s.correct(ctx, principalFrom(ctx), in.ID, in.Body))
 	})
 
+	huma.Register(s.api, s.op(huma.Operation{
+		OperationID: "forget", Method: http.MethodPost, Path: "/v1/forget", Tags: []string{"beliefs"},
+		Summary:     "Forget beliefs (soft), or erase them for good (purge)",
+		Description: "Exactly one of ids, match and all. Soft forgetting needs the operate right, purge the purge right. An id not in the scope, or a scope without beliefs, is not found.",
+	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusUnsupportedMediaType), func(ctx context.Context, in *forgetInput) (*output[Forgotten], error) {
+		return wrap(s.forget(ctx, principalFrom(ctx), in.Body))
+	})
+}
+
+// registerReview declares the revision events and the review queue.
+func (s *Server) registerReview() {
 	huma.Register(s.api, s.op(huma.Operation{
 		OperationID: "listEvents", Method: http.MethodGet, Path: "/v1/events", Tags: []string{"revisions"},
 		Summary:     "Revision events of a scope, newest first",
@@ -199,33 +238,6 @@ func (s *Server) register() {
 	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusBadGateway), func(ctx context.Context, in *resolveInput) (*output[Decided], error) {
 		return wrap(s.resolve(ctx, principalFrom(ctx), in.ID, in.Body))
 	})
-
-	huma.Register(s.api, s.op(huma.Operation{
-		OperationID: "forget", Method: http.MethodPost, Path: "/v1/forget", Tags: []string{"beliefs"},
-		Summary:     "Forget beliefs (soft), or erase them for good (purge)",
-		Description: "Exactly one of ids, match and all. Soft forgetting needs the operate right, purge the purge right. An id not in the scope, or a scope without beliefs, is not found.",
-	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusUnsupportedMediaType), func(ctx context.Context, in *forgetInput) (*output[Forgotten], error) {
-		return wrap(s.forget(ctx, principalFrom(ctx), in.Body))
-	})
-
-	huma.Register(s.api, s.op(huma.Operation{
-		OperationID: "getEpisode", Method: http.MethodGet, Path: "/v1/episodes/{id}", Tags: []string{"transcripts"},
-		Summary:     "Processing state of one enqueued transcript",
-		Description: "pending, applied or failed, with the attempts made and the last error. Needs the read right. An episode outside the key's scopes is not found, like an unknown id.",
-	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound), func(ctx context.Context, in *episodeParam) (*output[Episode], error) {
-		return wrap(s.episode(ctx, principalFrom(ctx), in.ID))
-	})
-
-	s.registerRead()
-
-	// Huma documents 422 for invalid parameters and bodies; this API answers them 400.
-	for _, item := range s.api.OpenAPI().Paths {
-		for _, o := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
-			if o != nil {
-				delete(o.Responses, strconv.Itoa(http.StatusUnprocessableEntity))
-			}
-		}
-	}
 }
 
 func (s *Server) postTranscripts(ctx context.Context, in *transcriptsInput) (*output[Enqueued], error) {
