@@ -199,21 +199,29 @@ type target struct {
 	Kind         Kind
 	Confidence   float64
 	ValidFrom    time.Time
+	ValidUntil   *time.Time
 	SupersededBy *int64
 	// EpisodeID and Quote are where it was first said.
 	EpisodeID *int64
 	Quote     *string
 }
 
-const targetColumns = "id, statement, status, origin, kind, confidence, valid_from, superseded_by, episode_id, quote"
+const targetColumns = "id, statement, status, origin, kind, confidence, valid_from, valid_until, superseded_by, episode_id, quote"
 
 func scanTarget(row pgx.Row) (*target, error) {
 	var t target
-	if err := row.Scan(&t.ID, &t.Statement, &t.Status, &t.Origin, &t.Kind, &t.Confidence, &t.ValidFrom, &t.SupersededBy, &t.EpisodeID, &t.Quote); err != nil {
+	if err := row.Scan(&t.ID, &t.Statement, &t.Status, &t.Origin, &t.Kind, &t.Confidence, &t.ValidFrom, &t.ValidUntil, &t.SupersededBy, &t.EpisodeID, &t.Quote); err != nil {
 		return nil, err
 	}
 	t.ValidFrom = t.ValidFrom.UTC()
 	return &t, nil
+}
+
+// held is whether t stands in its chain's history: a forgotten belief is out of it, and
+// one whose interval is empty (retracted as never true, or replaced the day it began)
+// never held.
+func (t *target) held() bool {
+	return t.Status != StatusForgotten && (t.ValidUntil == nil || t.ValidUntil.After(t.ValidFrom))
 }
 
 type applier struct {
@@ -316,11 +324,13 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 	if why := a.entrenched(head, f.Origin, f.Confidence); why != "" {
 		return a.conflict(ctx, CauseEntrenchment, d.Action, &d.Reason, &head.ID, f, why)
 	}
-	rationale := d.Rationale
+	rationale, embedding := d.Rationale, f.EventEmbedding
 	if head.ID != t.ID {
 		// Another writer superseded the target since it was shown; the rules were
-		// re-checked against the belief that replaced it.
+		// re-checked against the belief that replaced it. The vector is of the revision
+		// of the target: the event's is computed later, from its own text.
 		rationale = joinText(rationale, fmt.Sprintf("target %d was superseded by %d since it was shown; revised %d", t.ID, head.ID, head.ID))
+		embedding = nil
 	}
 	id, err := a.insert(ctx, f, validFrom, StatusActive, nil)
 	if err != nil {
@@ -330,27 +340,33 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 		return Outcome{}, err
 	}
 	ev, err := a.event(ctx, eventRow{action: ActionSupersede, reason: d.Reason, old: head, newID: &id,
-		newStatement: f.Statement, excerpt: f.Quote, rationale: rationale, embedding: f.EventEmbedding})
+		newStatement: f.Statement, excerpt: f.Quote, rationale: rationale, embedding: embedding})
 	return Outcome{Kind: OutcomeSuperseded, BeliefID: id, TargetID: head.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
 }
 
 // backfill stores a belief older than the active one it would replace as history: it
 // goes into the supersession chain at its place in valid time, so the final state does
-// not depend on the order in which episodes were processed. The revision events follow
-// the links: prev → next becomes new → next, and prev → new is recorded, as in-order
-// processing would have recorded them.
+// not depend on the order in which episodes were processed.
 func (a *applier) backfill(ctx context.Context, head *target, f *Fact, d *Directive, validFrom time.Time) (Outcome, error) {
 	prev, next, err := a.placeInChain(ctx, head.ID, validFrom)
 	if err != nil {
 		return Outcome{}, err
 	}
-	switch n := normStatement(f.Statement); {
-	case n == normStatement(next.Statement):
+	if normStatement(f.Statement) == normStatement(next.Statement) {
 		// Said before it was first recorded: the same belief, known to hold earlier.
 		return a.restate(ctx, next, f, validFrom, "restated before the recorded start", f.EventEmbedding)
-	case prev != nil && n == normStatement(prev.Statement):
+	}
+	return a.storeHistory(ctx, prev, next, f, d, validFrom)
+}
+
+// storeHistory stores f, valid from validFrom, in a chain between prev (nil at its
+// start) and next. The revision events follow the links: prev → next becomes new →
+// next, and prev → new is recorded, as in-order processing would have recorded them. A
+// statement of prev is a restatement of prev.
+func (a *applier) storeHistory(ctx context.Context, prev, next *target, f *Fact, d *Directive, validFrom time.Time) (Outcome, error) {
+	if prev != nil && normStatement(f.Statement) == normStatement(prev.Statement) {
 		// Said again while it held: nothing changed then.
-		return a.reinforce(ctx, prev, eventRow{excerpt: f.Quote, rationale: "restated while it held", embedding: f.EventEmbedding})
+		return a.reinforce(ctx, prev, eventRow{excerpt: f.Quote, rationale: "restated while it held"})
 	}
 	id, err := a.insert(ctx, f, validFrom, StatusSuperseded, &retirement{until: next.ValidFrom, by: next.ID})
 	if err != nil {
@@ -359,36 +375,67 @@ func (a *applier) backfill(ctx context.Context, head *target, f *Fact, d *Direct
 	nt := &target{ID: id, Statement: f.Statement}
 	rationale := joinText(d.Rationale, fmt.Sprintf("valid from %s, before %d (valid from %s): stored as history",
 		validFrom.Format(time.RFC3339), next.ID, next.ValidFrom.Format(time.RFC3339)))
-	row := eventRow{action: ActionSupersede, reason: d.Reason, old: nt, newID: &next.ID,
-		newStatement: next.Statement, excerpt: f.Quote, rationale: rationale, embedding: f.EventEmbedding}
+	// The writer's vector is of the revision of the belief it was shown; these events
+	// link other beliefs, and get their own vectors later (Store.Unembedded).
+	ends := eventRow{action: ActionSupersede, reason: d.Reason, old: nt, newID: &next.ID,
+		newStatement: next.Statement, excerpt: f.Quote, rationale: rationale}
+	if next.EpisodeID != nil {
+		// What ends the new belief is what next's episode said.
+		ends.from, ends.excerpt = next.EpisodeID, deref(next.Quote)
+	}
+	rewritten := int64(0)
 	if prev != nil {
-		if err := a.insertIntoChain(ctx, prev, next, nt, validFrom); err != nil {
+		if rewritten, err = a.insertIntoChain(ctx, prev, next, nt, validFrom); err != nil {
 			return Outcome{}, err
 		}
-		row.old, row.newID, row.newStatement = prev, &id, f.Statement
-	} else if next.EpisodeID != nil {
-		// The new belief starts the chain: what ends it is what next's episode said.
-		row.from, row.excerpt = next.EpisodeID, deref(next.Quote)
 	}
-	ev, err := a.event(ctx, row)
+	var ev int64
+	if rewritten == 0 {
+		// No event recorded prev → next (prev led there past beliefs that did not hold,
+		// or there is no prev): the link nt → next gets its own.
+		if ev, err = a.event(ctx, ends); err != nil {
+			return Outcome{}, err
+		}
+	}
+	if prev != nil {
+		ev, err = a.event(ctx, eventRow{action: ActionSupersede, reason: d.Reason, old: prev, newID: &id,
+			newStatement: f.Statement, excerpt: f.Quote, rationale: rationale})
+	}
 	return Outcome{Kind: OutcomeBackfilled, BeliefID: id, TargetID: next.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
 }
 
 // placeInChain finds where a belief valid from validFrom goes in the chain that leads
 // to head: next is the earliest member valid after it, prev the member that currently
-// leads into next, if it started no later than validFrom.
+// leads into next, if it started no later than validFrom. Only members that held count
+// (see target.held): the others are passed through, never placed around.
 func (a *applier) placeInChain(ctx context.Context, head int64, validFrom time.Time) (prev, next *target, err error) {
 	chain, err := a.ancestors(ctx, head)
 	if err != nil {
 		return nil, nil, err
 	}
+	byID := make(map[int64]*target, len(chain))
 	for _, m := range chain {
-		if m.ValidFrom.After(validFrom) && (next == nil || m.ValidFrom.Before(next.ValidFrom)) {
+		byID[m.ID] = m
+		if m.held() && m.ValidFrom.After(validFrom) && (next == nil || m.ValidFrom.Before(next.ValidFrom)) {
 			next = m
 		}
 	}
+	if next == nil {
+		return nil, nil, fmt.Errorf("chain of belief %d: nothing held after %s", head, validFrom.Format(time.RFC3339))
+	}
+	// leadsTo is the held member m's links lead to, past those that did not hold.
+	leadsTo := func(m *target) int64 {
+		for range len(chain) {
+			n, ok := byID[deref(m.SupersededBy)]
+			if !ok || n.held() {
+				return deref(m.SupersededBy)
+			}
+			m = n
+		}
+		return 0
+	}
 	for _, m := range chain {
-		if m.SupersededBy != nil && *m.SupersededBy == next.ID && !m.ValidFrom.After(validFrom) &&
+		if m.held() && m.SupersededBy != nil && leadsTo(m) == next.ID && !m.ValidFrom.After(validFrom) &&
 			(prev == nil || m.ValidFrom.After(prev.ValidFrom)) {
 			prev = m
 		}
@@ -399,16 +446,20 @@ func (a *applier) placeInChain(ctx context.Context, head int64, validFrom time.T
 // insertIntoChain relinks prev → next as prev → nt → next: prev now ends when nt
 // starts, and the events that recorded prev → next now record nt → next, so that no
 // few-shot example contradicts the links.
-func (a *applier) insertIntoChain(ctx context.Context, prev, next, nt *target, validFrom time.Time) error {
-	if _, err := a.tx.Exec(ctx, "UPDATE belief SET superseded_by = $2, valid_until = $3, updated_at = $4 WHERE id = $1",
-		prev.ID, nt.ID, validFrom, a.now); err != nil {
-		return fmt.Errorf("relink belief %d: %w", prev.ID, err)
+func (a *applier) insertIntoChain(ctx context.Context, prev, next, nt *target, validFrom time.Time) (rewritten int64, err error) {
+	// prev never ends later than it did: a link passed through a member that did not hold
+	// may have ended prev before validFrom.
+	if _, err := a.tx.Exec(ctx, `UPDATE belief SET superseded_by = $2, valid_until = least(valid_until, $3), updated_at = $4
+		WHERE id = $1`, prev.ID, nt.ID, validFrom, a.now); err != nil {
+		return 0, fmt.Errorf("relink belief %d: %w", prev.ID, err)
 	}
-	if _, err := a.tx.Exec(ctx, `UPDATE revision_event SET old_belief_id = $3, old_statement = $4
-		WHERE old_belief_id = $1 AND new_belief_id = $2 AND action = 'supersede'`, prev.ID, next.ID, nt.ID, nt.Statement); err != nil {
-		return fmt.Errorf("rewrite events of belief %d: %w", prev.ID, err)
+	// A rewritten event's vector no longer matches its text: it is computed again.
+	tag, err := a.tx.Exec(ctx, `UPDATE revision_event SET old_belief_id = $3, old_statement = $4, embedding = NULL, embed_model = NULL
+		WHERE old_belief_id = $1 AND new_belief_id = $2 AND action = 'supersede'`, prev.ID, next.ID, nt.ID, nt.Statement)
+	if err != nil {
+		return 0, fmt.Errorf("rewrite events of belief %d: %w", prev.ID, err)
 	}
-	return nil
+	return tag.RowsAffected(), nil
 }
 
 func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive, at time.Time) (Outcome, error) {
@@ -625,36 +676,44 @@ func (a *applier) activeDuplicate(ctx context.Context, statement string) (*targe
 // before t starts is the first record of the same belief, and the state becomes the one
 // in-order processing reaches: t starts then, what t superseded ends then, t rests on
 // the earlier episode and quote, and the reinforcement credits the episode t was first
-// recorded from. t never moves back past the start of a belief that held before it: the
-// value then came back, which is not a restatement.
+// recorded from. A statement dated the day t starts, from an earlier episode, takes over
+// t's provenance the same way. t never moves back past the start of a belief that held
+// before it: the value then came back, and the statement is history of its own.
 func (a *applier) restate(ctx context.Context, t *target, f *Fact, validFrom time.Time, rationale string, embedding []float32) (Outcome, error) {
 	e := eventRow{excerpt: f.Quote, rationale: rationale, embedding: embedding}
-	if !validFrom.Before(t.ValidFrom) {
+	swap := t.EpisodeID != nil && a.b.EpisodeID != nil
+	switch {
+	case validFrom.After(t.ValidFrom):
 		return a.reinforce(ctx, t, e)
-	}
-	var blocked bool
-	err := a.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM belief p WHERE p.superseded_by = $1
-			AND p.valid_until > p.valid_from AND p.valid_from >= $2)`, t.ID, validFrom).Scan(&blocked)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("read predecessors of belief %d: %w", t.ID, err)
-	}
-	if blocked {
-		e.rationale = joinText(rationale, "said before the belief it replaced began: its start is kept")
-		return a.reinforce(ctx, t, e)
+	case validFrom.Equal(t.ValidFrom):
+		if !swap {
+			return a.reinforce(ctx, t, e)
+		}
+		earlier, err := a.episodeBefore(ctx, *a.b.EpisodeID, *t.EpisodeID)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if !earlier {
+			return a.reinforce(ctx, t, e)
+		}
+	default:
+		if o, done, err := a.cameBack(ctx, t, f, validFrom, rationale); done || err != nil {
+			return o, err
+		}
+		e.rationale = joinText(rationale, "said earlier: holds from "+validFrom.Format(time.RFC3339))
 	}
 	// Without both episodes the provenance stays; the start moves all the same.
-	swap := t.EpisodeID != nil && a.b.EpisodeID != nil
 	if swap {
 		e.from, e.excerpt = t.EpisodeID, deref(t.Quote)
 	}
-	// The events that superseded a belief by t, credited to t's first statement, now
-	// credit the earlier one.
-	_, err = a.tx.Exec(ctx, `WITH predecessors AS (
+	// The events that revised a belief into t, credited to t's first statement, now
+	// credit the earlier one; their vectors are of the old excerpt, and are computed again.
+	_, err := a.tx.Exec(ctx, `WITH predecessors AS (
 			UPDATE belief SET valid_until = greatest($2, valid_from), updated_at = $3
 			WHERE superseded_by = $1 AND valid_until > $2
 		), events AS (
-			UPDATE revision_event SET episode_id = $5, excerpt = $6
-			WHERE $4 AND new_belief_id = $1 AND action = 'supersede' AND episode_id = $7
+			UPDATE revision_event SET episode_id = $5, excerpt = $6, embedding = NULL, embed_model = NULL
+			WHERE $4 AND new_belief_id = $1 AND action IN ('supersede', 'retract') AND episode_id = $7
 		)
 		UPDATE belief SET valid_from = $2, updated_at = $3,
 			episode_id = CASE WHEN $4 THEN $5 ELSE episode_id END,
@@ -663,8 +722,48 @@ func (a *applier) restate(ctx context.Context, t *target, f *Fact, validFrom tim
 	if err != nil {
 		return Outcome{}, fmt.Errorf("move the start of belief %d: %w", t.ID, err)
 	}
-	e.rationale = joinText(rationale, "said earlier: holds from "+validFrom.Format(time.RFC3339))
 	return a.reinforce(ctx, t, e)
+}
+
+// cameBack handles a statement of t dated before t starts, when a belief that held
+// before t started at or after that date: the value held then, gave way, and came back.
+// The statement is placed in t's chain by valid time, as a backfill is (done), unless
+// it is the start of t itself.
+func (a *applier) cameBack(ctx context.Context, t *target, f *Fact, validFrom time.Time, rationale string) (o Outcome, done bool, err error) {
+	chain, err := a.ancestors(ctx, t.ID)
+	if err != nil {
+		return Outcome{}, false, err
+	}
+	if !slices.ContainsFunc(chain, func(m *target) bool { return m.ID != t.ID && m.held() && !m.ValidFrom.Before(validFrom) }) {
+		return Outcome{}, false, nil
+	}
+	prev, next, err := a.placeInChain(ctx, t.ID, validFrom)
+	if err != nil {
+		return Outcome{}, true, err
+	}
+	if next.ID == t.ID {
+		// Only a belief that began the same day stands before t: t's start is kept.
+		o, err := a.reinforce(ctx, t, eventRow{excerpt: f.Quote, rationale: joinText(rationale, "said the day the belief it replaced began: its start is kept")})
+		return o, true, err
+	}
+	if normStatement(f.Statement) == normStatement(next.Statement) {
+		o, err := a.restate(ctx, next, f, validFrom, rationale, nil)
+		return o, true, err
+	}
+	d := &Directive{Action: ActionSupersede, Reason: ReasonTemporal, Rationale: joinText(rationale, "the value held before and came back")}
+	o, err = a.storeHistory(ctx, prev, next, f, d, validFrom)
+	return o, true, err
+}
+
+// episodeBefore is whether episode x happened before episode y (by occurred_at, then id).
+func (a *applier) episodeBefore(ctx context.Context, x, y int64) (bool, error) {
+	var before bool
+	err := a.tx.QueryRow(ctx, `SELECT coalesce((SELECT (ex.occurred_at, ex.id) < (ey.occurred_at, ey.id)
+		FROM episode ex, episode ey WHERE ex.id = $1 AND ey.id = $2), false)`, x, y).Scan(&before)
+	if err != nil {
+		return false, fmt.Errorf("order episodes %d and %d: %w", x, y, err)
+	}
+	return before, nil
 }
 
 // reinforce counts one more statement of t and records it as event e.

@@ -137,16 +137,25 @@ func TestRestatementOrderIndependence(t *testing.T) {
 		}
 	})
 
-	t.Run("NotBeforeWhatItReplaced", func(t *testing.T) {
+	t.Run("ValueCameBack", func(t *testing.T) {
 		t.Parallel()
-		// Miami, then Boston, then Miami again: the Miami of December is not the
-		// current one said early, so the current one keeps its start.
+		// Miami, then Boston, then Miami again: the Miami of 2025 is not the current one
+		// said early but history of its own, however the model marks it.
 		store, bundle := setup(t)
-		sayAll(t, store, bundle, "u", "", []said{moved, {"2026-01-10", miami, "I moved to Miami."}, {"2025-01-01", miami, "I lived in Miami."}})
-		all, err := store.All(context.Background(), "u")
-		require.NoError(t, err)
-		require.Equal(t, day("2026-01-10"), byStatement(t, all, miami).ValidFrom)
-		require.Equal(t, day("2026-01-10"), *byStatement(t, all, boston).ValidUntil)
+		early := said{"2025-01-01", miami, "I lived in Miami."}
+		back := said{"2026-01-10", miami, "I moved back to Miami."}
+		sayAll(t, store, bundle, "in-order", "", []said{early, moved, back})
+		want := provenance(t, store, bundle, "in-order")
+		require.Contains(t, want, miami+"|superseded|2025-01-01..2025-06-01|supersedes=[]|by=["+boston+"]|seen=0")
+		for _, restate := range []Action{"", ActionReinforce, ActionSupersede} {
+			// Boston is applied before both Miamis are known: once both are, they are one
+			// belief, and a restatement once merged is not split again (docs/design.md).
+			for i, order := range [][]said{{moved, back, early}, {back, moved, early}, {moved, early, back}} {
+				scope := fmt.Sprintf("marked-%s-order-%d", restate, i)
+				sayAll(t, store, bundle, scope, restate, order)
+				require.Equal(t, want, provenance(t, store, bundle, scope), "marked %q, order %d", restate, i)
+			}
+		}
 	})
 }
 
@@ -210,4 +219,193 @@ func TestRestatementsInAnyOrder(t *testing.T) {
 			require.Equal(t, want, provenance(t, store, bundle, scope), "world %d, order %v", world, shuffled)
 		}
 	}
+}
+
+// Rules of placement in a chain that holds beliefs which never held: a restatement never
+// moves back past an older belief that held, a backfill never revives a belief retracted
+// as never true, nor folds into a forgotten one, and statements of one start keep the
+// earliest episode's provenance in any order.
+func TestPlacementInChains(t *testing.T) {
+	t.Parallel()
+	const boston, denver, chicago = "User lives in Boston", "User lives in Denver", "User lives in Chicago"
+	ctx := context.Background()
+	// apply applies one episode whose fact revises the scope's current belief with action.
+	apply := func(t *testing.T, store *Store, bundle *testBundle, scope string, s said, action Action, reason Reason) *Result {
+		t.Helper()
+		current, err := store.Current(ctx, scope)
+		require.NoError(t, err)
+		f := fact(s.statement, "location", s.at)
+		f.Quote = s.quote
+		if action != "" {
+			f = resolves(f, 0, action, reason)
+		}
+		b := extraction(scope, s.at, ids(current), f)
+		id := insertEpisode(t, bundle, scope, s.quote, s.at)
+		b.EpisodeID = &id
+		return mustApply(t, store, b)
+	}
+
+	t.Run("PastAnEmptyPredecessor", func(t *testing.T) {
+		t.Parallel()
+		store, bundle := setup(t)
+		sayAll(t, store, bundle, "u", "", []said{{"2025-06-01", boston, "I live in Boston."}, {"2025-09-01", denver, "I live in Denver."}})
+		// Chicago replaces Denver the day Denver began: Denver never held.
+		apply(t, store, bundle, "u", said{"2025-09-01", chicago, "Later that day: Chicago."}, ActionSupersede, ReasonTemporal)
+		sayAll(t, store, bundle, "u", "", []said{{"2025-01-01", chicago, "I lived in Chicago."}})
+		all, err := store.All(ctx, "u")
+		require.NoError(t, err)
+		require.Equal(t, []string{
+			boston + "|superseded|2025-06-01..2025-09-01|supersedes=[" + chicago + "]|by=[" + denver + "]|seen=0",
+			chicago + "|active|2025-09-01..-|supersedes=[" + denver + "]|by=[]|seen=0",
+			chicago + "|superseded|2025-01-01..2025-06-01|supersedes=[]|by=[" + boston + "]|seen=0",
+			denver + "|superseded|2025-09-01..2025-09-01|supersedes=[" + boston + "]|by=[" + chicago + "]|seen=0",
+		}, sorted(shape(all)))
+		asOf, err := store.AsOf(ctx, "u", day("2025-07-01"))
+		require.NoError(t, err)
+		require.Equal(t, []string{boston}, statementsOf(asOf))
+	})
+
+	t.Run("AfterACorrection", func(t *testing.T) {
+		t.Parallel()
+		store, bundle := setup(t)
+		sayAll(t, store, bundle, "u", "", []said{{"2025-06-01", boston, "I live in Boston."}})
+		apply(t, store, bundle, "u", said{"2025-09-01", chicago, "I never lived in Boston; Chicago since September."}, ActionRetract, ReasonCorrection)
+		sayAll(t, store, bundle, "u", "", []said{{"2025-07-01", denver, "I lived in Denver in July."}})
+		all, err := store.All(ctx, "u")
+		require.NoError(t, err)
+		bos := byStatement(t, all, boston)
+		require.Equal(t, StatusRetracted, bos.Status)
+		require.Equal(t, bos.ValidFrom, *bos.ValidUntil, "Boston never held, and still did not")
+		den := byStatement(t, all, denver)
+		require.Equal(t, day("2025-09-01"), *den.ValidUntil)
+		requireEventsFollowLinks(t, store, "u")
+	})
+
+	t.Run("NotIntoAForgottenBelief", func(t *testing.T) {
+		t.Parallel()
+		store, bundle := setup(t)
+		const austin = "User lives in Austin"
+		sayAll(t, store, bundle, "u", "", []said{{"2020-01-10", austin, "Austin."}, {"2022-01-10", boston, "Boston."}, {"2024-01-10", chicago, "Chicago."}})
+		all, err := store.All(ctx, "u")
+		require.NoError(t, err)
+		forgotten := byStatement(t, all, boston).ID
+		_, err = store.Forget(ctx, Selection{Scope: "u", IDs: []int64{forgotten}})
+		require.NoError(t, err)
+		res := apply(t, store, bundle, "u", said{"2021-01-10", boston, "I live in Boston (2021)."}, ActionSupersede, ReasonTemporal)
+		require.Equal(t, OutcomeBackfilled, res.Facts[0].Kind, "a new belief, not the forgotten one")
+		require.NotEqual(t, forgotten, res.Facts[0].BeliefID)
+		asOf, err := store.AsOf(ctx, "u", day("2021-06-01"))
+		require.NoError(t, err)
+		require.Equal(t, []string{boston}, statementsOf(asOf))
+		asOf, err = store.AsOf(ctx, "u", day("2020-06-01"))
+		require.NoError(t, err)
+		require.Equal(t, []string{austin}, statementsOf(asOf))
+		requireEventsFollowLinks(t, store, "u")
+	})
+
+	t.Run("SameStartEarliestEpisode", func(t *testing.T) {
+		t.Parallel()
+		store, bundle := setup(t)
+		first := said{"2026-01-01", miami, "I moved to Miami on New Year's day."}
+		second := said{"2026-01-01", miami, "Since Jan 1 I live in Miami."}
+		// The episodes happen in this order; their facts share one start.
+		for _, run := range []struct {
+			scope string
+			order []said
+		}{{"in-order", []said{first, second}}, {"reverse", []said{second, first}}} {
+			for _, s := range run.order {
+				at := "2026-01-02"
+				if s == second {
+					at = "2026-01-10"
+				}
+				current, err := store.Current(ctx, run.scope)
+				require.NoError(t, err)
+				f := fact(s.statement, "location", s.at)
+				f.Quote = s.quote
+				if len(current) > 0 {
+					f = resolves(f, 0, ActionReinforce, ReasonRestated)
+				}
+				b := extraction(run.scope, at, ids(current), f)
+				id := insertEpisode(t, bundle, run.scope, s.quote, at)
+				b.EpisodeID = &id
+				mustApply(t, store, b)
+			}
+		}
+		require.Equal(t, provenance(t, store, bundle, "in-order"), provenance(t, store, bundle, "reverse"))
+	})
+}
+
+// requireEventsFollowLinks checks that the scope's visible revision events and its
+// links between beliefs that are not forgotten are the same: one event per link.
+func requireEventsFollowLinks(t *testing.T, store *Store, scope string) {
+	t.Helper()
+	ctx := context.Background()
+	all, err := store.All(ctx, scope)
+	require.NoError(t, err)
+	status := map[int64]Status{}
+	for _, b := range all {
+		status[b.ID] = b.Status
+	}
+	var links, linked []string
+	for _, b := range all {
+		for _, next := range b.SupersededBy {
+			if b.Status != StatusForgotten && status[next] != StatusForgotten {
+				links = append(links, fmt.Sprintf("%d→%d", b.ID, next))
+			}
+		}
+	}
+	events, err := store.Events(ctx, scope, 0)
+	require.NoError(t, err)
+	for _, e := range events {
+		if e.NewBeliefID != nil {
+			linked = append(linked, fmt.Sprintf("%d→%d", e.OldBeliefID, *e.NewBeliefID))
+		}
+	}
+	require.ElementsMatch(t, links, linked, "links and the events that record them")
+}
+
+func sorted(xs []string) []string {
+	slices.Sort(xs)
+	return xs
+}
+
+// An event a backfill rewrites, or records between other beliefs, loses the writer's
+// vector, which was of another text: it is embedded again from its own.
+func TestBackfilledEventsAreEmbeddedAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, bundle := setup(t)
+	const austin, boston, chicago = "User lives in Austin", "User lives in Boston", "User lives in Chicago"
+	say := func(statement, at, quote string, event []float32) {
+		current, err := store.Current(ctx, "u")
+		require.NoError(t, err)
+		f := fact(statement, "location", at)
+		f.Quote, f.Embedding = quote, []float32{1, 0, 0}
+		if len(current) > 0 {
+			f = resolves(f, 0, ActionSupersede, ReasonTemporal)
+			f.EventEmbedding = event
+		}
+		b := extraction("u", at, ids(current), f)
+		b.EmbedModel = "m3"
+		mustApply(t, store, b)
+	}
+	say(austin, "2020-01-10", "I live in Austin.", nil)
+	say(chicago, "2024-06-01", "Now I live in Chicago.", []float32{0, 1, 0})
+	say(boston, "2022-03-01", "I moved to Boston.", []float32{0, 0, 1})
+
+	pending, err := store.Unembedded(ctx, "u", 10)
+	require.NoError(t, err)
+	var texts []string
+	for _, u := range pending {
+		if u.Event {
+			texts = append(texts, u.Text)
+		}
+	}
+	require.ElementsMatch(t, []string{
+		EventText(austin, "I moved to Boston.", boston),
+		EventText(boston, "Now I live in Chicago.", chicago),
+	}, texts)
+	var embedded int
+	require.NoError(t, bundle.schema.Pool.QueryRow(ctx, "SELECT count(*) FROM revision_event WHERE embedding IS NOT NULL").Scan(&embedded))
+	require.Zero(t, embedded, "no event keeps a vector of another text")
 }
