@@ -2,6 +2,7 @@ package dbtest
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -34,14 +35,30 @@ func (s *Schema) Mentions(tb testing.TB, text string) map[string]int {
 	for _, t := range tables {
 		var conds []string
 		for _, c := range t.Columns {
-			conds = append(conds, pgx.Identifier{c}.Sanitize()+"::text ILIKE '%' || $1 || '%'")
+			// strpos, not LIKE: the text may hold % _ or \. In the text form of jsonb, a
+			// quote or a backslash is escaped, so the escaped text is searched as well.
+			col := "lower(" + pgx.Identifier{c}.Sanitize() + "::text)"
+			conds = append(conds, "strpos("+col+", lower($1)) > 0", "strpos("+col+", lower($2)) > 0")
 		}
 		var n int
-		err := s.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{t.Name}.Sanitize()+" WHERE "+strings.Join(conds, " OR "), text).Scan(&n)
+		err := s.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{t.Name}.Sanitize()+" WHERE "+strings.Join(conds, " OR "),
+			text, jsonEscaped(text)).Scan(&n)
 		require.NoError(tb, err, t.Name)
 		if n > 0 {
 			found[t.Name] = n
 		}
 	}
 	return found
+}
+
+// jsonEscaped is text as it appears inside a string of jsonb's text form, which leaves
+// <, > and & as they are.
+func jsonEscaped(text string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(text); err != nil {
+		return text
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(b.String(), "\n"), `"`), `"`)
 }
