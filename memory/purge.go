@@ -128,9 +128,10 @@ func (p *purge) run(ctx context.Context) error {
 		return err
 	}
 	// redactEpisodes runs once the purged beliefs and their events are gone: what still
-	// names an episode then is what stays.
+	// names an episode then is what stays. scrubKept reads the transcripts before they
+	// are redacted.
 	for _, step := range []func(context.Context) error{p.riverJobs, p.events, p.conflicts, p.dependents, p.relink, p.deleteBeliefs,
-		p.redactEpisodes, p.scrubKept, p.deleteEpisodes, p.consolidation} {
+		p.scrubKept, p.redactEpisodes, p.deleteEpisodes, p.consolidation} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -188,7 +189,8 @@ func (p *purge) findEpisodes(ctx context.Context) error {
 // of another scope, known by its episode or its scope argument, is that scope's
 // business and is never touched. A running job of the scope is let finish (it finds
 // nothing left and completes; River's cleaner removes it later): deleting its row under
-// it would let a second job of the scope start beside it.
+// it would let a second job of the scope start beside it. A job of the scope also goes
+// when it mentions a purged quote: its errors may quote the model's answer.
 func (p *purge) riverJobs(ctx context.Context) error {
 	episodes := make([]string, len(p.episodes))
 	for i, id := range p.episodes {
@@ -203,8 +205,9 @@ func (p *purge) riverJobs(ctx context.Context) error {
 			AND (`+mentionsJSON("j.args", "$3")+`
 				OR `+mentionsJSON("j.metadata", "$3")+`
 				OR `+mentionsJSON("to_jsonb(j.errors)", "$3")+`
-				OR `+mentionsText("array_to_string(j.tags, ' ')", "$3")+`)))`,
-		p.sel.Scope, episodes, p.needles, p.sel.All)
+				OR `+mentionsText("array_to_string(j.tags, ' ')", "$3")+`))
+		OR (j.args->>'scope' = $1 AND (`+mentionsJSON("j.metadata", "$5")+` OR `+mentionsJSON("to_jsonb(j.errors)", "$5")+`)))`,
+		p.sel.Scope, episodes, p.needles, p.sel.All, p.purgedQuotes())
 }
 
 func (p *purge) events(ctx context.Context) error {
@@ -217,12 +220,15 @@ func (p *purge) events(ctx context.Context) error {
 		p.sel.Scope, p.beliefs, p.needles, p.sel.All)
 }
 
+// conflicts deletes the review items of purged beliefs, those that mention the purged
+// text, and those of a selected episode that quote a purged belief.
 func (p *purge) conflicts(ctx context.Context) error {
 	return p.exec(ctx, "belief_conflict", `DELETE FROM belief_conflict c WHERE c.target_belief_id = ANY($2) OR c.belief_id = ANY($2)
 		OR (c.scope = $1 AND ($4
 			OR `+mentionsJSON("c.proposed", "$3")+`
-			OR `+mentionsText("c.detail", "$3")+`))`,
-		p.sel.Scope, p.beliefs, p.needles, p.sel.All)
+			OR `+mentionsText("c.detail", "$3")+`))
+		OR (c.episode_id = ANY($5) AND (`+mentionsJSON("c.proposed", "$6")+` OR `+mentionsText("c.detail", "$6")+`))`,
+		p.sel.Scope, p.beliefs, p.needles, p.sel.All, p.episodes, p.purgedQuotes())
 }
 
 // dependents flags the surviving beliefs concluded from purged ones, with items that

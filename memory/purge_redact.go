@@ -65,6 +65,16 @@ func (p *purge) findQuotes(ctx context.Context) error {
 	return nil
 }
 
+// purgedQuotes is every quote findQuotes found, of every selected episode.
+func (p *purge) purgedQuotes() []string {
+	var out []string
+	for _, q := range p.quotes {
+		out = append(out, q.quotes...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // redactEpisodes redacts, instead of deleting, the selected episodes that kept beliefs
 // still come from: after the purged beliefs and their events are gone, a belief or a
 // reinforcement that names the episode is one that stays. It redacts an episode only
@@ -116,16 +126,18 @@ func (p *purge) redactEpisodes(ctx context.Context) error {
 // is still found afterwards, by the same search that selected the episode, in the
 // transcript or the external id. The last error goes: it may quote the transcript.
 //
-// content_hash stays that of the original transcript: enqueueing the same transcript
-// again finds this episode (ON CONFLICT on scope and hash) and is a no-op, instead of
-// storing the purged words anew and learning them again.
+// content_hash becomes one of the redacted transcript: the original's would let anyone
+// who reads the database test guesses of the purged words against it (a PIN has 10,000).
+// Enqueueing the original transcript again stores it anew, as after a purge that deletes
+// the episode.
 func (p *purge) redact(ctx context.Context, id int64, raw []byte, quotes []string) (bool, error) {
 	messages, ok, err := redactMessages(raw, quotes, p.needles)
 	if err != nil || !ok {
 		return false, err
 	}
 	spans := append(slices.Clone(quotes), p.needles...)
-	tag, err := p.tx.Exec(ctx, `UPDATE episode e SET messages = $2, last_error = NULL, redacted_at = $3
+	tag, err := p.tx.Exec(ctx, `UPDATE episode e SET messages = $2, last_error = NULL, redacted_at = $3,
+			content_hash = 'redacted:' || encode(sha256(convert_to(e.id || ':' || $2::jsonb::text, 'UTF8')), 'hex')
 		WHERE e.id = $1 AND NOT `+mentionsJSON("$2::jsonb", "$4")+` AND NOT `+mentionsText("e.external_id", "$4"),
 		id, messages, p.now, spans)
 	if err != nil {
@@ -196,60 +208,130 @@ func spanPatterns(quotes, needles []string) ([]*regexp.Regexp, error) {
 }
 
 // scrubKept replaces the purged spans in what kept rows copied from the selected
-// episodes, redacted or about to go: a kept belief's quote, or a kept event's excerpt,
-// may overlap a purged belief's quote ("I have a dog, and my PIN is 5521").
+// episodes, before they are redacted or go: a kept belief's quote, and a kept event's
+// excerpt and rationale. A kept quote may contain a purged one ("I have a dog, and my
+// PIN is 5521") or overlap it in the transcript ("PIN is 5521 and I have a dog"): what
+// it shares with a purged span of a message it was copied from goes too. An event whose
+// text changed loses its vector, which was of the purged words.
 func (p *purge) scrubKept(ctx context.Context) error {
 	if p.sel.All || len(p.episodes) == 0 {
 		return nil
 	}
-	rows, err := p.tx.Query(ctx, `SELECT true, id, episode_id, quote FROM belief
-			WHERE episode_id = ANY($1) AND quote IS NOT NULL
-		UNION ALL SELECT false, id, episode_id, excerpt FROM revision_event
-			WHERE episode_id = ANY($1) AND excerpt IS NOT NULL`, p.episodes)
+	rows, err := p.tx.Query(ctx, `SELECT true, b.id, b.episode_id, b.quote, '' FROM belief b
+			WHERE b.episode_id = ANY($1) AND b.quote IS NOT NULL
+		UNION ALL SELECT false, r.id, r.episode_id, coalesce(r.excerpt, ''), coalesce(r.rationale, '') FROM revision_event r
+			WHERE r.episode_id = ANY($1)`, p.episodes)
 	if err != nil {
 		return fmt.Errorf("read kept quotes: %w", err)
 	}
 	type copied struct {
-		Belief  bool // else a revision event
-		ID      int64
-		Episode int64
-		Text    string
+		Belief    bool // else a revision event
+		ID        int64
+		Episode   int64
+		Quote     string
+		Rationale string
 	}
 	kept, err := pgx.CollectRows(rows, pgx.RowToStructByPos[copied])
 	if err != nil {
 		return fmt.Errorf("read kept quotes: %w", err)
 	}
-	patterns := map[int64][]*regexp.Regexp{} // per episode
+	sources := map[int64]*scrubSource{}
 	for _, c := range kept {
-		ps, ok := patterns[c.Episode]
-		if !ok {
-			var quotes []string
-			if q := p.quotes[c.Episode]; q != nil {
-				quotes = q.quotes
-			}
-			if ps, err = spanPatterns(quotes, p.needles); err != nil {
-				return err
-			}
-			patterns[c.Episode] = ps
+		src, err := p.scrubSource(ctx, sources, c.Episode)
+		if err != nil {
+			return err
 		}
-		text := redactText(c.Text, ps, make([]bool, len(ps)))
-		if text == c.Text {
+		quote := scrubQuote(c.Quote, src.contents, src.patterns)
+		rationale := redactText(c.Rationale, src.patterns, make([]bool, len(src.patterns)))
+		switch {
+		case quote == c.Quote && rationale == c.Rationale:
 			continue
+		case c.Belief:
+			_, err = p.tx.Exec(ctx, "UPDATE belief SET quote = $2 WHERE id = $1", c.ID, quote)
+		default:
+			_, err = p.tx.Exec(ctx, `UPDATE revision_event SET excerpt = nullif($2, ''), rationale = nullif($3, ''),
+				embedding = NULL, embed_model = NULL WHERE id = $1`, c.ID, quote, rationale)
 		}
-		update := "UPDATE revision_event SET excerpt = $2 WHERE id = $1"
-		if c.Belief {
-			update = "UPDATE belief SET quote = $2 WHERE id = $1"
-		}
-		if _, err := p.tx.Exec(ctx, update, c.ID, text); err != nil {
+		if err != nil {
 			return fmt.Errorf("scrub the quote of %d: %w", c.ID, err)
 		}
 	}
 	return nil
 }
 
+// scrubSource is what scrubKept needs of one selected episode: the purged spans to find,
+// and the texts of its messages.
+type scrubSource struct {
+	patterns []*regexp.Regexp
+	contents []string
+}
+
+// scrubSource reads episode's source once per purge.
+func (p *purge) scrubSource(ctx context.Context, sources map[int64]*scrubSource, episode int64) (*scrubSource, error) {
+	if src, ok := sources[episode]; ok {
+		return src, nil
+	}
+	var quotes []string
+	if q := p.quotes[episode]; q != nil {
+		quotes = q.quotes
+	}
+	patterns, err := spanPatterns(quotes, p.needles)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := p.tx.Query(ctx, `SELECT coalesce(m->>'content', '') FROM episode e, jsonb_array_elements(
+			CASE WHEN jsonb_typeof(e.messages) = 'array' THEN e.messages ELSE '[]' END) m
+		WHERE e.id = $1 AND jsonb_typeof(m) = 'object'`, episode)
+	if err != nil {
+		return nil, fmt.Errorf("read episode %d: %w", episode, err)
+	}
+	contents, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read episode %d: %w", episode, err)
+	}
+	sources[episode] = &scrubSource{patterns: patterns, contents: contents}
+	return sources[episode], nil
+}
+
+// scrubQuote replaces in q, a quote copied from contents, every purged span in it and
+// every part of it that lies inside a purged span of a content it was copied from.
+func scrubQuote(q string, contents []string, patterns []*regexp.Regexp) string {
+	if q == "" || len(patterns) == 0 {
+		return q
+	}
+	spans := spansOf(q, patterns, make([]bool, len(patterns)))
+	copiedFrom := regexp.MustCompile("(?i)" + regexp.QuoteMeta(q))
+	for _, c := range contents {
+		purged := spansOf(c, patterns, make([]bool, len(patterns)))
+		if len(purged) == 0 {
+			continue
+		}
+		for _, loc := range copiedFrom.FindAllStringIndex(c, -1) {
+			if loc[1]-loc[0] != len(q) {
+				// Case folding changed the length: offsets in c are not offsets in q.
+				spans = append(spans, [2]int{0, len(q)})
+				continue
+			}
+			for _, s := range purged {
+				lo, hi := max(s[0], loc[0])-loc[0], min(s[1], loc[1])-loc[0]
+				if lo < hi {
+					spans = append(spans, [2]int{lo, hi})
+				}
+			}
+		}
+	}
+	return replaceSpans(q, spans)
+}
+
 // redactText replaces with redactedMarker the union of every occurrence of patterns in
 // s, overlapping ones included, and sets found[i] when patterns[i] occurs.
 func redactText(s string, patterns []*regexp.Regexp, found []bool) string {
+	return replaceSpans(s, spansOf(s, patterns, found))
+}
+
+// spansOf is every occurrence of patterns in s, overlapping ones included; it sets
+// found[i] when patterns[i] occurs.
+func spansOf(s string, patterns []*regexp.Regexp, found []bool) [][2]int {
 	var spans [][2]int
 	for i, re := range patterns {
 		for off := 0; off < len(s); {
@@ -264,8 +346,22 @@ func redactText(s string, patterns []*regexp.Regexp, found []bool) string {
 			off += loc[0] + size
 		}
 	}
+	return spans
+}
+
+// replaceSpans replaces the union of spans in s with redactedMarker. A span's ends
+// that fall inside a character widen to take all of it.
+func replaceSpans(s string, spans [][2]int) string {
 	if len(spans) == 0 {
 		return s
+	}
+	for i := range spans {
+		for spans[i][0] > 0 && !utf8.RuneStart(s[spans[i][0]]) {
+			spans[i][0]--
+		}
+		for spans[i][1] < len(s) && !utf8.RuneStart(s[spans[i][1]]) {
+			spans[i][1]++
+		}
 	}
 	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
 	var b strings.Builder

@@ -92,7 +92,7 @@ func TestPurgeRedactsEpisodeOfKeptBelief(t *testing.T) {
 	messages, gotHash := episodeRow(t, bundle, ep)
 	require.JSONEq(t, `[{"role": "user", "name": "ana", "at": "2026-01-02T10:00:00Z", "content": "I [redacted].\nAlso, I adore cardamom buns."},
 		{"role": "assistant", "content": "Noted: cardamom buns it is."}]`, messages, "every other key stays")
-	require.Equal(t, hash, gotHash, "the same transcript enqueued again stays a no-op")
+	require.NotEqual(t, hash, gotHash, "the original hash would confirm guesses of the purged words")
 	listed, err := store.Episodes(ctx, EpisodeQuery{Scope: scope})
 	require.NoError(t, err)
 	require.Len(t, listed, 1)
@@ -315,4 +315,66 @@ func TestPurgeScrubsOverlappingQuotes(t *testing.T) {
 	got, err := store.Episode(ctx, ep)
 	require.NoError(t, err)
 	require.Contains(t, got.Messages[0].Content, *kept.Quote, "the kept quote is still found in its transcript")
+}
+
+// A kept quote that shares only part of the purged span loses that part, in both
+// directions; review items and scope jobs that quote the purged span go.
+func TestPurgeScrubsWhatQuotesThePurgedSpan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const scope = "user:ana"
+	for _, tc := range []struct {
+		name, said, purged, kept, want string
+	}{
+		{"KeptStartsInside", "My gate code is 4417 and I have a dog named Rex.", "My gate code is 4417",
+			"code is 4417 and I have a dog named Rex", "[redacted] and I have a dog named Rex"},
+		{"KeptEndsInside", "I have a dog named Rex, my gate code is 4417.", "Rex, my gate code is 4417",
+			"I have a dog named Rex", "I have a dog named [redacted]"},
+		{"Unicode", "Ich heiße Åsa, mein Code ist 4417.", "Åsa, mein Code ist 4417",
+			"Ich heiße Åsa", "Ich heiße [redacted]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			store, bundle := setup(t)
+			prior := mustApply(t, store, extraction(scope, "2026-01-01", nil, fact("User's door is blue", "door", ""))).Facts[0].BeliefID
+			ep := insertTranscript(t, bundle, scope, "conv-1", userSays(tc.said))
+			guess := resolves(quoted(fact("User may have repainted the door", "door", ""), tc.purged), 0, ActionSupersede, ReasonTemporal)
+			guess.Origin = OriginInferred
+			res := mustApply(t, store, from(ep, extraction(scope, "2026-01-02", []int64{prior},
+				quoted(fact("User's gate code is 4417", "gate_code", ""), tc.purged),
+				quoted(fact("User has a dog", "pet", ""), tc.kept), guess)))
+			require.Equal(t, OutcomeConflict, res.Facts[2].Kind, "a refused proposal quotes the purged span")
+			insertJob(t, bundle, "credo.extract_scope", map[string]string{"scope": scope}, `llm: bad answer: {"quote": "`+tc.purged+`"}`)
+
+			_, err := store.Purge(ctx, Selection{Scope: scope, IDs: []int64{res.Facts[0].BeliefID}})
+			require.NoError(t, err)
+			require.Empty(t, mentions(t, bundle, "4417"), "the purged span is nowhere")
+			kept := belief(t, store, res.Facts[1].BeliefID)
+			require.Equal(t, tc.want, *kept.Quote)
+			got, err := store.Episode(ctx, ep)
+			require.NoError(t, err)
+			require.NotNil(t, got.RedactedAt)
+			require.Contains(t, got.Messages[0].Content, *kept.Quote, "the kept quote is still found in its transcript")
+		})
+	}
+}
+
+// The redacted transcript's content hash is not the original's: with it, the original
+// hash would confirm a guess of the purged words.
+func TestPurgeRedactionDropsTheOriginalHash(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, bundle := setup(t)
+	const scope = "user:ana"
+	ep := insertTranscript(t, bundle, scope, "conv-1", userSays("My gate code is 4417. I have a dog named Rex."))
+	_, original := episodeRow(t, bundle, ep)
+	res := mustApply(t, store, from(ep, extraction(scope, "2026-01-02", nil,
+		quoted(fact("User's gate code is 4417", "gate_code", ""), "My gate code is 4417"),
+		quoted(fact("User has a dog named Rex", "pet", ""), "I have a dog named Rex"))))
+	_, err := store.Purge(ctx, Selection{Scope: scope, IDs: []int64{res.Facts[0].BeliefID}})
+	require.NoError(t, err)
+	_, hash := episodeRow(t, bundle, ep)
+	require.NotEqual(t, original, hash)
+	require.Regexp(t, `^redacted:[0-9a-f]{64}$`, hash)
+	require.Empty(t, mentions(t, bundle, original), "the original hash is nowhere")
 }
