@@ -17,6 +17,9 @@ type Unembedded struct {
 	Event bool // a revision event, else a belief
 	ID    int64
 	Text  string
+	// parts are an event's texts when it was read: a backfill may rewrite them before
+	// the vector is stored, and the vector of the old text must not be.
+	parts [3]string
 }
 
 // EventText is the text embedded for a revision event, and so what a later transcript
@@ -52,7 +55,7 @@ func (s *Store) Unembedded(ctx context.Context, scope string, limit int) ([]Unem
 		err := row.Scan(&u.Event, &u.ID, &text, &excerpt, &newer)
 		u.Text = text
 		if u.Event {
-			u.Text = EventText(text, excerpt, newer)
+			u.Text, u.parts = EventText(text, excerpt, newer), [3]string{text, excerpt, newer}
 		}
 		return u, err
 	})
@@ -63,7 +66,10 @@ func (s *Store) Unembedded(ctx context.Context, scope string, limit int) ([]Unem
 }
 
 // SetEmbeddings stores vecs[i] as the vector of items[i] in model, unless another
-// writer did first. Call EnsureEmbeddingModel before.
+// writer did first, or an event's text changed since it was read. It never waits on a
+// row a writer holds (the writer may be changing it, and waiting in another order than
+// the writer's could deadlock): such a row keeps no vector, and is embedded next time.
+// Call EnsureEmbeddingModel before.
 func (s *Store) SetEmbeddings(ctx context.Context, model string, items []Unembedded, vecs [][]float32) error {
 	if len(items) != len(vecs) {
 		return fmt.Errorf("set embeddings: %d items, %d vectors", len(items), len(vecs))
@@ -75,11 +81,15 @@ func (s *Store) SetEmbeddings(ctx context.Context, model string, items []Unembed
 	for i, u := range items {
 		// A belief that gains a vector is new to consolidation, which only sees embedded
 		// beliefs: its updated_at moves so that the next pass takes it as a seed.
-		sql := "UPDATE belief SET embedding = $2::vector, embed_model = $3, updated_at = $4 WHERE id = $1 AND embedding IS NULL"
+		sql := `UPDATE belief SET embedding = $2::vector, embed_model = $3, updated_at = $4
+			WHERE id = (SELECT id FROM belief WHERE id = $1 AND embedding IS NULL FOR UPDATE SKIP LOCKED)`
 		args := []any{u.ID, pgvector.NewVector(vecs[i]), model, s.clock()}
 		if u.Event {
-			sql = "UPDATE revision_event SET embedding = $2::vector, embed_model = $3 WHERE id = $1 AND embedding IS NULL"
-			args = args[:3]
+			sql = `UPDATE revision_event SET embedding = $2::vector, embed_model = $3
+				WHERE id = (SELECT id FROM revision_event WHERE id = $1 AND embedding IS NULL
+					AND old_statement = $4 AND coalesce(excerpt, '') = $5 AND coalesce(new_statement, '') = $6
+					FOR UPDATE SKIP LOCKED)`
+			args = []any{u.ID, pgvector.NewVector(vecs[i]), model, u.parts[0], u.parts[1], u.parts[2]}
 		}
 		batch.Queue(sql, args...)
 	}

@@ -390,8 +390,14 @@ func TestBackfilledEventsAreEmbeddedAgain(t *testing.T) {
 		mustApply(t, store, b)
 	}
 	say(austin, "2020-01-10", "I live in Austin.", nil)
-	say(chicago, "2024-06-01", "Now I live in Chicago.", []float32{0, 1, 0})
+	say(chicago, "2024-06-01", "Now I live in Chicago.", nil)
+	// A reader finds the event Austin → Chicago unembedded and embeds it after a backfill
+	// rewrote it: the vector of the old text is not stored.
+	stale, err := store.Unembedded(ctx, "u", 10)
+	require.NoError(t, err)
+	require.Len(t, stale, 1)
 	say(boston, "2022-03-01", "I moved to Boston.", []float32{0, 0, 1})
+	require.NoError(t, store.SetEmbeddings(ctx, "m3", stale, [][]float32{{1, 1, 0}}))
 
 	pending, err := store.Unembedded(ctx, "u", 10)
 	require.NoError(t, err)
@@ -408,4 +414,35 @@ func TestBackfilledEventsAreEmbeddedAgain(t *testing.T) {
 	var embedded int
 	require.NoError(t, bundle.schema.Pool.QueryRow(ctx, "SELECT count(*) FROM revision_event WHERE embedding IS NOT NULL").Scan(&embedded))
 	require.Zero(t, embedded, "no event keeps a vector of another text")
+}
+
+// SetEmbeddings never waits on a row a writer holds: the row stays unembedded, for the
+// next reader, and the writer and the reader never deadlock.
+func TestSetEmbeddingsSkipsLockedRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, bundle := setup(t)
+	mustApply(t, store, extraction("u", "2026-01-02", nil, fact("User lives in Miami", "location", "")))
+	require.NoError(t, store.EnsureEmbeddingModel(ctx, "m3", 3))
+	pending, err := store.Unembedded(ctx, "u", 10)
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+
+	tx, err := bundle.schema.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, "SELECT 1 FROM belief WHERE id = $1 FOR UPDATE", pending[0].ID)
+	require.NoError(t, err)
+	quick, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	require.NoError(t, store.SetEmbeddings(quick, "m3", pending, [][]float32{{1, 0, 0}}), "returns without waiting")
+	require.NoError(t, tx.Rollback(ctx))
+
+	left, err := store.Unembedded(ctx, "u", 10)
+	require.NoError(t, err)
+	require.Equal(t, pending, left, "the held row is embedded next time")
+	require.NoError(t, store.SetEmbeddings(ctx, "m3", left, [][]float32{{1, 0, 0}}))
+	left, err = store.Unembedded(ctx, "u", 10)
+	require.NoError(t, err)
+	require.Empty(t, left)
 }
