@@ -157,15 +157,19 @@ func lockAndCheck(ctx context.Context, tx pgx.Tx, b *Batch) error {
 	batch.Queue(`SELECT
 			(SELECT count(*) FROM belief WHERE id = ANY($1)),
 			(SELECT count(*) FROM belief WHERE id = ANY($1) AND scope = $2),
-			(SELECT count(*) FROM belief WHERE $3 >= 0 AND scope = $2 AND id > $3 AND status = 'active')`,
-		b.Candidates, b.Scope, latest)
+			(SELECT count(*) FROM belief WHERE $3 >= 0 AND scope = $2 AND id > $3 AND status = 'active'),
+			EXISTS (SELECT 1 FROM episode WHERE id = $4 AND scope <> $2)`,
+		b.Candidates, b.Scope, latest, b.EpisodeID)
 	br := tx.SendBatch(ctx, batch)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return fmt.Errorf("lock scope %q: %w", b.Scope, err)
 	}
-	var found, inScope, unseen int
-	if err := br.QueryRow().Scan(&found, &inScope, &unseen); err != nil {
+	var (
+		found, inScope, unseen int
+		foreignEpisode         bool
+	)
+	if err := br.QueryRow().Scan(&found, &inScope, &unseen, &foreignEpisode); err != nil {
 		return fmt.Errorf("check candidates: %w", err)
 	}
 	if err := br.Close(); err != nil {
@@ -173,6 +177,10 @@ func lockAndCheck(ctx context.Context, tx pgx.Tx, b *Batch) error {
 	}
 	if inScope != found {
 		return fmt.Errorf("%w: %d candidates, %d in scope %q", ErrScope, found, inScope, b.Scope)
+	}
+	if foreignEpisode {
+		// Provenance of another scope would let a purge of this one rewrite it.
+		return fmt.Errorf("%w: episode %d is not of scope %q", ErrScope, *b.EpisodeID, b.Scope)
 	}
 	if want := len(uniq(b.Candidates)); found != want {
 		// Purged since they were shown: the writer decides again from what is left.
@@ -644,7 +652,7 @@ func (a *applier) ancestors(ctx context.Context, id int64) ([]*target, error) {
 			UNION ALL
 			SELECT b.id, c.depth + 1 FROM belief b JOIN chain c ON b.superseded_by = c.id WHERE c.depth < 1000
 		)
-		SELECT `+targetColumns+` FROM belief WHERE id IN (SELECT id FROM chain) ORDER BY valid_from, id`, id)
+		SELECT `+targetColumns+` FROM belief WHERE id IN (SELECT id FROM chain) AND scope = $2 ORDER BY valid_from, id`, id, a.b.Scope)
 	if err != nil {
 		return nil, fmt.Errorf("load chain of belief %d: %w", id, err)
 	}

@@ -456,6 +456,10 @@ func TestApplyScopes(t *testing.T) {
 	require.ErrorIs(t, err, ErrScope)
 	_, err = store.Apply(ctx, extraction("tenant:b", "2026-02-01", []int64{987654}, fact(miami, "location", "")))
 	require.ErrorIs(t, err, ErrStale, "a candidate that vanished (purged) makes the writer decide again")
+	foreign := extraction("tenant:b", "2026-02-01", nil, fact(miami, "location", ""))
+	foreign.EpisodeID = ptr(insertEpisode(t, bundle, "tenant:a", "I live in Miami.", "2026-02-01"))
+	_, err = store.Apply(ctx, foreign)
+	require.ErrorIs(t, err, ErrScope, "a batch's episode is of its scope")
 
 	for scope, want := range map[string][]string{"tenant:a": {nyc}, "tenant:b": {"User lives in Oslo"}} {
 		current, err := store.Current(ctx, scope)

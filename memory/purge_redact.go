@@ -218,9 +218,9 @@ func (p *purge) scrubKept(ctx context.Context) error {
 		return nil
 	}
 	rows, err := p.tx.Query(ctx, `SELECT true, b.id, b.episode_id, b.quote, '' FROM belief b
-			WHERE b.episode_id = ANY($1) AND b.quote IS NOT NULL
+			WHERE b.episode_id = ANY($1) AND b.scope = $2 AND b.quote IS NOT NULL
 		UNION ALL SELECT false, r.id, r.episode_id, coalesce(r.excerpt, ''), coalesce(r.rationale, '') FROM revision_event r
-			WHERE r.episode_id = ANY($1)`, p.episodes)
+			WHERE r.episode_id = ANY($1) AND r.scope = $2`, p.episodes, p.sel.Scope)
 	if err != nil {
 		return fmt.Errorf("read kept quotes: %w", err)
 	}
