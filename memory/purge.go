@@ -69,12 +69,12 @@ func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
 	if err := sel.normalize(); err != nil {
 		return nil, err
 	}
-	p := &purge{sel: sel, now: s.clock(), out: &Purged{What: PurgedBeliefs, Counts: map[string]int64{}}}
-	if sel.All {
-		p.out.What = PurgedScope
-	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		p.tx = tx
+	var p *purge
+	err := s.inTxRetryingDeadlocks(ctx, func(tx pgx.Tx) error {
+		p = &purge{tx: tx, sel: sel, now: s.clock(), out: &Purged{What: PurgedBeliefs, Counts: map[string]int64{}}}
+		if sel.All {
+			p.out.What = PurgedScope
+		}
 		return p.run(ctx)
 	})
 	if err != nil && sel.All {

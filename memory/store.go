@@ -116,7 +116,7 @@ func (s *Store) EnsureEmbeddingModel(ctx context.Context, model string, dim int)
 		return nil
 	}
 
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTxRetryingDeadlocks(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('credo:embedding_model'))"); err != nil {
 			return err
 		}
