@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -23,22 +24,37 @@ func sayAll(t *testing.T, store *Store, bundle *testBundle, scope string, restat
 	for _, s := range episodes {
 		current, err := store.Current(ctx, scope)
 		require.NoError(t, err)
-		f := fact(s.statement, "location", s.at)
-		f.Quote = s.quote
 		switch {
 		case len(current) == 0:
+			say(t, store, bundle, scope, s, "", "", "")
 		case current[0].Statement != s.statement:
-			f = resolves(f, 0, ActionSupersede, ReasonTemporal)
+			say(t, store, bundle, scope, s, "", ActionSupersede, ReasonTemporal)
 		case restate == ActionReinforce:
-			f = resolves(f, 0, ActionReinforce, ReasonRestated)
+			say(t, store, bundle, scope, s, "", ActionReinforce, ReasonRestated)
 		case restate == ActionSupersede:
-			f = resolves(f, 0, ActionSupersede, ReasonTemporal)
+			say(t, store, bundle, scope, s, "", ActionSupersede, ReasonTemporal)
+		default:
+			say(t, store, bundle, scope, s, "", "", "")
 		}
-		b := extraction(scope, s.at, ids(current), f)
-		id := insertEpisode(t, bundle, scope, s.quote, s.at)
-		b.EpisodeID = &id
-		mustApply(t, store, b)
 	}
+}
+
+// say applies one episode that happened on day at (s.at when empty), whose fact revises
+// the scope's current belief as action says (none when empty).
+func say(t *testing.T, store *Store, bundle *testBundle, scope string, s said, at string, action Action, reason Reason) *Result {
+	t.Helper()
+	current, err := store.Current(context.Background(), scope)
+	require.NoError(t, err)
+	f := fact(s.statement, "location", s.at)
+	f.Quote = s.quote
+	if action != "" {
+		f = resolves(f, 0, action, reason)
+	}
+	at = cmp.Or(at, s.at)
+	b := extraction(scope, at, ids(current), f)
+	id := insertEpisode(t, bundle, scope, s.quote, at)
+	b.EpisodeID = &id
+	return mustApply(t, store, b)
 }
 
 // provenance is every belief and revision event of scope with ids replaced by what
@@ -229,28 +245,13 @@ func TestPlacementInChains(t *testing.T) {
 	t.Parallel()
 	const boston, denver, chicago = "User lives in Boston", "User lives in Denver", "User lives in Chicago"
 	ctx := context.Background()
-	// apply applies one episode whose fact revises the scope's current belief with action.
-	apply := func(t *testing.T, store *Store, bundle *testBundle, scope string, s said, action Action, reason Reason) *Result {
-		t.Helper()
-		current, err := store.Current(ctx, scope)
-		require.NoError(t, err)
-		f := fact(s.statement, "location", s.at)
-		f.Quote = s.quote
-		if action != "" {
-			f = resolves(f, 0, action, reason)
-		}
-		b := extraction(scope, s.at, ids(current), f)
-		id := insertEpisode(t, bundle, scope, s.quote, s.at)
-		b.EpisodeID = &id
-		return mustApply(t, store, b)
-	}
 
 	t.Run("PastAnEmptyPredecessor", func(t *testing.T) {
 		t.Parallel()
 		store, bundle := setup(t)
 		sayAll(t, store, bundle, "u", "", []said{{"2025-06-01", boston, "I live in Boston."}, {"2025-09-01", denver, "I live in Denver."}})
 		// Chicago replaces Denver the day Denver began: Denver never held.
-		apply(t, store, bundle, "u", said{"2025-09-01", chicago, "Later that day: Chicago."}, ActionSupersede, ReasonTemporal)
+		say(t, store, bundle, "u", said{"2025-09-01", chicago, "Later that day: Chicago."}, "", ActionSupersede, ReasonTemporal)
 		sayAll(t, store, bundle, "u", "", []said{{"2025-01-01", chicago, "I lived in Chicago."}})
 		all, err := store.All(ctx, "u")
 		require.NoError(t, err)
@@ -269,7 +270,7 @@ func TestPlacementInChains(t *testing.T) {
 		t.Parallel()
 		store, bundle := setup(t)
 		sayAll(t, store, bundle, "u", "", []said{{"2025-06-01", boston, "I live in Boston."}})
-		apply(t, store, bundle, "u", said{"2025-09-01", chicago, "I never lived in Boston; Chicago since September."}, ActionRetract, ReasonCorrection)
+		say(t, store, bundle, "u", said{"2025-09-01", chicago, "I never lived in Boston; Chicago since September."}, "", ActionRetract, ReasonCorrection)
 		sayAll(t, store, bundle, "u", "", []said{{"2025-07-01", denver, "I lived in Denver in July."}})
 		all, err := store.All(ctx, "u")
 		require.NoError(t, err)
@@ -291,7 +292,7 @@ func TestPlacementInChains(t *testing.T) {
 		forgotten := byStatement(t, all, boston).ID
 		_, err = store.Forget(ctx, Selection{Scope: "u", IDs: []int64{forgotten}})
 		require.NoError(t, err)
-		res := apply(t, store, bundle, "u", said{"2021-01-10", boston, "I live in Boston (2021)."}, ActionSupersede, ReasonTemporal)
+		res := say(t, store, bundle, "u", said{"2021-01-10", boston, "I live in Boston (2021)."}, "", ActionSupersede, ReasonTemporal)
 		require.Equal(t, OutcomeBackfilled, res.Facts[0].Kind, "a new belief, not the forgotten one")
 		require.NotEqual(t, forgotten, res.Facts[0].BeliefID)
 		asOf, err := store.AsOf(ctx, "u", day("2021-06-01"))
@@ -313,22 +314,15 @@ func TestPlacementInChains(t *testing.T) {
 			scope string
 			order []said
 		}{{"in-order", []said{first, second}}, {"reverse", []said{second, first}}} {
-			for _, s := range run.order {
-				at := "2026-01-02"
+			for i, s := range run.order {
+				at, action := "2026-01-02", Action("")
 				if s == second {
 					at = "2026-01-10"
 				}
-				current, err := store.Current(ctx, run.scope)
-				require.NoError(t, err)
-				f := fact(s.statement, "location", s.at)
-				f.Quote = s.quote
-				if len(current) > 0 {
-					f = resolves(f, 0, ActionReinforce, ReasonRestated)
+				if i > 0 {
+					action = ActionReinforce
 				}
-				b := extraction(run.scope, at, ids(current), f)
-				id := insertEpisode(t, bundle, run.scope, s.quote, at)
-				b.EpisodeID = &id
-				mustApply(t, store, b)
+				say(t, store, bundle, run.scope, s, at, action, ReasonRestated)
 			}
 		}
 		require.Equal(t, provenance(t, store, bundle, "in-order"), provenance(t, store, bundle, "reverse"))
