@@ -225,13 +225,6 @@ func scanTarget(row pgx.Row) (*target, error) {
 	return &t, nil
 }
 
-// held is whether t stands in its chain's history: a forgotten belief is out of it, and
-// one whose interval is empty (retracted as never true, or replaced the day it began)
-// never held.
-func (t *target) held() bool {
-	return t.Status != StatusForgotten && (t.ValidUntil == nil || t.ValidUntil.After(t.ValidFrom))
-}
-
 type applier struct {
 	store *Store
 	tx    pgx.Tx
@@ -274,7 +267,9 @@ func (a *applier) fact(ctx context.Context, f *Fact) (Outcome, error) {
 		}
 		if dup != nil {
 			o, err := a.restate(ctx, dup, f, validFrom, "same statement as an active belief", nil)
-			o.Kind = OutcomeDuplicate
+			if o.Kind == OutcomeReinforced {
+				o.Kind = OutcomeDuplicate // else it came back, and was stored as history
+			}
 			return o, err
 		}
 		id, err := a.insert(ctx, f, validFrom, StatusActive, nil)
@@ -356,51 +351,56 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 // goes into the supersession chain at its place in valid time, so the final state does
 // not depend on the order in which episodes were processed.
 func (a *applier) backfill(ctx context.Context, head *target, f *Fact, d *Directive, validFrom time.Time) (Outcome, error) {
-	prev, next, err := a.placeInChain(ctx, head.ID, validFrom)
+	c, err := a.chainOf(ctx, head.ID)
 	if err != nil {
 		return Outcome{}, err
 	}
-	if normStatement(f.Statement) == normStatement(next.Statement) {
-		// Said before it was first recorded: the same belief, known to hold earlier.
-		return a.restate(ctx, next, f, validFrom, "restated before the recorded start", f.EventEmbedding)
+	at, err := c.place(validFrom)
+	if err != nil {
+		return Outcome{}, err
 	}
-	return a.storeHistory(ctx, prev, next, f, d, validFrom)
+	if normStatement(f.Statement) == normStatement(at.next.Statement) {
+		// Said before it was first recorded: the same belief, known to hold earlier.
+		return a.restate(ctx, at.next, f, validFrom, "restated before the recorded start", f.EventEmbedding)
+	}
+	return a.storeHistory(ctx, at, f, d, validFrom)
 }
 
-// storeHistory stores f, valid from validFrom, in a chain between prev (nil at its
-// start) and next. The revision events follow the links: prev → next becomes new →
-// next, and prev → new is recorded, as in-order processing would have recorded them. A
-// statement of prev is a restatement of prev.
-func (a *applier) storeHistory(ctx context.Context, prev, next *target, f *Fact, d *Directive, validFrom time.Time) (Outcome, error) {
+// storeHistory stores f, valid from validFrom, at its place in a chain: between prev
+// and succ, or before succ at the chain's start. The revision events follow the links:
+// prev → succ becomes new → succ, and prev → new is recorded, as in-order processing
+// would have recorded them. A statement of prev is a restatement of prev.
+func (a *applier) storeHistory(ctx context.Context, at place, f *Fact, d *Directive, validFrom time.Time) (Outcome, error) {
+	prev, succ := at.prev, at.succ
 	if prev != nil && normStatement(f.Statement) == normStatement(prev.Statement) {
 		// Said again while it held: nothing changed then.
 		return a.reinforce(ctx, prev, eventRow{excerpt: f.Quote, rationale: "restated while it held"})
 	}
-	id, err := a.insert(ctx, f, validFrom, StatusSuperseded, &retirement{until: next.ValidFrom, by: next.ID})
+	id, err := a.insert(ctx, f, validFrom, StatusSuperseded, &retirement{until: succ.ValidFrom, by: succ.ID})
 	if err != nil {
 		return Outcome{}, err
 	}
 	nt := &target{ID: id, Statement: f.Statement}
 	rationale := joinText(d.Rationale, fmt.Sprintf("valid from %s, before %d (valid from %s): stored as history",
-		validFrom.Format(time.RFC3339), next.ID, next.ValidFrom.Format(time.RFC3339)))
+		validFrom.Format(time.RFC3339), succ.ID, succ.ValidFrom.Format(time.RFC3339)))
 	// The writer's vector is of the revision of the belief it was shown; these events
 	// link other beliefs, and get their own vectors later (Store.Unembedded).
-	ends := eventRow{action: ActionSupersede, reason: d.Reason, old: nt, newID: &next.ID,
-		newStatement: next.Statement, excerpt: f.Quote, rationale: rationale}
-	if next.EpisodeID != nil {
-		// What ends the new belief is what next's episode said.
-		ends.from, ends.excerpt = next.EpisodeID, deref(next.Quote)
+	ends := eventRow{action: ActionSupersede, reason: d.Reason, old: nt, newID: &succ.ID,
+		newStatement: succ.Statement, excerpt: f.Quote, rationale: rationale}
+	if succ.EpisodeID != nil {
+		// What ends the new belief is what succ's episode said.
+		ends.from, ends.excerpt = succ.EpisodeID, deref(succ.Quote)
 	}
 	rewritten := int64(0)
 	if prev != nil {
-		if rewritten, err = a.insertIntoChain(ctx, prev, next, nt, validFrom); err != nil {
+		if rewritten, err = a.insertIntoChain(ctx, prev, succ, nt, validFrom); err != nil {
 			return Outcome{}, err
 		}
 	}
 	var ev int64
 	if rewritten == 0 {
-		// No event recorded prev → next (prev led there past beliefs that did not hold,
-		// or there is no prev): the link nt → next gets its own.
+		// No event recorded prev → succ (prev led there past a forgotten belief, or there
+		// is no prev): the link new → succ gets its own.
 		if ev, err = a.event(ctx, ends); err != nil {
 			return Outcome{}, err
 		}
@@ -409,54 +409,14 @@ func (a *applier) storeHistory(ctx context.Context, prev, next *target, f *Fact,
 		ev, err = a.event(ctx, eventRow{action: ActionSupersede, reason: d.Reason, old: prev, newID: &id,
 			newStatement: f.Statement, excerpt: f.Quote, rationale: rationale})
 	}
-	return Outcome{Kind: OutcomeBackfilled, BeliefID: id, TargetID: next.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
-}
-
-// placeInChain finds where a belief valid from validFrom goes in the chain that leads
-// to head: next is the earliest member valid after it, prev the member that currently
-// leads into next, if it started no later than validFrom. Only members that held count
-// (see target.held): the others are passed through, never placed around.
-func (a *applier) placeInChain(ctx context.Context, head int64, validFrom time.Time) (prev, next *target, err error) {
-	chain, err := a.ancestors(ctx, head)
-	if err != nil {
-		return nil, nil, err
-	}
-	byID := make(map[int64]*target, len(chain))
-	for _, m := range chain {
-		byID[m.ID] = m
-		if m.held() && m.ValidFrom.After(validFrom) && (next == nil || m.ValidFrom.Before(next.ValidFrom)) {
-			next = m
-		}
-	}
-	if next == nil {
-		return nil, nil, fmt.Errorf("chain of belief %d: nothing held after %s", head, validFrom.Format(time.RFC3339))
-	}
-	// leadsTo is the held member m's links lead to, past those that did not hold.
-	leadsTo := func(m *target) int64 {
-		for range len(chain) {
-			n, ok := byID[deref(m.SupersededBy)]
-			if !ok || n.held() {
-				return deref(m.SupersededBy)
-			}
-			m = n
-		}
-		return 0
-	}
-	for _, m := range chain {
-		if m.held() && m.SupersededBy != nil && leadsTo(m) == next.ID && !m.ValidFrom.After(validFrom) &&
-			(prev == nil || m.ValidFrom.After(prev.ValidFrom)) {
-			prev = m
-		}
-	}
-	return prev, next, nil
+	return Outcome{Kind: OutcomeBackfilled, BeliefID: id, TargetID: succ.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
 }
 
 // insertIntoChain relinks prev → next as prev → nt → next: prev now ends when nt
 // starts, and the events that recorded prev → next now record nt → next, so that no
 // few-shot example contradicts the links.
 func (a *applier) insertIntoChain(ctx context.Context, prev, next, nt *target, validFrom time.Time) (rewritten int64, err error) {
-	// prev never ends later than it did: a link passed through a member that did not hold
-	// may have ended prev before validFrom.
+	// least: prev never ends later than it did.
 	if _, err := a.tx.Exec(ctx, `UPDATE belief SET superseded_by = $2, valid_until = least(valid_until, $3), updated_at = $4
 		WHERE id = $1`, prev.ID, nt.ID, validFrom, a.now); err != nil {
 		return 0, fmt.Errorf("relink belief %d: %w", prev.ID, err)
@@ -644,25 +604,6 @@ func (a *applier) head(ctx context.Context, t *target) (*target, error) {
 	return nil, fmt.Errorf("supersession chain through belief %d is longer than 1000", t.ID)
 }
 
-// ancestors is id and every belief that leads into it through superseded_by links.
-func (a *applier) ancestors(ctx context.Context, id int64) ([]*target, error) {
-	rows, err := a.tx.Query(ctx, `
-		WITH RECURSIVE chain AS (
-			SELECT id, 0 AS depth FROM belief WHERE id = $1
-			UNION ALL
-			SELECT b.id, c.depth + 1 FROM belief b JOIN chain c ON b.superseded_by = c.id WHERE c.depth < 1000
-		)
-		SELECT `+targetColumns+` FROM belief WHERE id IN (SELECT id FROM chain) AND scope = $2 ORDER BY valid_from, id`, id, a.b.Scope)
-	if err != nil {
-		return nil, fmt.Errorf("load chain of belief %d: %w", id, err)
-	}
-	chain, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*target, error) { return scanTarget(row) })
-	if err != nil {
-		return nil, fmt.Errorf("load chain of belief %d: %w", id, err)
-	}
-	return chain, nil
-}
-
 func (a *applier) activeDuplicate(ctx context.Context, statement string) (*target, error) {
 	n := normStatement(statement)
 	t, err := scanTarget(a.tx.QueryRow(ctx, "SELECT "+targetColumns+` FROM belief
@@ -705,10 +646,19 @@ func (a *applier) restate(ctx context.Context, t *target, f *Fact, validFrom tim
 			return a.reinforce(ctx, t, e)
 		}
 	default:
-		if o, done, err := a.cameBack(ctx, t, f, validFrom, rationale); done || err != nil {
+		c, err := a.chainOf(ctx, t.ID)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if o, done, err := a.cameBack(ctx, c, t, f, validFrom, rationale); done || err != nil {
 			return o, err
 		}
 		e.rationale = joinText(rationale, "said earlier: holds from "+validFrom.Format(time.RFC3339))
+		// What held before t ends when t now starts, also past a belief that never held.
+		if _, err := a.tx.Exec(ctx, `UPDATE belief SET valid_until = greatest($2, valid_from), updated_at = $3
+			WHERE id = ANY($1) AND valid_until > $2`, c.into(t.ID), validFrom, a.now); err != nil {
+			return Outcome{}, fmt.Errorf("end the predecessors of belief %d: %w", t.ID, err)
+		}
 	}
 	// Without both episodes the provenance stays; the start moves all the same.
 	if swap {
@@ -716,10 +666,7 @@ func (a *applier) restate(ctx context.Context, t *target, f *Fact, validFrom tim
 	}
 	// The events that revised a belief into t, credited to t's first statement, now
 	// credit the earlier one; their vectors are of the old excerpt, and are computed again.
-	_, err := a.tx.Exec(ctx, `WITH predecessors AS (
-			UPDATE belief SET valid_until = greatest($2, valid_from), updated_at = $3
-			WHERE superseded_by = $1 AND valid_until > $2
-		), events AS (
+	_, err := a.tx.Exec(ctx, `WITH events AS (
 			UPDATE revision_event SET episode_id = $5, excerpt = $6, embedding = NULL, embed_model = NULL
 			WHERE $4 AND new_belief_id = $1 AND action IN ('supersede', 'retract') AND episode_id = $7
 		)
@@ -735,31 +682,27 @@ func (a *applier) restate(ctx context.Context, t *target, f *Fact, validFrom tim
 
 // cameBack handles a statement of t dated before t starts, when a belief that held
 // before t started at or after that date: the value held then, gave way, and came back.
-// The statement is placed in t's chain by valid time, as a backfill is (done), unless
+// The statement is placed in t's chain c by valid time, as a backfill is (done), unless
 // it is the start of t itself.
-func (a *applier) cameBack(ctx context.Context, t *target, f *Fact, validFrom time.Time, rationale string) (o Outcome, done bool, err error) {
-	chain, err := a.ancestors(ctx, t.ID)
-	if err != nil {
-		return Outcome{}, false, err
-	}
-	if !slices.ContainsFunc(chain, func(m *target) bool { return m.ID != t.ID && m.held() && !m.ValidFrom.Before(validFrom) }) {
+func (a *applier) cameBack(ctx context.Context, c *chain, t *target, f *Fact, validFrom time.Time, rationale string) (o Outcome, done bool, err error) {
+	if !slices.ContainsFunc(c.members, func(m *target) bool { return m.ID != t.ID && m.held() && !m.ValidFrom.Before(validFrom) }) {
 		return Outcome{}, false, nil
 	}
-	prev, next, err := a.placeInChain(ctx, t.ID, validFrom)
+	at, err := c.place(validFrom)
 	if err != nil {
 		return Outcome{}, true, err
 	}
-	if next.ID == t.ID {
+	if at.next.ID == t.ID {
 		// Only a belief that began the same day stands before t: t's start is kept.
 		o, err := a.reinforce(ctx, t, eventRow{excerpt: f.Quote, rationale: joinText(rationale, "said the day the belief it replaced began: its start is kept")})
 		return o, true, err
 	}
-	if normStatement(f.Statement) == normStatement(next.Statement) {
-		o, err := a.restate(ctx, next, f, validFrom, rationale, nil)
+	if normStatement(f.Statement) == normStatement(at.next.Statement) {
+		o, err := a.restate(ctx, at.next, f, validFrom, rationale, nil)
 		return o, true, err
 	}
 	d := &Directive{Action: ActionSupersede, Reason: ReasonTemporal, Rationale: joinText(rationale, "the value held before and came back")}
-	o, err = a.storeHistory(ctx, prev, next, f, d, validFrom)
+	o, err = a.storeHistory(ctx, at, f, d, validFrom)
 	return o, true, err
 }
 

@@ -67,8 +67,9 @@ func (s *Store) Unembedded(ctx context.Context, scope string, limit int) ([]Unem
 
 // SetEmbeddings stores vecs[i] as the vector of items[i] in model, unless another
 // writer did first, or an event's text changed since it was read. It never waits on a
-// row a writer holds (the writer may be changing it, and waiting in another order than
-// the writer's could deadlock): such a row keeps no vector, and is embedded next time.
+// row a writer changes (waiting in another order than the writer's could deadlock):
+// such a row keeps no vector, and is embedded next time. A row a writer only references
+// (a new link to it) does not stop it: the lock it takes is NO KEY.
 // Call EnsureEmbeddingModel before.
 func (s *Store) SetEmbeddings(ctx context.Context, model string, items []Unembedded, vecs [][]float32) error {
 	if len(items) != len(vecs) {
@@ -82,13 +83,13 @@ func (s *Store) SetEmbeddings(ctx context.Context, model string, items []Unembed
 		// A belief that gains a vector is new to consolidation, which only sees embedded
 		// beliefs: its updated_at moves so that the next pass takes it as a seed.
 		sql := `UPDATE belief SET embedding = $2::vector, embed_model = $3, updated_at = $4
-			WHERE id = (SELECT id FROM belief WHERE id = $1 AND embedding IS NULL FOR UPDATE SKIP LOCKED)`
+			WHERE id = (SELECT id FROM belief WHERE id = $1 AND embedding IS NULL FOR NO KEY UPDATE SKIP LOCKED)`
 		args := []any{u.ID, pgvector.NewVector(vecs[i]), model, s.clock()}
 		if u.Event {
 			sql = `UPDATE revision_event SET embedding = $2::vector, embed_model = $3
 				WHERE id = (SELECT id FROM revision_event WHERE id = $1 AND embedding IS NULL
 					AND old_statement = $4 AND coalesce(excerpt, '') = $5 AND coalesce(new_statement, '') = $6
-					FOR UPDATE SKIP LOCKED)`
+					FOR NO KEY UPDATE SKIP LOCKED)`
 			args = []any{u.ID, pgvector.NewVector(vecs[i]), model, u.parts[0], u.parts[1], u.parts[2]}
 		}
 		batch.Queue(sql, args...)

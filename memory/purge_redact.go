@@ -307,8 +307,8 @@ func scrubQuote(q string, contents []string, patterns []*regexp.Regexp) string {
 			continue
 		}
 		for _, loc := range copiedFrom.FindAllStringIndex(c, -1) {
-			if loc[1]-loc[0] != len(q) {
-				// Case folding changed the length: offsets in c are not offsets in q.
+			if !sameWidths(c[loc[0]:loc[1]], q) {
+				// Case folding changed a character's width: offsets in c are not offsets in q.
 				spans = append(spans, [2]int{0, len(q)})
 				continue
 			}
@@ -321,6 +321,19 @@ func scrubQuote(q string, contents []string, patterns []*regexp.Regexp) string {
 		}
 	}
 	return replaceSpans(q, spans)
+}
+
+// sameWidths is whether a and b have the same characters' widths in bytes, one by one.
+func sameWidths(a, b string) bool {
+	for a != "" && b != "" {
+		_, n := utf8.DecodeRuneInString(a)
+		_, m := utf8.DecodeRuneInString(b)
+		if n != m {
+			return false
+		}
+		a, b = a[n:], b[m:]
+	}
+	return a == "" && b == ""
 }
 
 // redactText replaces with redactedMarker the union of every occurrence of patterns in

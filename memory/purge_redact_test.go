@@ -378,3 +378,14 @@ func TestPurgeRedactionDropsTheOriginalHash(t *testing.T) {
 	require.Regexp(t, `^redacted:[0-9a-f]{64}$`, hash)
 	require.Empty(t, mentions(t, bundle, original), "the original hash is nowhere")
 }
+
+// A kept quote copied with case folding that widens one character and narrows another
+// has the length of its copy but not its offsets: all of it goes, not a shifted span.
+func TestScrubQuoteMisalignedCopy(t *testing.T) {
+	t.Parallel()
+	patterns, err := spanPatterns([]string{"PIN is 5521"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "[redacted]", scrubQuote("s dog PIN iſ", []string{"ſ dog PIN is 5521"}, patterns))
+	require.Equal(t, "[redacted] dog", scrubQuote("PIN is 5521 dog", []string{"pin IS 5521 DOG"}, patterns))
+	require.Equal(t, "a dog [redacted]", scrubQuote("a dog PIN", []string{"A DOG pin is 5521"}, patterns))
+}

@@ -172,6 +172,9 @@ func TestRestatementOrderIndependence(t *testing.T) {
 				require.Equal(t, want, provenance(t, store, bundle, scope), "marked %q, order %d", restate, i)
 			}
 		}
+		sayAll(t, store, bundle, "outcome", "", []said{moved, back})
+		res := say(t, store, bundle, "outcome", early, "", "", "")
+		require.Equal(t, OutcomeBackfilled, res.Facts[0].Kind, "stored as history, not a duplicate")
 	})
 }
 
@@ -264,6 +267,33 @@ func TestPlacementInChains(t *testing.T) {
 		asOf, err := store.AsOf(ctx, "u", day("2025-07-01"))
 		require.NoError(t, err)
 		require.Equal(t, []string{boston}, statementsOf(asOf))
+	})
+
+	t.Run("PastABeliefThatNeverHeld", func(t *testing.T) {
+		t.Parallel()
+		// Boston, then Denver, replaced by Chicago the day it began: Denver never held.
+		store, bundle := setup(t)
+		const austin = "User lives in Austin"
+		for _, scope := range []string{"backfill", "restate"} {
+			sayAll(t, store, bundle, scope, "", []said{{"2025-06-01", boston, "I live in Boston."}, {"2025-09-01", denver, "I live in Denver."}})
+			say(t, store, bundle, scope, said{"2025-09-01", chicago, "Later that day: Chicago."}, "", ActionSupersede, ReasonTemporal)
+		}
+		// Austin from August goes between Boston and Denver, as it would have in order.
+		sayAll(t, store, bundle, "backfill", "", []said{{"2025-08-01", austin, "I lived in Austin from August."}})
+		all, err := store.All(ctx, "backfill")
+		require.NoError(t, err)
+		require.Equal(t, []string{
+			austin + "|superseded|2025-08-01..2025-09-01|supersedes=[" + boston + "]|by=[" + denver + "]|seen=0",
+			boston + "|superseded|2025-06-01..2025-08-01|supersedes=[]|by=[" + austin + "]|seen=0",
+			chicago + "|active|2025-09-01..-|supersedes=[" + denver + "]|by=[]|seen=0",
+			denver + "|superseded|2025-09-01..2025-09-01|supersedes=[" + austin + "]|by=[" + chicago + "]|seen=0",
+		}, sorted(shape(all)))
+		requireEventsFollowLinks(t, store, "backfill")
+		// Chicago said to hold since August ends Boston then, past Denver.
+		sayAll(t, store, bundle, "restate", "", []said{{"2025-08-01", chicago, "I have lived in Chicago since August."}})
+		asOf, err := store.AsOf(ctx, "restate", day("2025-08-15"))
+		require.NoError(t, err)
+		require.Equal(t, []string{chicago}, statementsOf(asOf))
 	})
 
 	t.Run("AfterACorrection", func(t *testing.T) {

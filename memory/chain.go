@@ -1,0 +1,118 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// chain is a belief and every belief of its scope that leads into it through
+// superseded_by links, oldest first: the history a backfill or a restatement is placed in.
+type chain struct {
+	members []*target
+	byID    map[int64]*target
+}
+
+// held is whether t stands in its chain's history: a forgotten belief is out of it, and
+// one whose interval is empty (retracted as never true, or replaced the day it began)
+// never held.
+func (t *target) held() bool {
+	return t.Status != StatusForgotten && (t.ValidUntil == nil || t.ValidUntil.After(t.ValidFrom))
+}
+
+// chainOf reads the chain that leads into head.
+func (a *applier) chainOf(ctx context.Context, head int64) (*chain, error) {
+	rows, err := a.tx.Query(ctx, `
+		WITH RECURSIVE chain AS (
+			SELECT id, 0 AS depth FROM belief WHERE id = $1
+			UNION ALL
+			SELECT b.id, c.depth + 1 FROM belief b JOIN chain c ON b.superseded_by = c.id WHERE c.depth < 1000
+		)
+		SELECT `+targetColumns+` FROM belief WHERE id IN (SELECT id FROM chain) AND scope = $2 ORDER BY valid_from, id`, head, a.b.Scope)
+	if err != nil {
+		return nil, fmt.Errorf("load chain of belief %d: %w", head, err)
+	}
+	members, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*target, error) { return scanTarget(row) })
+	if err != nil {
+		return nil, fmt.Errorf("load chain of belief %d: %w", head, err)
+	}
+	c := &chain{members: members, byID: make(map[int64]*target, len(members))}
+	for _, m := range members {
+		c.byID[m.ID] = m
+	}
+	return c, nil
+}
+
+// successor is the member m links to, past forgotten ones; nil at the head.
+func (c *chain) successor(m *target) *target {
+	for range len(c.members) {
+		n, ok := c.byID[deref(m.SupersededBy)]
+		if !ok || n.Status != StatusForgotten {
+			return n
+		}
+		m = n
+	}
+	return nil
+}
+
+// leadsTo is the member that held which m's links lead to, past those that did not.
+func (c *chain) leadsTo(m *target) *target {
+	for range len(c.members) {
+		if m = c.successor(m); m == nil || m.held() {
+			return m
+		}
+	}
+	return nil
+}
+
+// into lists the members whose links lead into id: directly, or as members that held,
+// past members that did not.
+func (c *chain) into(id int64) []int64 {
+	var out []int64
+	for _, m := range c.members {
+		if deref(m.SupersededBy) == id || (m.held() && c.leadsTo(m) != nil && c.leadsTo(m).ID == id) {
+			out = append(out, m.ID)
+		}
+	}
+	return out
+}
+
+// place is where a belief valid from a time goes in a chain. next is the earliest member
+// that held after it; prev the member that held until after it and leads into next (nil
+// when none: the new belief starts a chain of its own before succ); succ the member the
+// new belief links to: prev's successor, or next.
+type place struct {
+	prev, next, succ *target
+}
+
+// place finds where a belief valid from validFrom goes. Only members that held are
+// placed around; one that never held stays where it is, and a forgotten one is passed.
+func (c *chain) place(validFrom time.Time) (place, error) {
+	var at place
+	for _, m := range c.members {
+		if m.held() && m.ValidFrom.After(validFrom) && (at.next == nil || m.ValidFrom.Before(at.next.ValidFrom)) {
+			at.next = m
+		}
+	}
+	if at.next == nil {
+		return at, fmt.Errorf("nothing in the chain held after %s", validFrom.Format(time.RFC3339))
+	}
+	for _, m := range c.members {
+		if m.held() && !m.ValidFrom.After(validFrom) && (m.ValidUntil == nil || m.ValidUntil.After(validFrom)) &&
+			c.leadsTo(m) == at.next && (at.prev == nil || m.ValidFrom.After(at.prev.ValidFrom)) {
+			at.prev = m
+		}
+	}
+	at.succ = at.next
+	if at.prev != nil {
+		// prev held until after validFrom, so what it links to starts after it too.
+		if s := c.successor(at.prev); s != nil && !s.ValidFrom.Before(validFrom) {
+			at.succ = s
+		} else {
+			at.prev = nil
+		}
+	}
+	return at, nil
+}
