@@ -249,14 +249,18 @@ func TestPlacementInChains(t *testing.T) {
 	const boston, denver, chicago = "User lives in Boston", "User lives in Denver", "User lives in Chicago"
 	ctx := context.Background()
 
-	t.Run("PastAnEmptyPredecessor", func(t *testing.T) {
+	t.Run("PastABeliefThatNeverHeld", func(t *testing.T) {
 		t.Parallel()
+		// Boston, then Denver, replaced by Chicago the day it began: Denver never held.
 		store, bundle := setup(t)
-		sayAll(t, store, bundle, "u", "", []said{{"2025-06-01", boston, "I live in Boston."}, {"2025-09-01", denver, "I live in Denver."}})
-		// Chicago replaces Denver the day Denver began: Denver never held.
-		say(t, store, bundle, "u", said{"2025-09-01", chicago, "Later that day: Chicago."}, "", ActionSupersede, ReasonTemporal)
-		sayAll(t, store, bundle, "u", "", []said{{"2025-01-01", chicago, "I lived in Chicago."}})
-		all, err := store.All(ctx, "u")
+		const austin = "User lives in Austin"
+		for _, scope := range []string{"early", "backfill", "restate"} {
+			sayAll(t, store, bundle, scope, "", []said{{"2025-06-01", boston, "I live in Boston."}, {"2025-09-01", denver, "I live in Denver."}})
+			say(t, store, bundle, scope, said{"2025-09-01", chicago, "Later that day: Chicago."}, "", ActionSupersede, ReasonTemporal)
+		}
+		// Chicago said to hold before Boston does not move back past Boston, which held.
+		sayAll(t, store, bundle, "early", "", []said{{"2025-01-01", chicago, "I lived in Chicago."}})
+		all, err := store.All(ctx, "early")
 		require.NoError(t, err)
 		require.Equal(t, []string{
 			boston + "|superseded|2025-06-01..2025-09-01|supersedes=[" + chicago + "]|by=[" + denver + "]|seen=0",
@@ -264,23 +268,12 @@ func TestPlacementInChains(t *testing.T) {
 			chicago + "|superseded|2025-01-01..2025-06-01|supersedes=[]|by=[" + boston + "]|seen=0",
 			denver + "|superseded|2025-09-01..2025-09-01|supersedes=[" + boston + "]|by=[" + chicago + "]|seen=0",
 		}, sorted(shape(all)))
-		asOf, err := store.AsOf(ctx, "u", day("2025-07-01"))
+		asOf, err := store.AsOf(ctx, "early", day("2025-07-01"))
 		require.NoError(t, err)
 		require.Equal(t, []string{boston}, statementsOf(asOf))
-	})
-
-	t.Run("PastABeliefThatNeverHeld", func(t *testing.T) {
-		t.Parallel()
-		// Boston, then Denver, replaced by Chicago the day it began: Denver never held.
-		store, bundle := setup(t)
-		const austin = "User lives in Austin"
-		for _, scope := range []string{"backfill", "restate"} {
-			sayAll(t, store, bundle, scope, "", []said{{"2025-06-01", boston, "I live in Boston."}, {"2025-09-01", denver, "I live in Denver."}})
-			say(t, store, bundle, scope, said{"2025-09-01", chicago, "Later that day: Chicago."}, "", ActionSupersede, ReasonTemporal)
-		}
 		// Austin from August goes between Boston and Denver, as it would have in order.
 		sayAll(t, store, bundle, "backfill", "", []said{{"2025-08-01", austin, "I lived in Austin from August."}})
-		all, err := store.All(ctx, "backfill")
+		all, err = store.All(ctx, "backfill")
 		require.NoError(t, err)
 		require.Equal(t, []string{
 			austin + "|superseded|2025-08-01..2025-09-01|supersedes=[" + boston + "]|by=[" + denver + "]|seen=0",
@@ -291,7 +284,7 @@ func TestPlacementInChains(t *testing.T) {
 		requireEventsFollowLinks(t, store, "backfill")
 		// Chicago said to hold since August ends Boston then, past Denver.
 		sayAll(t, store, bundle, "restate", "", []said{{"2025-08-01", chicago, "I have lived in Chicago since August."}})
-		asOf, err := store.AsOf(ctx, "restate", day("2025-08-15"))
+		asOf, err = store.AsOf(ctx, "restate", day("2025-08-15"))
 		require.NoError(t, err)
 		require.Equal(t, []string{chicago}, statementsOf(asOf))
 	})
