@@ -72,7 +72,7 @@ func (c *chain) leadsTo(m *target) *target {
 func (c *chain) into(id int64) []int64 {
 	var out []int64
 	for _, m := range c.members {
-		if deref(m.SupersededBy) == id || (m.held() && c.leadsTo(m) != nil && c.leadsTo(m).ID == id) {
+		if deref(m.SupersededBy) == id || (m.held() && c.leadsTo(m) == c.byID[id]) {
 			out = append(out, m.ID)
 		}
 	}

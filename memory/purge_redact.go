@@ -241,8 +241,8 @@ func (p *purge) scrubKept(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		quote := scrubQuote(c.Quote, src.contents, src.patterns)
-		rationale := redactText(c.Rationale, src.patterns, make([]bool, len(src.patterns)))
+		quote := scrubQuote(c.Quote, src)
+		rationale := redactText(c.Rationale, src.patterns, nil)
 		switch {
 		case quote == c.Quote && rationale == c.Rationale:
 			continue
@@ -260,10 +260,11 @@ func (p *purge) scrubKept(ctx context.Context) error {
 }
 
 // scrubSource is what scrubKept needs of one selected episode: the purged spans to find,
-// and the texts of its messages.
+// and the texts of its messages that hold some, with where they are.
 type scrubSource struct {
 	patterns []*regexp.Regexp
 	contents []string
+	purged   [][][2]int // spans of patterns in contents[i]
 }
 
 // scrubSource reads episode's source once per purge.
@@ -289,23 +290,31 @@ func (p *purge) scrubSource(ctx context.Context, sources map[int64]*scrubSource,
 	if err != nil {
 		return nil, fmt.Errorf("read episode %d: %w", episode, err)
 	}
-	sources[episode] = &scrubSource{patterns: patterns, contents: contents}
+	sources[episode] = newScrubSource(patterns, contents)
 	return sources[episode], nil
 }
 
-// scrubQuote replaces in q, a quote copied from contents, every purged span in it and
-// every part of it that lies inside a purged span of a content it was copied from.
-func scrubQuote(q string, contents []string, patterns []*regexp.Regexp) string {
-	if q == "" || len(patterns) == 0 {
+// newScrubSource finds the purged spans of contents once, for every quote copied from them.
+func newScrubSource(patterns []*regexp.Regexp, contents []string) *scrubSource {
+	src := &scrubSource{patterns: patterns}
+	for _, c := range contents {
+		if spans := spansOf(c, patterns, nil); len(spans) > 0 {
+			src.contents, src.purged = append(src.contents, c), append(src.purged, spans)
+		}
+	}
+	return src
+}
+
+// scrubQuote replaces in q, a quote copied from src's contents, every purged span in it
+// and every part of it that lies inside a purged span of a content it was copied from.
+func scrubQuote(q string, src *scrubSource) string {
+	if q == "" || len(src.patterns) == 0 {
 		return q
 	}
-	spans := spansOf(q, patterns, make([]bool, len(patterns)))
+	spans := spansOf(q, src.patterns, nil)
 	copiedFrom := regexp.MustCompile("(?i)" + regexp.QuoteMeta(q))
-	for _, c := range contents {
-		purged := spansOf(c, patterns, make([]bool, len(patterns)))
-		if len(purged) == 0 {
-			continue
-		}
+	for i, c := range src.contents {
+		purged := src.purged[i]
 		for _, loc := range copiedFrom.FindAllStringIndex(c, -1) {
 			if !sameWidths(c[loc[0]:loc[1]], q) {
 				// Case folding changed a character's width: offsets in c are not offsets in q.
@@ -337,13 +346,14 @@ func sameWidths(a, b string) bool {
 }
 
 // redactText replaces with redactedMarker the union of every occurrence of patterns in
-// s, overlapping ones included, and sets found[i] when patterns[i] occurs.
+// s, overlapping ones included, and sets found[i] when patterns[i] occurs (found may be
+// nil).
 func redactText(s string, patterns []*regexp.Regexp, found []bool) string {
 	return replaceSpans(s, spansOf(s, patterns, found))
 }
 
 // spansOf is every occurrence of patterns in s, overlapping ones included; it sets
-// found[i] when patterns[i] occurs.
+// found[i] when patterns[i] occurs, unless found is nil.
 func spansOf(s string, patterns []*regexp.Regexp, found []bool) [][2]int {
 	var spans [][2]int
 	for i, re := range patterns {
@@ -352,7 +362,9 @@ func spansOf(s string, patterns []*regexp.Regexp, found []bool) [][2]int {
 			if loc == nil {
 				break
 			}
-			found[i] = true
+			if found != nil {
+				found[i] = true
+			}
 			spans = append(spans, [2]int{off + loc[0], off + loc[1]})
 			// The next occurrence may start inside this one.
 			_, size := utf8.DecodeRuneInString(s[off+loc[0]:])

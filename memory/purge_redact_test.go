@@ -385,7 +385,7 @@ func TestScrubQuoteMisalignedCopy(t *testing.T) {
 	t.Parallel()
 	patterns, err := spanPatterns([]string{"PIN is 5521"}, nil)
 	require.NoError(t, err)
-	require.Equal(t, "[redacted]", scrubQuote("s dog PIN iſ", []string{"ſ dog PIN is 5521"}, patterns))
-	require.Equal(t, "[redacted] dog", scrubQuote("PIN is 5521 dog", []string{"pin IS 5521 DOG"}, patterns))
-	require.Equal(t, "a dog [redacted]", scrubQuote("a dog PIN", []string{"A DOG pin is 5521"}, patterns))
+	require.Equal(t, "[redacted]", scrubQuote("s dog PIN iſ", newScrubSource(patterns, []string{"ſ dog PIN is 5521"})))
+	require.Equal(t, "[redacted] dog", scrubQuote("PIN is 5521 dog", newScrubSource(patterns, []string{"pin IS 5521 DOG"})))
+	require.Equal(t, "a dog [redacted]", scrubQuote("a dog PIN", newScrubSource(patterns, []string{"A DOG pin is 5521"})))
 }
