@@ -54,7 +54,7 @@ func BenchmarkCostPerEpisode(b *testing.B) {
 	obs := &pipelinetest.Reports{}
 	p := pipelinetest.New(b, &pipelinetest.Options{Workers: 4, Extract: func(c *extract.Config) {
 		c.Observer = obs
-		c.Examples = learning.NewRetriever(c.Store.Pool(), 0, "")
+		c.Examples = learning.NewRetriever(c.Store, 0, "")
 	}})
 	p.LLM.Handle(cityAnswer)
 	const n = 400
@@ -245,7 +245,7 @@ func BenchmarkBulkImport(b *testing.B) {
 		LLMOptions: []llmtest.Option{llmtest.WithLatency(30 * time.Millisecond), llmtest.WithEmbedLatency(5 * time.Millisecond)},
 		Extract: func(c *extract.Config) {
 			c.Observer = obs
-			c.Examples = learning.NewRetriever(c.Store.Pool(), 0, "")
+			c.Examples = learning.NewRetriever(c.Store, 0, "")
 		}})
 	var mu sync.Mutex
 	order := map[string][]int{}

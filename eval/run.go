@@ -167,7 +167,7 @@ func (r *runner) prepare(ctx context.Context) error {
 	r.store = memory.NewStore(r.pool, &memory.Config{ConfidenceFloor: r.cfg.ConfidenceFloor})
 	var examples *learning.Retriever
 	if r.cfg.Learning {
-		examples = learning.NewRetriever(r.pool, r.cfg.Examples, "")
+		examples = learning.NewRetriever(r.store, r.cfg.Examples, "")
 	}
 	extractor, err := extract.NewWorker(extract.Config{
 		Store: r.store, Chat: r.cfg.Chat, Embed: r.cfg.Embed, EmbedModel: r.cfg.EmbedModel,

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/credohq/credo/memory"
@@ -53,7 +52,8 @@ func (e Example) priority() float64 {
 
 // Retriever finds similar past revisions.
 type Retriever struct {
-	db memory.Conn
+	store *memory.Store
+	db    memory.Conn
 	// max is the number of examples returned.
 	max int
 	// global is an operator-curated scope whose examples every scope may see; it must
@@ -61,16 +61,16 @@ type Retriever struct {
 	global string
 }
 
-// NewRetriever returns a retriever of at most max examples (0: DefaultExamples), with
-// the optional global scope.
-func NewRetriever(pool *pgxpool.Pool, max int, global string) *Retriever {
-	return &Retriever{db: pool, max: cmp.Or(max, DefaultExamples), global: global}
+// NewRetriever returns a retriever of at most max examples (0: DefaultExamples) from
+// store's revision events, with the optional global scope.
+func NewRetriever(store *memory.Store, max int, global string) *Retriever {
+	return &Retriever{store: store, db: store.Pool(), max: cmp.Or(max, DefaultExamples), global: global}
 }
 
 // On is the retriever with its queries run on db, e.g. a connection its caller holds.
 func (r *Retriever) On(db memory.Conn) *Retriever {
 	c := *r
-	c.db = db
+	c.store, c.db = r.store.On(db), db
 	return &c
 }
 
@@ -98,46 +98,41 @@ func (r *Retriever) Available(ctx context.Context, scope, model string) (bool, e
 }
 
 // Similar is up to max examples for a transcript whose vector is vec: the nearest
-// revision events of scope (and the global set) by the model's HNSW index, re-ranked so
-// that corrections come first, without repeats.
+// revision events of scope and of the global set, each scope's own nearest whatever
+// other scopes hold (memory.Store.NearestEvents), re-ranked so that corrections come
+// first, without repeats.
 func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []float32) ([]Example, error) {
-	dim := len(vec)
-	if dim == 0 {
+	if len(vec) == 0 {
 		return nil, nil
 	}
-	// Restatements teach nothing about revising; candidates are over-fetched so that
-	// re-ranking and de-duplication still leave max.
+	// Candidates are over-fetched so that re-ranking and de-duplication still leave max.
 	var found []Example
-	// The model's index holds every scope's events: an iterative scan goes on past
-	// other scopes' neighbours until it has enough of this scope's.
-	err := pgx.BeginTxFunc(ctx, r.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL hnsw.iterative_scan = strict_order"); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, similarSQL(dim), r.scopes(scope), model, pgvector.NewVector(vec), r.max*4)
+	for _, sc := range r.scopes(scope) {
+		evs, err := r.store.NearestEvents(ctx, sc, model, vec, r.max*4)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("similar examples of %q: %w", scope, err)
 		}
-		scan := func(row pgx.CollectableRow) (Example, error) {
-			var e Example
-			err := row.Scan(&e.EventID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.Old, &e.New, &e.Excerpt, &e.Distance, &e.Kept)
-			return e, err
+		for _, ev := range evs {
+			found = append(found, Example{EventID: ev.ID, Scope: ev.Scope, Action: string(ev.Action), Reason: string(ev.Reason),
+				Origin: string(ev.Origin), Old: ev.OldStatement, New: deref(ev.NewStatement), Excerpt: deref(ev.Excerpt),
+				Distance: *ev.Distance})
 		}
-		if found, err = pgx.CollectRows(rows, scan); err != nil {
-			return err
-		}
-		// Dismissals are few (operators make them one by one): read without an index.
-		rows, err = tx.Query(ctx, dismissedSQL, r.scopes(scope), model, pgvector.NewVector(vec), r.max)
-		if err != nil {
-			return err
-		}
-		kept, err := pgx.CollectRows(rows, scan)
-		found = append(found, kept...)
-		return err
+	}
+	// Dismissals are few (operators make them one by one): an exact scan, as no index
+	// holds them.
+	rows, err := r.db.Query(ctx, dismissedSQL, r.scopes(scope), model, pgvector.NewVector(vec), r.max)
+	if err != nil {
+		return nil, fmt.Errorf("similar examples of %q: %w", scope, err)
+	}
+	kept, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Example, error) {
+		var e Example
+		err := row.Scan(&e.EventID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.Old, &e.New, &e.Excerpt, &e.Distance, &e.Kept)
+		return e, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("similar examples of %q: %w", scope, err)
 	}
+	found = append(found, kept...)
 	slices.SortStableFunc(found, func(a, b Example) int {
 		return cmp.Compare(a.Distance-a.priority(), b.Distance-b.priority())
 	})
@@ -157,16 +152,6 @@ func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []floa
 	return out, nil
 }
 
-// similarSQL orders by the same expression the model's partial HNSW index is built on.
-func similarSQL(dim int) string {
-	cast := fmt.Sprintf("::vector(%d)", dim)
-	return `SELECT id, scope, action, reason, origin, old_statement, coalesce(new_statement, ''),
-			coalesce(excerpt, ''), embedding` + cast + ` <=> $3` + cast + ` AS distance, false
-		FROM revision_event e
-		WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND ` + notForgotten + `
-		ORDER BY embedding` + cast + ` <=> $3` + cast + ` LIMIT $4`
-}
-
 // dismissedSQL is the refused revisions an operator dismissed nearest to $3: what the
 // target said, and what it was not changed to.
 const dismissedSQL = `SELECT c.id, c.scope, c.action, coalesce(c.reason, ''), 'operator', t.statement,
@@ -181,3 +166,10 @@ const dismissedSQL = `SELECT c.id, c.scope, c.action, coalesce(c.reason, ''), 'o
 // from every prompt, examples included.
 const notForgotten = `NOT EXISTS (SELECT 1 FROM belief f
 	WHERE f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')`
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -30,7 +30,7 @@ func setup(t *testing.T) *testBundle {
 	t.Helper()
 	bundle := &testBundle{}
 	bundle.p = pipelinetest.New(t, &pipelinetest.Options{Extract: func(c *extract.Config) {
-		bundle.retriever = learning.NewRetriever(c.Store.Pool(), 0, "")
+		bundle.retriever = learning.NewRetriever(c.Store, 0, "")
 		c.Examples = bundle.retriever
 	}})
 	return bundle

@@ -122,6 +122,8 @@ type Event struct {
 	Rationale    *string        `json:"rationale"`
 	EpisodeID    *int64         `json:"episode_id"`
 	CreatedAt    time.Time      `json:"created_at"`
+	// Distance is the cosine distance to the query vector of a ranked read.
+	Distance *float64 `json:"distance,omitempty"`
 }
 
 // ConflictKind is what a review item asks an operator to look at.

@@ -98,24 +98,25 @@ type NeighborQuery struct {
 
 // neighborChunk bounds the seeds of one statement: small enough that a pass of a
 // thousand seeds keeps every connection of neighborConns busy, large enough that a
-// chunk's four round trips (begin, settings, query, commit) are noise beside its
-// probes, 0.1 to 1 ms each.
+// chunk's round trips are noise beside its search.
 const neighborChunk = 256
 
-// neighborConns bounds the pooled connections one Neighbors call probes on at once. A
-// probe is work in one server backend, mostly waiting on memory once the index outgrows
-// the CPU caches, so two backends take about half the time; on the two-core benchmark
-// machine four were no faster than two. The pool is shared with River and extraction,
-// and no connection is held across an LLM call (Neighbors makes none).
+// neighborConns bounds the pooled connections one Neighbors call searches on at once.
+// The search is work in one server backend, so two backends take about half the time;
+// on the two-core benchmark machine four were no faster than two. The pool is shared
+// with River and extraction, and no connection is held across an LLM call (Neighbors
+// makes none).
 const neighborConns = 2
 
 // Neighbors is, for every seed of q, its up to K nearest active beliefs of the scope
-// other than itself, within MaxDistance; ordered by seed, then distance. Each
-// seed's search is one probe of the model's HNSW index; chunks of seeds are probed in
+// other than itself, within MaxDistance; ordered by seed, then distance, then id. The
+// search is the one every nearest-neighbour read of a scope uses (see nearest): an
+// exact comparison with each of the scope's active beliefs, or, for a scope above the
+// exact limit, a probe of the scope's own HNSW index. Chunks of seeds are searched in
 // parallel on up to neighborConns pooled connections (one connection when the store
 // runs on one, see On), each chunk in its own read-only transaction. Under READ
 // COMMITTED every statement took its own snapshot before too, so splitting the
-// transaction changes what the probes can see in no way.
+// transaction changes what the chunks can see in no way.
 func (s *Store) Neighbors(ctx context.Context, q NeighborQuery) ([]Neighbor, error) {
 	if len(q.Seeds) == 0 || q.K <= 0 {
 		return nil, nil
@@ -124,7 +125,14 @@ func (s *Store) Neighbors(ctx context.Context, q NeighborQuery) ([]Neighbor, err
 	if err != nil {
 		return nil, err
 	}
-	sql := neighborSQL(dim)
+	indexed, err := scopeIndexed(ctx, s.db, searchBeliefs, q.Scope, q.Model)
+	if err != nil {
+		return nil, err
+	}
+	sql := neighborExactSQL
+	if indexed {
+		sql = neighborIndexSQL(q.Scope, q.Model, dim)
+	}
 	// Sorted, so that the result is ordered by seed across chunks too.
 	chunks := slices.Collect(slices.Chunk(slices.Sorted(slices.Values(q.Seeds)), neighborChunk))
 	found := make([][]Neighbor, len(chunks))
@@ -152,16 +160,33 @@ func (s *Store) neighborConns() int {
 	return neighborConns
 }
 
-// neighborSQL is the probe statement for seeds of dimension dim. The casts and the model
-// predicate match the partial expression index that EnsureEmbeddingModel created;
-// without them the planner cannot use it.
-func neighborSQL(dim int) string {
+// neighborExactSQL compares each seed with every active belief of the scope, read once
+// per chunk: exact by construction, as no index orders the distance. The K nearest
+// within MaxDistance are kept, then those about another subject are dropped, as the
+// index probe does.
+const neighborExactSQL = `WITH r AS MATERIALIZED (
+		SELECT b.id, b.subject, b.embedding FROM belief b
+		WHERE b.scope = $1 AND b.status = 'active' AND b.embed_model = $2
+	)
+	SELECT s.id, n.id, n.distance
+	FROM belief s CROSS JOIN LATERAL (
+		SELECT x.id, x.subject, x.embedding <=> s.embedding AS distance FROM r x
+		WHERE x.id <> s.id AND x.embedding <=> s.embedding <= $5
+		ORDER BY distance, x.id LIMIT $3) n
+	WHERE s.id = ANY($4) AND s.scope = $1 AND s.embed_model = $2
+		AND (NOT $6 OR lower(n.subject) = lower(s.subject))
+	ORDER BY s.id, n.distance, n.id`
+
+// neighborIndexSQL probes the scope's own HNSW index once per seed. The scope and the
+// model are literals, so that the partial index's predicate is proven by any plan.
+func neighborIndexSQL(scope, model string, dim int) string {
 	cast := fmt.Sprintf("::vector(%d)", dim)
 	return `SELECT s.id, n.id, n.distance
 		FROM belief s CROSS JOIN LATERAL (
 			SELECT b.id, b.subject, b.embedding` + cast + ` <=> s.embedding` + cast + ` AS distance
 			FROM belief b
-			WHERE b.scope = $1 AND b.status = 'active' AND b.embed_model = $2 AND b.id <> s.id
+			WHERE b.scope = ` + quoteLiteral(scope) + ` AND b.embed_model = ` + quoteLiteral(model) + `
+				AND b.status = 'active' AND b.id <> s.id
 			ORDER BY b.embedding` + cast + ` <=> s.embedding` + cast + `
 			LIMIT $3) n
 		WHERE s.id = ANY($4) AND s.scope = $1 AND s.embed_model = $2
@@ -175,17 +200,15 @@ func (s *Store) probe(ctx context.Context, sql string, q NeighborQuery, seeds []
 	var out []Neighbor
 	err := pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		// Set for this transaction only, in one round trip:
-		// - hnsw.iterative_scan: other scopes share the model's index; without an
-		//   iterative scan it hands back its ef_search nearest vectors of any scope, and
-		//   the scope filter could leave none of them (pgvector 0.8).
-		// - plan_cache_mode: the statement runs once per chunk, prepared; after five
-		//   runs Postgres may switch to a generic plan, in which "embed_model = $2" no
-		//   longer proves the partial index's predicate and every probe becomes a scan
-		//   of the scope (quadratic: 12 times slower at 10k beliefs when measured).
+		// - hnsw.ef_search and hnsw.iterative_scan: for a scope's own index (see
+		//   nearest); the exact statement uses no index.
+		// - work_mem: the exact statement keeps the scope's vectors in memory, read once
+		//   per chunk (30 MB for 10,000 of 768 dimensions) rather than spilled to disk.
 		// - jit: on a large scope the estimate crosses jit_above_cost, and compiling
-		//   each chunk costs more than the index probes it would speed up.
-		_, err := tx.Exec(ctx, `SELECT set_config('hnsw.iterative_scan', 'strict_order', true),
-			set_config('plan_cache_mode', 'force_custom_plan', true), set_config('jit', 'off', true)`)
+		//   each chunk costs more than the search it would speed up.
+		_, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true),
+			set_config('hnsw.iterative_scan', 'relaxed_order', true),
+			set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`, fmt.Sprint(scopeIndexEfSearch(q.K)))
 		if err != nil {
 			return fmt.Errorf("configure the neighbour query: %w", err)
 		}

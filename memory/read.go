@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/pgvector/pgvector-go"
 )
 
 // ErrNotFound is returned for an unknown belief id.
@@ -190,8 +189,8 @@ func (s *Store) History(ctx context.Context, id int64) ([]Belief, error) {
 }
 
 // Nearest is, for a writer, up to k active beliefs of scope embedded with model, nearest
-// to vec by cosine distance first. It uses the model's HNSW index. Their Episodes are
-// not read.
+// to vec by cosine distance first: the scope's own k nearest, whatever other scopes
+// hold (see nearest). Their Episodes are not read.
 func (s *Store) Nearest(ctx context.Context, scope, model string, vec []float32, k int) ([]Belief, error) {
 	bs, err := s.ranked(ctx, candidateColumns, currentView, []any{scope}, model, vec, k)
 	if err != nil {
@@ -200,50 +199,12 @@ func (s *Store) Nearest(ctx context.Context, scope, model string, vec []float32,
 	return bs, nil
 }
 
-// vectorQuery checks vec against model's registration and returns the cast both sides
-// of a distance need to use the model's index.
-func (s *Store) vectorQuery(ctx context.Context, model string, vec []float32) (string, error) {
-	dim, err := s.embeddingDim(ctx, s.db, model)
-	if err != nil {
-		return "", err
-	}
-	if len(vec) != dim {
-		return "", fmt.Errorf("%w %q: query has %d dimensions, the model %d", ErrEmbeddingModel, model, len(vec), dim)
-	}
-	return fmt.Sprintf("::vector(%d)", dim), nil
-}
-
-// ranked is up to k beliefs of view (its arguments in args) embedded with model, nearest
-// to vec by cosine distance first, read as columns.
+// ranked is up to k beliefs of view (its arguments in args, the scope first) embedded
+// with model, nearest to vec by cosine distance first, read as columns.
 func (s *Store) ranked(ctx context.Context, columns, view string, args []any, model string, vec []float32, k int) ([]Belief, error) {
-	cast, err := s.vectorQuery(ctx, model, vec)
-	if err != nil {
-		return nil, err
-	}
-	n := len(args)
-	distance := fmt.Sprintf("b.embedding%s <=> $%d%s", cast, n+2, cast)
-	// Ordered by the distance alone: a second sort key keeps the index from being used.
-	return s.queryNearest(ctx, fmt.Sprintf("SELECT %s, %s AS distance FROM belief b WHERE %s AND b.embed_model = $%d ORDER BY %s LIMIT $%d",
-		columns, distance, view, n+1, distance, n+3), append(args, model, pgvector.NewVector(vec), k)...)
-}
-
-// queryNearest runs a query ranked by a model's HNSW index. Every scope shares the
-// index: without an iterative scan it hands back its ef_search nearest vectors of any
-// scope, and the scope filter could leave fewer than asked, or none (pgvector 0.8).
-func (s *Store) queryNearest(ctx context.Context, sql string, args ...any) ([]Belief, error) {
-	var bs []Belief
-	err := pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL hnsw.iterative_scan = strict_order"); err != nil {
-			return fmt.Errorf("configure index scan: %w", err)
-		}
-		rows, err := tx.Query(ctx, sql, args...)
-		if err != nil {
-			return err
-		}
-		bs, err = pgx.CollectRows(rows, scanBelief)
-		return err
-	})
-	return bs, err
+	scope, _ := args[0].(string)
+	return nearest(ctx, s, nearestQuery{table: searchBeliefs, scope: scope, where: view, args: args, model: model, vec: vec, k: k},
+		columns, scanBelief)
 }
 
 // Events is the revision events of scope, newest first, at most limit (0: all). Events

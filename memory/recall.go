@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 )
 
@@ -157,16 +158,13 @@ func (s *Store) recallInherited(ctx context.Context, rec *Recollection, scope st
 // rankedChains is the supersession chains through the k non-forgotten beliefs of scope
 // nearest to vec. Chains are followed through forgotten beliefs, which are left out.
 func (s *Store) rankedChains(ctx context.Context, scope, model string, vec []float32, k int) ([]Belief, error) {
-	cast, err := s.vectorQuery(ctx, model, vec)
-	if err != nil {
+	seeds, err := nearest(ctx, s, nearestQuery{table: searchBeliefs, scope: scope, where: historyView, args: []any{scope},
+		model: model, vec: vec, k: k}, "b.id", scanID)
+	if err != nil || len(seeds) == 0 {
 		return nil, err
 	}
-	distance := "b.embedding" + cast + " <=> $3" + cast
-	return s.queryNearest(ctx, `WITH RECURSIVE seed AS (
-			SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM (
-				SELECT b.id, `+distance+` AS distance FROM belief b
-				WHERE `+historyView+` AND b.embed_model = $2
-				ORDER BY `+distance+` LIMIT $4) nearest
+	rows, err := s.db.Query(ctx, `WITH RECURSIVE seed AS (
+			SELECT id, rank FROM unnest($4::bigint[]) WITH ORDINALITY AS s (id, rank)
 		), back AS (
 			SELECT id, rank, 0 AS depth FROM seed
 			UNION ALL
@@ -179,8 +177,12 @@ func (s *Store) rankedChains(ctx context.Context, scope, model string, vec []flo
 		), chain AS (
 			SELECT id, min(rank) AS rank FROM (SELECT id, rank FROM back UNION ALL SELECT id, rank FROM fwd) c GROUP BY id
 		)
-		SELECT `+beliefColumns+`, CASE WHEN b.embed_model = $2 THEN `+distance+` END AS distance
+		SELECT `+beliefColumns+`, CASE WHEN b.embed_model = $2 THEN b.embedding <=> $3::vector END AS distance
 		FROM chain JOIN belief b ON b.id = chain.id
-		WHERE b.status <> 'forgotten'
-		ORDER BY chain.rank, b.valid_from, b.recorded_at, b.id`, scope, model, pgvector.NewVector(vec), k)
+		WHERE b.scope = $1 AND b.status <> 'forgotten'
+		ORDER BY chain.rank, b.valid_from, b.recorded_at, b.id`, scope, model, pgvector.NewVector(vec), seeds)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanBelief)
 }

@@ -1,9 +1,8 @@
 package memory
 
 import (
+	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,6 +27,10 @@ type Config struct {
 	ConfidenceFloor float64
 	// Now is the clock for known time (recorded_at, retired_at). Defaults to time.Now.
 	Now func() time.Time
+	// ExactSearchLimit is the number of rows embedded with a model up to which a
+	// scope's nearest-neighbour reads scan it exactly; above it IndexScope gives the
+	// scope an index of its own. Zero means DefaultExactSearchLimit.
+	ExactSearchLimit int
 }
 
 // DB is what reads need: a pool, a connection or a transaction.
@@ -53,6 +56,8 @@ type Store struct {
 	floor  float64
 	now    func() time.Time
 	models *modelCache
+	// exactLimit is Config.ExactSearchLimit.
+	exactLimit int
 }
 
 // modelCache holds the embedding models registered so far: model → dimension.
@@ -66,10 +71,8 @@ func NewStore(pool *pgxpool.Pool, cfg *Config) *Store {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	s := &Store{pool: pool, db: pool, floor: cfg.ConfidenceFloor, now: cfg.Now, models: &modelCache{dims: map[string]int{}}}
-	if s.floor == 0 {
-		s.floor = DefaultConfidenceFloor
-	}
+	s := &Store{pool: pool, db: pool, floor: cmp.Or(cfg.ConfidenceFloor, DefaultConfidenceFloor), now: cfg.Now,
+		models: &modelCache{dims: map[string]int{}}, exactLimit: cmp.Or(cfg.ExactSearchLimit, DefaultExactSearchLimit)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -95,10 +98,10 @@ func (s *Store) clock() time.Time { return s.now().UTC().Truncate(time.Microseco
 // ErrEmbeddingModel is returned for an embedding that does not fit its model's registration.
 var ErrEmbeddingModel = errors.New("embedding model")
 
-// EnsureEmbeddingModel registers model with its dimension and creates its partial HNSW
-// indexes, once. A model keeps the dimension it was first seen with: a vector of another
-// size is an error, so a misconfigured model cannot mix spaces. Call it before a
-// transaction that writes vectors of the model (index creation takes table locks).
+// EnsureEmbeddingModel registers model with its dimension, once. A model keeps the
+// dimension it was first seen with: a vector of another size is an error, so a
+// misconfigured model cannot mix spaces. No index is shared by scopes: a scope's
+// nearest-neighbour reads scan its rows, or an index of its own (IndexScope).
 func (s *Store) EnsureEmbeddingModel(ctx context.Context, model string, dim int) error {
 	if model == "" {
 		return fmt.Errorf("%w: name is empty", ErrEmbeddingModel)
@@ -128,13 +131,6 @@ func (s *Store) EnsureEmbeddingModel(ctx context.Context, model string, dim int)
 		}
 		if known != dim {
 			return fmt.Errorf("%w %q: vectors have %d dimensions, the model was registered with %d", ErrEmbeddingModel, model, dim, known)
-		}
-		for _, table := range []string{"belief", "revision_event"} {
-			sql := fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s USING hnsw ((embedding::vector(%d)) vector_cosine_ops) WHERE embed_model = %s",
-				pgx.Identifier{indexName(table, model, dim)}.Sanitize(), table, dim, quoteLiteral(model))
-			if _, err := tx.Exec(ctx, sql); err != nil {
-				return err
-			}
 		}
 		return nil
 	})
@@ -166,11 +162,6 @@ func (s *Store) embeddingDim(ctx context.Context, db DB, model string) (int, err
 	s.models.dims[model] = dim
 	s.models.mu.Unlock()
 	return dim, nil
-}
-
-func indexName(table, model string, dim int) string {
-	h := sha256.Sum256([]byte(fmt.Sprintf("%s/%d", model, dim)))
-	return table + "_embedding_" + hex.EncodeToString(h[:6]) + "_idx"
 }
 
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

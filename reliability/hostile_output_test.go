@@ -235,7 +235,7 @@ func TestDirectiveOnJustSupersededBelief(t *testing.T) {
 func TestHostileOutputCannotForgeCandidateLines(t *testing.T) {
 	t.Parallel()
 	p := pipelinetest.New(t, &pipelinetest.Options{Extract: func(c *extract.Config) {
-		c.Examples = learning.NewRetriever(c.Store.Pool(), 3, "")
+		c.Examples = learning.NewRetriever(c.Store, 3, "")
 	}})
 	seedNYC(t, p, "user:1")
 	p.LLM.OnPrompt("I moved to Miami", llmtest.Reply{Content: `{"reasoning":"","facts":[{"statement":"User lives in Miami",` +

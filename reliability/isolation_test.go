@@ -53,7 +53,7 @@ func TestIsolation(t *testing.T) {
 	const k = 3 // fewer than a scope's beliefs: candidates come from the vector search
 	p := pipelinetest.New(t, &pipelinetest.Options{Workers: 4, Extract: func(c *extract.Config) {
 		c.MaxCandidates = k
-		c.Examples = learning.NewRetriever(c.Store.Pool(), 3, "")
+		c.Examples = learning.NewRetriever(c.Store, 3, "")
 	}})
 	p.LLM.Handle(isolationAnswer)
 

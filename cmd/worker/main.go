@@ -172,7 +172,7 @@ func newClient(cfg *config.Config, store *memory.Store, chat, embed llm.Provider
 	logger *slog.Logger, drain bool) (*river.Client[pgx.Tx], error) {
 	var examples *learning.Retriever
 	if cfg.Examples > 0 {
-		examples = learning.NewRetriever(store.Pool(), cfg.Examples, cfg.ExamplesScope)
+		examples = learning.NewRetriever(store, cfg.Examples, cfg.ExamplesScope)
 	}
 	extractor, err := extract.NewWorker(extract.Config{
 		Store: store, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),

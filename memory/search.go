@@ -1,0 +1,269 @@
+package memory
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+)
+
+// DefaultExactSearchLimit is the size up to which a scope's nearest-neighbour reads scan
+// its rows exactly: recall 1.0 by construction. Above it a scope gets an HNSW index of
+// its own (see IndexScope). 10,000 is where the promise of exact recall ends
+// (docs/design.md, "Exact per-scope search").
+const DefaultExactSearchLimit = 10_000
+
+// Nearest-neighbour reads of a scope use one strategy (docs/design.md): an exact scan
+// of the scope's own rows, through the (scope, ...) btree indexes, sorted by distance;
+// or, for a scope above the exact limit, an HNSW index that holds only that scope's
+// rows, checked to return k rows and else replaced by the exact scan. No index shared
+// by scopes exists, so what other scopes hold can change neither the answer nor the
+// plan that finds it.
+
+// searchTable is a table whose rows carry an embedding and are searched per scope.
+type searchTable string
+
+const (
+	searchBeliefs searchTable = "belief"
+	searchEvents  searchTable = "revision_event"
+)
+
+// nearestQuery is one nearest-neighbour read of one scope.
+type nearestQuery struct {
+	table searchTable
+	scope string
+	// where is the filter on the table's rows, aliased b, with the scope in $1 and the
+	// rest of args numbered after it. It must include "b.scope = $1".
+	where string
+	args  []any // args[0] is the scope
+	model string
+	vec   []float32
+	k     int
+}
+
+// nearest reads the k rows of q nearest to its vector, nearest first and then by id,
+// so that the answer is one whatever the plan: columns of the table's row b, then its
+// cosine distance as "distance", each scanned by scan.
+func nearest[T any](ctx context.Context, s *Store, q nearestQuery, columns string, scan pgx.RowToFunc[T]) ([]T, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	if q.k <= 0 {
+		return nil, nil
+	}
+	dim, err := s.embeddingDim(ctx, s.db, q.model)
+	if err != nil {
+		return nil, err
+	}
+	if len(q.vec) != dim {
+		return nil, fmt.Errorf("%w %q: query has %d dimensions, the model %d", ErrEmbeddingModel, q.model, len(q.vec), dim)
+	}
+	indexed, err := scopeIndexed(ctx, s.db, q.table, q.scope, q.model)
+	if err != nil {
+		return nil, err
+	}
+	if indexed {
+		var out []T
+		err := pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+			// ef_search is how many candidates the index keeps while it walks: a scope's
+			// own index of tens of thousands of rows needs more than the default 40 for
+			// recall near 1. relaxed_order goes on past rows the filter drops (other
+			// statuses) until k pass.
+			_, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true),
+				set_config('hnsw.iterative_scan', 'relaxed_order', true)`, fmt.Sprint(scopeIndexEfSearch(q.k)))
+			if err != nil {
+				return fmt.Errorf("configure the scope's index scan: %w", err)
+			}
+			sql, args := q.indexSQL(columns, dim)
+			rows, err := tx.Query(ctx, sql, args...)
+			if err == nil {
+				out, err = pgx.CollectRows(rows, scan)
+			}
+			return err
+		})
+		if err != nil || len(out) >= q.k {
+			return out, err
+		}
+		// Fewer than k: the scope may hold fewer, or the index stopped early. The exact
+		// scan tells which.
+	}
+	sql, args := q.exactSQL(columns)
+	rows, err := s.db.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scan)
+}
+
+// exactSQL ranks every row of q by distance. The distance is computed without the cast
+// an HNSW index is built on and sorted with the id as second key, so that no plan can
+// answer it from an index: it is exact by construction. Only the k nearest are joined
+// back for their columns.
+func (q nearestQuery) exactSQL(columns string) (string, []any) {
+	n := len(q.args)
+	sql := fmt.Sprintf(`SELECT %s, n.distance AS distance FROM (
+			SELECT b.id, b.embedding <=> $%d::vector AS distance FROM %s b
+			WHERE %s AND b.embed_model = $%d ORDER BY distance, b.id LIMIT $%d) n
+		JOIN %s b ON b.id = n.id ORDER BY n.distance, b.id`,
+		columns, n+1, q.table, q.where, n+2, n+3, q.table)
+	return sql, append(append([]any{}, q.args...), pgvector.NewVector(q.vec), q.model, q.k)
+}
+
+// indexSQL asks the scope's own HNSW index. The scope and the model are written into
+// the statement as literals so that the partial index's predicate is proven by any
+// plan, custom or generic.
+func (q nearestQuery) indexSQL(columns string, dim int) (string, []any) {
+	cast := fmt.Sprintf("::vector(%d)", dim)
+	n := len(q.args)
+	distance := fmt.Sprintf("b.embedding%s <=> $%d%s", cast, n+1, cast)
+	sql := fmt.Sprintf(`SELECT %s, n.distance AS distance FROM (
+			SELECT b.id, %s AS distance FROM %s b
+			WHERE b.scope = %s AND b.embed_model = %s AND %s ORDER BY %s LIMIT $%d) n
+		JOIN %s b ON b.id = n.id ORDER BY n.distance, b.id`,
+		columns, distance, q.table, quoteLiteral(q.scope), quoteLiteral(q.model), q.where, distance, n+2, q.table)
+	return sql, append(append([]any{}, q.args...), pgvector.NewVector(q.vec), q.k)
+}
+
+// scopeIndexEfSearch is the candidate list of a scope index's search: ten times k, at
+// least 200, at most pgvector's 1,000 (recall measured in BENCHMARKS.md).
+func scopeIndexEfSearch(k int) int { return min(max(10*k, 200), 1000) }
+
+// scanID reads the id of a nearest row, leaving its distance.
+func scanID(row pgx.CollectableRow) (int64, error) {
+	var (
+		id int64
+		d  float64
+	)
+	err := row.Scan(&id, &d)
+	return id, err
+}
+
+// scopeIndexed says whether the scope has an index of its own on table for model.
+func scopeIndexed(ctx context.Context, db DB, table searchTable, scope, model string) (bool, error) {
+	var ok bool
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM scope_vector_index
+		WHERE scope = $1 AND tbl = $2 AND model = $3)`, scope, string(table), model).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("look up the vector index of %q: %w", scope, err)
+	}
+	return ok, nil
+}
+
+// ScopeIndexResult says what IndexScope did.
+type ScopeIndexResult struct {
+	// Rows counts the scope's rows embedded with the model, per table.
+	Rows map[string]int
+	// Created and Dropped name the tables whose scope index was built or removed.
+	Created, Dropped []string
+}
+
+// IndexScope gives scope an HNSW index of its own on each table where it holds more
+// than the exact limit of rows embedded with model, and removes that index where it
+// holds fewer than half the limit (a scope that shrank, or was purged): between the two
+// nothing changes, so a scope near the limit is not indexed and dropped by turns. The
+// index is built CONCURRENTLY, so writers of every scope go on meanwhile; a build that
+// failed half way is dropped and built again. Concurrent callers for one scope build
+// once: the others skip it.
+func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeIndexResult, error) {
+	dim, err := s.embeddingDim(ctx, s.pool, model)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("index scope %q: %w", scope, err)
+	}
+	defer conn.Release()
+	var locked bool
+	lockKey := "credo:scope_index:" + scope
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext($1))", lockKey).Scan(&locked); err != nil {
+		return nil, fmt.Errorf("index scope %q: %w", scope, err)
+	}
+	res := &ScopeIndexResult{Rows: map[string]int{}}
+	if !locked {
+		return res, nil
+	}
+	defer func() {
+		// A session lock outlives the statement: release it before the connection goes
+		// back to the pool, even when ctx is done.
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext($1))", lockKey)
+	}()
+	for _, table := range []searchTable{searchBeliefs, searchEvents} {
+		var n int
+		var registered bool
+		err := conn.QueryRow(ctx, fmt.Sprintf(`SELECT (SELECT count(*) FROM %s WHERE scope = $1 AND embed_model = $2),
+			EXISTS (SELECT 1 FROM scope_vector_index WHERE scope = $1 AND tbl = $3 AND model = $2)`, table),
+			scope, model, string(table)).Scan(&n, &registered)
+		if err != nil {
+			return nil, fmt.Errorf("index scope %q: count %s: %w", scope, table, err)
+		}
+		res.Rows[string(table)] = n
+		name := scopeIndexName(table, scope, model, dim)
+		switch {
+		case n > s.exactLimit && !registered:
+			if err := buildScopeIndex(ctx, conn, table, scope, model, dim, name); err != nil {
+				return nil, fmt.Errorf("index scope %q: %w", scope, err)
+			}
+			res.Created = append(res.Created, string(table))
+		case n < s.exactLimit/2 && registered:
+			// Unregistered first: from then on reads scan exactly, and the index can go.
+			if _, err := conn.Exec(ctx, "DELETE FROM scope_vector_index WHERE scope = $1 AND tbl = $2 AND model = $3",
+				scope, string(table), model); err != nil {
+				return nil, fmt.Errorf("index scope %q: %w", scope, err)
+			}
+			if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+				return nil, fmt.Errorf("index scope %q: drop %s: %w", scope, name, err)
+			}
+			res.Dropped = append(res.Dropped, string(table))
+		}
+	}
+	return res, nil
+}
+
+// buildScopeIndex builds the scope's index on table, then registers it: reads use it
+// only once it is complete.
+func buildScopeIndex(ctx context.Context, conn DB, table searchTable, scope, model string, dim int, name string) error {
+	ident := pgx.Identifier{name}.Sanitize()
+	// An earlier build cut short leaves an invalid index of the same name.
+	if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+ident); err != nil {
+		return fmt.Errorf("drop an unfinished %s: %w", name, err)
+	}
+	sql := fmt.Sprintf("CREATE INDEX CONCURRENTLY %s ON %s USING hnsw ((embedding::vector(%d)) vector_cosine_ops) WHERE scope = %s AND embed_model = %s",
+		ident, table, dim, quoteLiteral(scope), quoteLiteral(model))
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("build %s: %w", name, err)
+	}
+	_, err := conn.Exec(ctx, `INSERT INTO scope_vector_index (scope, tbl, model, name) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (scope, tbl, model) DO NOTHING`, scope, string(table), model, name)
+	return err
+}
+
+// IndexedScopes is the scopes that have an index of their own, for model.
+func (s *Store) IndexedScopes(ctx context.Context, model string) ([]string, error) {
+	rows, err := s.db.Query(ctx, "SELECT DISTINCT scope FROM scope_vector_index WHERE model = $1 ORDER BY scope", model)
+	if err != nil {
+		return nil, fmt.Errorf("indexed scopes: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func scopeIndexName(table searchTable, scope, model string, dim int) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%d", scope, model, dim)))
+	return string(table) + "_scope_" + hex.EncodeToString(h[:8]) + "_idx"
+}
+
+
+// errNoScope guards a nearestQuery built without its scope condition.
+var errNoScope = errors.New("a nearest-neighbour read must be bound to its scope")
+
+func (q nearestQuery) check() error {
+	if q.scope == "" || len(q.args) == 0 || q.args[0] != any(q.scope) || !strings.Contains(q.where, "b.scope = $1") {
+		return errNoScope
+	}
+	return nil
+}
