@@ -257,7 +257,6 @@ func scopeIndexName(table searchTable, scope, model string, dim int) string {
 	return string(table) + "_scope_" + hex.EncodeToString(h[:8]) + "_idx"
 }
 
-
 // errNoScope guards a nearestQuery built without its scope condition.
 var errNoScope = errors.New("a nearest-neighbour read must be bound to its scope")
 

@@ -27,7 +27,7 @@ type crowdBundle struct {
 	store  *memory.Store
 	query  []float32
 	// beliefs and events are the victim's, with their vectors, in id order.
-	beliefIDs, eventIDs []int64
+	beliefIDs, eventIDs   []int64
 	beliefVecs, eventVecs [][]float32
 	// active marks the victim's active beliefs; the others are superseded.
 	active []bool
