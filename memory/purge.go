@@ -83,6 +83,11 @@ func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
 	if err != nil {
 		return nil, fmt.Errorf("purge beliefs of %q: %w", sel.Scope, err)
 	}
+	if sel.All {
+		if err := s.unindexScope(ctx, sel.Scope); err != nil {
+			return nil, fmt.Errorf("purge scope %q: %w", sel.Scope, err)
+		}
+	}
 	return p.out, nil
 }
 

@@ -167,10 +167,14 @@ type ScopeIndexResult struct {
 // holds fewer than half the limit (a scope that shrank, or was purged): between the two
 // nothing changes, so a scope near the limit is not indexed and dropped by turns. The
 // index is built CONCURRENTLY, so writers of every scope go on meanwhile; a build that
-// failed half way is dropped and built again. Concurrent callers for one scope build
-// once: the others skip it.
+// failed half way is dropped and built again. Callers for one scope take turns. A model
+// never registered has nothing to index.
 func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeIndexResult, error) {
+	res := &ScopeIndexResult{Rows: map[string]int{}}
 	dim, err := s.embeddingDim(ctx, s.pool, model)
+	if errors.Is(err, ErrEmbeddingModel) {
+		return res, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -179,18 +183,13 @@ func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeInde
 		return nil, fmt.Errorf("index scope %q: %w", scope, err)
 	}
 	defer conn.Release()
-	var locked bool
+	// A session lock, as CREATE INDEX CONCURRENTLY cannot run in a transaction.
 	lockKey := "credo:scope_index:" + scope
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext($1))", lockKey).Scan(&locked); err != nil {
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext($1))", lockKey); err != nil {
 		return nil, fmt.Errorf("index scope %q: %w", scope, err)
 	}
-	res := &ScopeIndexResult{Rows: map[string]int{}}
-	if !locked {
-		return res, nil
-	}
 	defer func() {
-		// A session lock outlives the statement: release it before the connection goes
-		// back to the pool, even when ctx is done.
+		// Released before the connection goes back to the pool, even when ctx is done.
 		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext($1))", lockKey)
 	}()
 	for _, table := range []searchTable{searchBeliefs, searchEvents} {
@@ -223,6 +222,25 @@ func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeInde
 		}
 	}
 	return res, nil
+}
+
+// unindexScope removes the indexes of a scope that was erased: their definitions name
+// the scope, which must not outlive its purge.
+func (s *Store) unindexScope(ctx context.Context, scope string) error {
+	rows, err := s.pool.Query(ctx, "SELECT DISTINCT model FROM scope_vector_index WHERE scope = $1", scope)
+	if err != nil {
+		return fmt.Errorf("indexes of %q: %w", scope, err)
+	}
+	models, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("indexes of %q: %w", scope, err)
+	}
+	for _, m := range models {
+		if _, err := s.IndexScope(ctx, scope, m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // buildScopeIndex builds the scope's index on table, then registers it: reads use it

@@ -245,3 +245,33 @@ func TestLargeScopeSearch(t *testing.T) {
 	want := exact(b.query, b.beliefIDs[:401], b.beliefVecs[:401], func(i int) bool { return b.active[i] }, k)
 	require.Equal(t, want, beliefIDs(got))
 }
+
+// TestPurgeDropsScopeIndex: erasing a scope removes its own index, whose definition
+// names the scope.
+func TestPurgeDropsScopeIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := dbtest.New(t)
+	store := memory.NewStore(schema.Pool, &memory.Config{ExactSearchLimit: 100})
+	require.NoError(t, store.EnsureEmbeddingModel(ctx, crowdModel, crowdDim))
+	rng := rand.New(rand.NewPCG(3, 4))
+	var rows []dbtest.Row
+	for i := range 150 {
+		rows = append(rows, dbtest.Row{Scope: "user:gone", Statement: fmt.Sprintf("User read book %d", i), Vector: dbtest.Unit(rng, crowdDim)})
+	}
+	dbtest.InsertBeliefs(t, schema.Pool, crowdModel, rows)
+	res, err := store.IndexScope(ctx, "user:gone", crowdModel)
+	require.NoError(t, err)
+	require.Equal(t, []string{"belief"}, res.Created)
+
+	_, err = store.Purge(ctx, memory.Selection{Scope: "user:gone", All: true})
+	require.NoError(t, err)
+	scopes, err := store.IndexedScopes(ctx, crowdModel)
+	require.NoError(t, err)
+	require.Empty(t, scopes)
+	var named int
+	require.NoError(t, schema.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND pg_get_expr(i.indpred, i.indrelid) LIKE '%user:gone%'`, schema.Name).Scan(&named))
+	require.Zero(t, named, "no index definition names the erased scope")
+}

@@ -197,7 +197,7 @@ func (e *env) open(ctx context.Context) (*memory.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.store = memory.NewStore(pool, nil)
+		e.store = memory.NewStore(pool, &memory.Config{ExactSearchLimit: e.cfg.ExactSearchLimit})
 	}
 	return e.store, nil
 }

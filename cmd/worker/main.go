@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	m := metrics.New()
 	chat, embed = m.WrapProvider(chat), m.WrapProvider(embed)
-	store := memory.NewStore(pool, &memory.Config{ConfidenceFloor: floor(cfg.ConfidenceFloor)})
+	store := memory.NewStore(pool, &memory.Config{ConfidenceFloor: floor(cfg.ConfidenceFloor), ExactSearchLimit: cfg.ExactSearchLimit})
 	m.WatchBacklog(store)
 	client, err := newClient(cfg, store, chat, embed, m, logger, drain)
 	if err != nil {

@@ -43,6 +43,8 @@ type Config struct {
 	ConsolidateInterval   time.Duration
 	ConsolidateThreshold  float64
 	ConsolidateMaxCluster int
+	// ExactSearchLimit is memory.Config.ExactSearchLimit.
+	ExactSearchLimit int
 
 	// RetainHistory is how long retired beliefs are kept; zero keeps them forever.
 	RetainHistory time.Duration
@@ -108,6 +110,7 @@ func settings() []setting {
 		{GroupWorker, "consolidate-interval", "CONSOLIDATE_INTERVAL", "1h", "how often scopes changed since their last consolidation are enqueued", duration(func(c *Config) *time.Duration { return &c.ConsolidateInterval })},
 		{GroupConsolidate, "consolidate-threshold", "CONSOLIDATE_THRESHOLD", "0.80", "cosine similarity from which two beliefs are consolidation candidates", floatRange(func(c *Config) *float64 { return &c.ConsolidateThreshold }, 0.01, 1)},
 		{GroupConsolidate, "consolidate-max-cluster", "CONSOLIDATE_MAX_CLUSTER", "8", "most beliefs in one consolidation cluster (one LLM call)", intRange(func(c *Config) *int { return &c.ConsolidateMaxCluster }, 2, 64)},
+		{GroupConsolidate, "exact-search-limit", "EXACT_SEARCH_LIMIT", "10000", "rows of a scope (per table, per embedding model) up to which its nearest-neighbour reads scan it exactly; a larger scope gets an HNSW index of its own at its next consolidation", intRange(func(c *Config) *int { return &c.ExactSearchLimit }, 100, 1_000_000)},
 		{GroupRetention, "retain-history", "RETAIN_HISTORY", "", "keep superseded, retracted and forgotten beliefs this long, then purge them (at least 1h, e.g. 8760h; default: forever)", optDurationAtLeast(func(c *Config) *time.Duration { return &c.RetainHistory }, MinRetainHistory)},
 		{GroupWorker, "api-behind-gate", "API_BEHIND_GATE", "false", "another gate (e.g. an authenticating proxy) guards the HTTP API: without API keys it serves every scope on any address", boolValue(func(c *Config) *bool { return &c.APIBehindGate })},
 		{GroupWorker, "api-max-body-bytes", "API_MAX_BODY_BYTES", "4MiB", "largest HTTP API request body (bytes, or with KiB/MiB); larger ones get 413", byteSize(func(c *Config) *int64 { return &c.APIMaxBodyBytes }, 1<<10, 1<<30)},
