@@ -293,9 +293,9 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 	if err := w.embedPending(ctx, scope); err != nil {
 		return false, err
 	}
-	// A scope grown past the exact limit gets an index of its own before its
-	// neighbours are searched; one that shrank under half of it loses it.
-	if _, err := w.cfg.Store.IndexScope(ctx, scope, w.cfg.EmbedModel); err != nil {
+	// A scope grown past the exact limit gets an index of its own; one that shrank
+	// under half of it loses it.
+	if err := w.indexScope(ctx, scope); err != nil {
 		return false, err
 	}
 	reviewed, moreReview, err := w.review(ctx, scope, rep)

@@ -166,9 +166,10 @@ type ScopeIndexResult struct {
 // than the exact limit of rows embedded with model, and removes that index where it
 // holds fewer than half the limit (a scope that shrank, or was purged): between the two
 // nothing changes, so a scope near the limit is not indexed and dropped by turns. The
-// index is built CONCURRENTLY, so writers of every scope go on meanwhile; a build that
-// failed half way is dropped and built again. Callers for one scope take turns. A model
-// never registered has nothing to index.
+// index is built CONCURRENTLY, so writers of every scope go on meanwhile; it can take
+// minutes for a large scope (BENCHMARKS.md), so a worker runs it as a job of its own
+// (see ScopeIndexDue). A build that failed half way is dropped and built again. Callers
+// for one scope take turns. A model never registered has nothing to index.
 func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeIndexResult, error) {
 	res := &ScopeIndexResult{Rows: map[string]int{}}
 	dim, err := s.embeddingDim(ctx, s.pool, model)
@@ -192,36 +193,93 @@ func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeInde
 		// Released before the connection goes back to the pool, even when ctx is done.
 		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext($1))", lockKey)
 	}()
-	for _, table := range []searchTable{searchBeliefs, searchEvents} {
-		var n int
-		var registered bool
-		err := conn.QueryRow(ctx, fmt.Sprintf(`SELECT (SELECT count(*) FROM %s WHERE scope = $1 AND embed_model = $2),
-			EXISTS (SELECT 1 FROM scope_vector_index WHERE scope = $1 AND tbl = $3 AND model = $2)`, table),
-			scope, model, string(table)).Scan(&n, &registered)
-		if err != nil {
-			return nil, fmt.Errorf("index scope %q: count %s: %w", scope, table, err)
-		}
-		res.Rows[string(table)] = n
-		name := scopeIndexName(table, scope, model, dim)
-		switch {
-		case n > s.exactLimit && !registered:
-			if err := buildScopeIndex(ctx, conn, table, scope, model, dim, name); err != nil {
+	states, err := s.scopeIndexStates(ctx, conn, scope, model)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range states {
+		res.Rows[string(st.table)] = st.rows
+		name := scopeIndexName(st.table, scope, model, dim)
+		switch st.change(s.exactLimit) {
+		case indexBuild:
+			if err := buildScopeIndex(ctx, conn, st.table, scope, model, dim, name); err != nil {
 				return nil, fmt.Errorf("index scope %q: %w", scope, err)
 			}
-			res.Created = append(res.Created, string(table))
-		case n < s.exactLimit/2 && registered:
+			res.Created = append(res.Created, string(st.table))
+		case indexDrop:
 			// Unregistered first: from then on reads scan exactly, and the index can go.
 			if _, err := conn.Exec(ctx, "DELETE FROM scope_vector_index WHERE scope = $1 AND tbl = $2 AND model = $3",
-				scope, string(table), model); err != nil {
+				scope, string(st.table), model); err != nil {
 				return nil, fmt.Errorf("index scope %q: %w", scope, err)
 			}
 			if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
 				return nil, fmt.Errorf("index scope %q: drop %s: %w", scope, name, err)
 			}
-			res.Dropped = append(res.Dropped, string(table))
+			res.Dropped = append(res.Dropped, string(st.table))
 		}
 	}
 	return res, nil
+}
+
+// ScopeIndexDue says whether IndexScope would build or drop an index of scope for
+// model: two counts on the scope's btree indexes, cheap enough for every consolidation
+// pass.
+func (s *Store) ScopeIndexDue(ctx context.Context, scope, model string) (bool, error) {
+	if _, err := s.embeddingDim(ctx, s.db, model); errors.Is(err, ErrEmbeddingModel) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	states, err := s.scopeIndexStates(ctx, s.db, scope, model)
+	if err != nil {
+		return false, err
+	}
+	for _, st := range states {
+		if st.change(s.exactLimit) != indexKeep {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// scopeIndexState is what a scope holds in one table, for one model.
+type scopeIndexState struct {
+	table      searchTable
+	rows       int
+	registered bool
+}
+
+type indexChange int
+
+const (
+	indexKeep indexChange = iota
+	indexBuild
+	indexDrop
+)
+
+func (st scopeIndexState) change(limit int) indexChange {
+	switch {
+	case st.rows > limit && !st.registered:
+		return indexBuild
+	case st.rows < limit/2 && st.registered:
+		return indexDrop
+	}
+	return indexKeep
+}
+
+func (s *Store) scopeIndexStates(ctx context.Context, db DB, scope, model string) ([]scopeIndexState, error) {
+	var out []scopeIndexState
+	for _, table := range []searchTable{searchBeliefs, searchEvents} {
+		st := scopeIndexState{table: table}
+		err := db.QueryRow(ctx, fmt.Sprintf(`SELECT (SELECT count(*) FROM %s WHERE scope = $1 AND embed_model = $2),
+			EXISTS (SELECT 1 FROM scope_vector_index WHERE scope = $1 AND tbl = $3 AND model = $2)`, table),
+			scope, model, string(table)).Scan(&st.rows, &st.registered)
+		if err != nil {
+			return nil, fmt.Errorf("index scope %q: count %s: %w", scope, table, err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // unindexScope removes the indexes of a scope that was erased: their definitions name

@@ -267,6 +267,9 @@ func addConsolidation(workers *river.Workers, cfg *config.Config, store *memory.
 	if err := river.AddWorkerSafely(workers, consolidate.NewSweepWorker(store.Pool(), logger)); err != nil {
 		return nil, err
 	}
+	if err := river.AddWorkerSafely(workers, consolidate.NewIndexWorker(store, embed.EmbedModel(), logger)); err != nil {
+		return nil, err
+	}
 	if drain {
 		return nil, nil
 	}

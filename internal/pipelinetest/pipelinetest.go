@@ -44,6 +44,12 @@ type Options struct {
 	Extract func(*extract.Config)
 	// Consolidate, when set, also works consolidation jobs, as the worker process does.
 	Consolidate bool
+	// ExactSearchLimit is the stores' memory.Config.ExactSearchLimit (0: the default).
+	ExactSearchLimit int
+}
+
+func (o *Options) memory() *memory.Config {
+	return &memory.Config{ExactSearchLimit: o.ExactSearchLimit}
 }
 
 // Pipeline is a running pipeline.
@@ -75,7 +81,7 @@ func New(t testing.TB, opts *Options) *Pipeline {
 	}
 	require.NoError(t, err)
 
-	p := &Pipeline{Schema: schema, Store: memory.NewStore(schema.Pool, nil), LLM: srv, Provider: provider, opts: opts}
+	p := &Pipeline{Schema: schema, Store: memory.NewStore(schema.Pool, opts.memory()), LLM: srv, Provider: provider, opts: opts}
 	p.Client = p.AddClient(t)
 	return p
 }
@@ -96,7 +102,7 @@ func (p *Pipeline) AddClient(t testing.TB) *river.Client[pgx.Tx] {
 		pool, err = pgxpool.NewWithConfig(ctx, pc)
 		require.NoError(t, err)
 		t.Cleanup(pool.Close)
-		store = memory.NewStore(pool, nil)
+		store = memory.NewStore(pool, opts.memory())
 	}
 	cfg := extract.Config{Store: store, Chat: p.Provider, Embed: p.Provider, EmbedModel: p.Provider.EmbedModel(),
 		MaxAttempts: cmp.Or(opts.MaxAttempts, 3), RetryPolicy: quickRetry{}}
@@ -116,6 +122,7 @@ func (p *Pipeline) AddClient(t testing.TB) *river.Client[pgx.Tx] {
 		require.NoError(t, err)
 		river.AddWorker(workers, cw)
 		river.AddWorker(workers, consolidate.NewSweepWorker(pool, nil))
+		river.AddWorker(workers, consolidate.NewIndexWorker(store, p.Provider.EmbedModel(), nil))
 		queues[consolidate.Queue] = river.QueueConfig{MaxWorkers: 1}
 	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
