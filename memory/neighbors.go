@@ -151,6 +151,9 @@ func (s *Store) Neighbors(ctx context.Context, q NeighborQuery) ([]Neighbor, err
 	return slices.Concat(found...), nil
 }
 
+// neighborEfSearch is hnsw.ef_search of a probe of a scope's own index.
+const neighborEfSearch = 200
+
 // neighborConns is how many connections Neighbors may use at once: one when the store
 // runs on a single connection, which cannot run two statements at a time.
 func (s *Store) neighborConns() int {
@@ -200,15 +203,17 @@ func (s *Store) probe(ctx context.Context, sql string, q NeighborQuery, seeds []
 	var out []Neighbor
 	err := pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		// Set for this transaction only, in one round trip:
-		// - hnsw.ef_search and hnsw.iterative_scan: for a scope's own index (see
-		//   nearest); the exact statement uses no index.
+		// - hnsw.ef_search and hnsw.iterative_scan: for a scope's own index; the exact
+		//   statement uses no index. A probe per seed keeps neighbourEfSearch
+		//   candidates, fewer than a read's (see nearest): a pass probes a thousand
+		//   seeds, and a neighbour missed now is found from its own side or next pass.
 		// - work_mem: the exact statement keeps the scope's vectors in memory, read once
 		//   per chunk (30 MB for 10,000 of 768 dimensions) rather than spilled to disk.
 		// - jit: on a large scope the estimate crosses jit_above_cost, and compiling
 		//   each chunk costs more than the search it would speed up.
 		_, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true),
 			set_config('hnsw.iterative_scan', 'relaxed_order', true),
-			set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`, fmt.Sprint(scopeIndexEfSearch(q.K)))
+			set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`, fmt.Sprint(neighborEfSearch))
 		if err != nil {
 			return fmt.Errorf("configure the neighbour query: %w", err)
 		}

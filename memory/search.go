@@ -75,7 +75,7 @@ func nearest[T any](ctx context.Context, s *Store, q nearestQuery, columns strin
 			// recall near 1. relaxed_order goes on past rows the filter drops (other
 			// statuses) until k pass.
 			_, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true),
-				set_config('hnsw.iterative_scan', 'relaxed_order', true)`, fmt.Sprint(scopeIndexEfSearch(q.k)))
+				set_config('hnsw.iterative_scan', 'relaxed_order', true)`, fmt.Sprint(scopeIndexCandidates(q.k)))
 			if err != nil {
 				return fmt.Errorf("configure the scope's index scan: %w", err)
 			}
@@ -114,9 +114,11 @@ func (q nearestQuery) exactSQL(columns string) (string, []any) {
 	return sql, append(append([]any{}, q.args...), pgvector.NewVector(q.vec), q.model, q.k)
 }
 
-// indexSQL asks the scope's own HNSW index. The scope and the model are written into
-// the statement as literals so that the partial index's predicate is proven by any
-// plan, custom or generic.
+// indexSQL asks the scope's own HNSW index for a candidate list many times k, then keeps
+// the k nearest of it: the true k nearest are far likelier among an approximate top few
+// hundred than among an approximate top k. The scope and the model are written into the
+// statement as literals so that the partial index's predicate is proven by any plan,
+// custom or generic.
 func (q nearestQuery) indexSQL(columns string, dim int) (string, []any) {
 	cast := fmt.Sprintf("::vector(%d)", dim)
 	n := len(q.args)
@@ -124,14 +126,15 @@ func (q nearestQuery) indexSQL(columns string, dim int) (string, []any) {
 	sql := fmt.Sprintf(`SELECT %s, n.distance AS distance FROM (
 			SELECT b.id, %s AS distance FROM %s b
 			WHERE b.scope = %s AND b.embed_model = %s AND %s ORDER BY %s LIMIT $%d) n
-		JOIN %s b ON b.id = n.id ORDER BY n.distance, b.id`,
-		columns, distance, q.table, quoteLiteral(q.scope), quoteLiteral(q.model), q.where, distance, n+2, q.table)
-	return sql, append(append([]any{}, q.args...), pgvector.NewVector(q.vec), q.k)
+		JOIN %s b ON b.id = n.id ORDER BY n.distance, b.id LIMIT $%d`,
+		columns, distance, q.table, quoteLiteral(q.scope), quoteLiteral(q.model), q.where, distance, n+2, q.table, n+3)
+	return sql, append(append([]any{}, q.args...), pgvector.NewVector(q.vec), scopeIndexCandidates(q.k), q.k)
 }
 
-// scopeIndexEfSearch is the candidate list of a scope index's search: ten times k, at
-// least 200, at most pgvector's 1,000 (recall measured in BENCHMARKS.md).
-func scopeIndexEfSearch(k int) int { return min(max(10*k, 200), 1000) }
+// scopeIndexCandidates is how many rows a scope's own index is asked for, and its
+// hnsw.ef_search: 40 times k, at least 400, at most pgvector's 1,000 (recall measured
+// in BENCHMARKS.md).
+func scopeIndexCandidates(k int) int { return min(max(40*k, 400), 1000) }
 
 // scanID reads the id of a nearest row, leaving its distance.
 func scanID(row pgx.CollectableRow) (int64, error) {
@@ -301,6 +304,12 @@ func (s *Store) unindexScope(ctx context.Context, scope string) error {
 	return nil
 }
 
+// The build parameters of a scope's own HNSW index.
+const (
+	scopeIndexM              = 32
+	scopeIndexEfConstruction = 128
+)
+
 // buildScopeIndex builds the scope's index on table, then registers it: reads use it
 // only once it is complete.
 func buildScopeIndex(ctx context.Context, conn DB, table searchTable, scope, model string, dim int, name string) error {
@@ -309,8 +318,17 @@ func buildScopeIndex(ctx context.Context, conn DB, table searchTable, scope, mod
 	if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+ident); err != nil {
 		return fmt.Errorf("drop an unfinished %s: %w", name, err)
 	}
-	sql := fmt.Sprintf("CREATE INDEX CONCURRENTLY %s ON %s USING hnsw ((embedding::vector(%d)) vector_cosine_ops) WHERE scope = %s AND embed_model = %s",
-		ident, table, dim, quoteLiteral(scope), quoteLiteral(model))
+	// A graph larger than maintenance_work_mem is built on disk, many times slower;
+	// 512 MB holds a scope of 100,000 vectors of 768 dimensions. Denser links than
+	// pgvector's defaults (m 16, ef_construction 64) buy the recall a scope's reads
+	// promise (BENCHMARKS.md) for a slower build, which runs in the background.
+	if _, err := conn.Exec(ctx, "SET maintenance_work_mem = '512MB'"); err != nil {
+		return err
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "RESET maintenance_work_mem") }()
+	sql := fmt.Sprintf(`CREATE INDEX CONCURRENTLY %s ON %s USING hnsw ((embedding::vector(%d)) vector_cosine_ops)
+		WITH (m = %d, ef_construction = %d) WHERE scope = %s AND embed_model = %s`,
+		ident, table, dim, scopeIndexM, scopeIndexEfConstruction, quoteLiteral(scope), quoteLiteral(model))
 	if _, err := conn.Exec(ctx, sql); err != nil {
 		return fmt.Errorf("build %s: %w", name, err)
 	}
