@@ -65,7 +65,7 @@ func TestEndToEndNYCThenMiamiOverHTTP(t *testing.T) {
 	require.True(t, now.Ranked)
 	require.Equal(t, []string{miami}, statements(now.Beliefs))
 	require.NotNil(t, now.Beliefs[0].Distance)
-	pending, err := h.p.Store.Unembedded(context.Background(), scope, 100)
+	pending, err := h.p.Store.Unembedded(context.Background(), scope, h.p.Provider.EmbedModel(), 100)
 	require.NoError(t, err)
 	require.Empty(t, pending, "the query's embedding call embedded the scope's pending beliefs and events")
 

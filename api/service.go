@@ -20,8 +20,10 @@ import (
 // the principal's right first, then its scope, before anything is read: a request
 // outside the key's scopes learns nothing, not even whether the scope exists.
 
-// maxPending bounds the unembedded beliefs and events of a scope embedded with a query.
-const maxPending = 64
+// maxPending bounds the beliefs (and as many events) of a scope without a vector of
+// EMBED_MODEL embedded with a query, in its one call: after the model changed, the
+// first read of a scope of a few hundred beliefs ranks all of them.
+const maxPending = 256
 
 func (s *Server) need(p *Principal, r Right) error {
 	if !p.Can(r) {
@@ -153,7 +155,7 @@ func (s *Server) embedQuery(ctx context.Context, scope, query string) ([]float32
 	if s.embed == nil {
 		return nil, s.internal(ctx, errors.New("no embedder configured"))
 	}
-	pending, err := s.store.Unembedded(ctx, scope, maxPending)
+	pending, err := s.store.Unembedded(ctx, scope, s.embedModel, maxPending)
 	if err != nil {
 		return nil, s.internal(ctx, err)
 	}
@@ -173,7 +175,7 @@ func (s *Server) embedQuery(ctx context.Context, scope, query string) ([]float32
 	if err := s.store.EnsureEmbeddingModel(ctx, s.embedModel, len(res.Vectors[0])); err != nil {
 		return nil, s.internal(ctx, err)
 	}
-	if err := s.store.SetEmbeddings(ctx, s.embedModel, pending, res.Vectors[1:]); err != nil {
+	if _, err := s.store.SetEmbeddings(ctx, s.embedModel, pending, res.Vectors[1:]); err != nil {
 		return nil, s.internal(ctx, err)
 	}
 	return res.Vectors[0], nil

@@ -613,7 +613,7 @@ func (w *Worker) embedPending(ctx context.Context, scope string) error {
 	if w.cfg.Embed == nil {
 		return nil
 	}
-	pending, err := w.cfg.Store.Unembedded(ctx, scope, maxPending)
+	pending, err := w.cfg.Store.Unembedded(ctx, scope, w.cfg.EmbedModel, maxPending)
 	if err != nil || len(pending) == 0 {
 		return err
 	}
@@ -628,5 +628,6 @@ func (w *Worker) embedPending(ctx context.Context, scope string) error {
 	if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(res.Vectors[0])); err != nil {
 		return err
 	}
-	return w.cfg.Store.SetEmbeddings(ctx, w.cfg.EmbedModel, pending, res.Vectors)
+	_, err = w.cfg.Store.SetEmbeddings(ctx, w.cfg.EmbedModel, pending, res.Vectors)
+	return err
 }

@@ -441,7 +441,7 @@ func TestRunScopeEmbedsWhatExtractionLeftUnembedded(t *testing.T) {
 	require.Equal(t, 1, rep.Clusters)
 	require.Len(t, b.llm.Embeds(), 1, "one embedding call for everything left unembedded")
 	require.Equal(t, memory.StatusSuperseded, b.belief(t, ids[0]).Status)
-	pending, err := b.store.Unembedded(ctx, "user:1", 10)
+	pending, err := b.store.Unembedded(ctx, "user:1", llmtest.DefaultEmbedModel, 10)
 	require.NoError(t, err)
 	for _, u := range pending {
 		require.True(t, u.Event, "every belief has its vector; only the pass's own event waits for the next call")

@@ -401,7 +401,7 @@ func (r *runner) episodeStates(ctx context.Context) (map[int64]Episode, error) {
 // embedPending embeds the beliefs and revision events of scope stored without a vector.
 func (r *runner) embedPending(ctx context.Context, scope string) error {
 	for range 100 {
-		pending, err := r.store.Unembedded(ctx, scope, 64)
+		pending, err := r.store.Unembedded(ctx, scope, r.cfg.EmbedModel, 64)
 		if err != nil || len(pending) == 0 {
 			return err
 		}
@@ -413,7 +413,7 @@ func (r *runner) embedPending(ctx context.Context, scope string) error {
 		if err != nil {
 			return err
 		}
-		if err := r.store.SetEmbeddings(ctx, r.cfg.EmbedModel, pending, vecs); err != nil {
+		if _, err := r.store.SetEmbeddings(ctx, r.cfg.EmbedModel, pending, vecs); err != nil {
 			return err
 		}
 	}

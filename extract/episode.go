@@ -220,7 +220,7 @@ func (w *Worker) read(ctx context.Context, scope string, ep *episode) (*state, e
 		}
 	}
 	if st.embedsTranscript(k) {
-		if st.pending, err = store.Unembedded(ctx, scope, maxPending); err != nil {
+		if st.pending, err = store.Unembedded(ctx, scope, w.cfg.EmbedModel, maxPending); err != nil {
 			return nil, err
 		}
 	}
@@ -260,7 +260,7 @@ func (w *Worker) context(ctx context.Context, st *state, rep *Report) ([]memory.
 	defer conn.Release()
 	store := w.cfg.Store.On(conn)
 	scope := st.ep.Scope
-	if err := store.SetEmbeddings(ctx, w.cfg.EmbedModel, st.pending, res.Vectors[1:]); err != nil {
+	if _, err := store.SetEmbeddings(ctx, w.cfg.EmbedModel, st.pending, res.Vectors[1:]); err != nil {
 		return nil, nil, err
 	}
 	var examples []learning.Example

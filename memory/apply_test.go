@@ -623,11 +623,6 @@ func TestEmbeddings(t *testing.T) {
 	ctx := context.Background()
 	store, bundle := setup(t)
 
-	withVec := func(statement string, v []float32) Fact {
-		f := fact(statement, "other", "")
-		f.Embedding = v
-		return f
-	}
 	b := extraction("user:1", "2026-01-01", nil,
 		withVec("User likes espresso", []float32{1, 0, 0}),
 		withVec("User likes tea", []float32{0.8, 0.6, 0}),
@@ -651,7 +646,13 @@ func TestEmbeddings(t *testing.T) {
 	mustApply(t, store, b2)
 	near, err = store.Nearest(ctx, "user:1", "large", big, 5)
 	require.NoError(t, err)
-	require.Equal(t, []string{"User likes jazz"}, statementsOf(near))
+	require.Equal(t, "User likes jazz", near[0].Statement)
+	require.NotNil(t, near[0].Distance)
+	// The beliefs of the other model are not ranked, but still found: after them.
+	require.ElementsMatch(t, []string{"User likes espresso", "User likes tea", "User owns a dog"}, statementsOf(near[1:]))
+	for _, b := range near[1:] {
+		require.Nil(t, b.Distance)
+	}
 
 	require.ErrorIs(t, store.EnsureEmbeddingModel(ctx, "tiny", 4), ErrEmbeddingModel)
 	require.ErrorIs(t, store.EnsureEmbeddingModel(ctx, "huge", 2001), ErrEmbeddingModel)

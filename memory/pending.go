@@ -36,16 +36,54 @@ func EventText(old, excerpt, new string) string {
 	return b.String()
 }
 
-// Unembedded lists up to limit active beliefs and revision events of scope without a
-// vector, oldest first.
-func (s *Store) Unembedded(ctx context.Context, scope string, limit int) ([]Unembedded, error) {
-	rows, err := s.db.Query(ctx, `(SELECT false, id, statement, '', '' FROM belief
-			WHERE scope = $1 AND status = 'active' AND embedding IS NULL ORDER BY id LIMIT $2)
+// Unembedded lists up to limit beliefs and revision events of scope without a vector of
+// model, oldest first: stored without one, or embedded with another model before
+// EMBED_MODEL changed. Active beliefs come first, as current reads and candidates rank
+// them; then the superseded and retracted ones history reads rank. Forgotten beliefs
+// and restatements are never embedded.
+func (s *Store) Unembedded(ctx context.Context, scope, model string, limit int) ([]Unembedded, error) {
+	return s.unembedded(ctx, "scope = $1", []any{scope}, notEmbeddedWith(2), model, limit, true)
+}
+
+// Reembeddable lists up to limit beliefs and revision events of any scope embedded with
+// another model than model, for the background re-embedding after a change of
+// EMBED_MODEL. Rows stored without a vector are left to the scope's next extraction or
+// read, which embeds them in the call it makes anyway. The (embed_model, scope) indexes
+// find them, however large the tables.
+func (s *Store) Reembeddable(ctx context.Context, model string, limit int) ([]Unembedded, error) {
+	return s.unembedded(ctx, "true", nil, embeddedWithAnother(1), model, limit, false)
+}
+
+// notEmbeddedWith is "embed_model IS DISTINCT FROM $n" written as conditions a btree
+// on embed_model answers.
+func notEmbeddedWith(n int) string {
+	return "(embed_model IS NULL OR " + embeddedWithAnother(n) + ")"
+}
+
+// embeddedWithAnother is "embed_model <> $n" written as two ranges of a btree on
+// embed_model.
+func embeddedWithAnother(n int) string {
+	return fmt.Sprintf("(embed_model < $%d OR embed_model > $%d)", n, n)
+}
+
+// unembedded reads rows of where (args numbered from $1) that match stale (on the
+// model, numbered next), oldest and active first when ordered; unordered, the rows come
+// in the order of the (embed_model, scope) indexes, so that a batch never sorts every
+// row left.
+func (s *Store) unembedded(ctx context.Context, where string, args []any, stale, model string, limit int, ordered bool) ([]Unembedded, error) {
+	n := len(args)
+	beliefOrder, eventOrder := "ORDER BY status <> 'active', id", "ORDER BY id"
+	if !ordered {
+		beliefOrder, eventOrder = "", ""
+	}
+	rows, err := s.db.Query(ctx, fmt.Sprintf(`(SELECT false, id, statement, '', '' FROM belief
+			WHERE %[1]s AND status <> 'forgotten' AND %[2]s %[4]s LIMIT $%[3]d)
 		UNION ALL
 		(SELECT true, id, old_statement, coalesce(excerpt, ''), coalesce(new_statement, '') FROM revision_event
-			WHERE scope = $1 AND embedding IS NULL AND action <> 'reinforce' ORDER BY id LIMIT $2)`, scope, limit)
+			WHERE %[1]s AND action <> 'reinforce' AND %[2]s %[5]s LIMIT $%[3]d)`, where, stale, n+2, beliefOrder, eventOrder),
+		append(args, model, limit)...)
 	if err != nil {
-		return nil, fmt.Errorf("unembedded of %q: %w", scope, err)
+		return nil, fmt.Errorf("unembedded rows: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Unembedded, error) {
 		var (
@@ -60,42 +98,81 @@ func (s *Store) Unembedded(ctx context.Context, scope string, limit int) ([]Unem
 		return u, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("unembedded of %q: %w", scope, err)
+		return nil, fmt.Errorf("unembedded rows: %w", err)
 	}
 	return out, nil
 }
 
-// SetEmbeddings stores vecs[i] as the vector of items[i] in model, unless another
-// writer did first, or an event's text changed since it was read. It never waits on a
-// row a writer changes (waiting in another order than the writer's could deadlock):
-// such a row keeps no vector, and is embedded next time. A row a writer only references
+// ReembedPending counts, per scope starting with prefix, the beliefs and revision
+// events embedded with another model than model (see Reembeddable): what is left to
+// re-embed after a change of EMBED_MODEL.
+func (s *Store) ReembedPending(ctx context.Context, model, prefix string) (map[string]int, error) {
+	stale := embeddedWithAnother(1)
+	rows, err := s.db.Query(ctx, `SELECT scope, sum(n)::int FROM (
+			SELECT scope, count(*) AS n FROM belief WHERE `+stale+` AND status <> 'forgotten' AND starts_with(scope, $2) GROUP BY scope
+			UNION ALL
+			SELECT scope, count(*) FROM revision_event WHERE `+stale+` AND action <> 'reinforce' AND starts_with(scope, $2) GROUP BY scope
+		) c GROUP BY scope`, model, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("rows to re-embed: %w", err)
+	}
+	out := map[string]int{}
+	var (
+		scope string
+		n     int
+	)
+	_, err = pgx.ForEachRow(rows, []any{&scope, &n}, func() error {
+		out[scope] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rows to re-embed: %w", err)
+	}
+	return out, nil
+}
+
+// SetEmbeddings stores vecs[i] as the vector of items[i] in model, in place of a vector
+// of another model, unless another writer did first, or an event's text changed since
+// it was read. It never waits on a row a writer changes (waiting in another order than
+// the writer's could deadlock): such a row keeps what it has, and is embedded next time. A row a writer only references
 // (a new link to it) does not stop it: the lock it takes is NO KEY.
-// Call EnsureEmbeddingModel before.
-func (s *Store) SetEmbeddings(ctx context.Context, model string, items []Unembedded, vecs [][]float32) error {
+// It returns how many rows it stored. Call EnsureEmbeddingModel before.
+func (s *Store) SetEmbeddings(ctx context.Context, model string, items []Unembedded, vecs [][]float32) (int, error) {
 	if len(items) != len(vecs) {
-		return fmt.Errorf("set embeddings: %d items, %d vectors", len(items), len(vecs))
+		return 0, fmt.Errorf("set embeddings: %d items, %d vectors", len(items), len(vecs))
 	}
 	if len(items) == 0 {
-		return nil
+		return 0, nil
 	}
 	batch := &pgx.Batch{}
 	for i, u := range items {
 		// A belief that gains a vector is new to consolidation, which only sees embedded
 		// beliefs: its updated_at moves so that the next pass takes it as a seed.
 		sql := `UPDATE belief SET embedding = $2::vector, embed_model = $3, updated_at = $4
-			WHERE id = (SELECT id FROM belief WHERE id = $1 AND embedding IS NULL FOR NO KEY UPDATE SKIP LOCKED)`
+			WHERE id = (SELECT id FROM belief WHERE id = $1 AND embed_model IS DISTINCT FROM $3 AND status <> 'forgotten'
+				FOR NO KEY UPDATE SKIP LOCKED)`
 		args := []any{u.ID, pgvector.NewVector(vecs[i]), model, s.clock()}
 		if u.Event {
 			sql = `UPDATE revision_event SET embedding = $2::vector, embed_model = $3
-				WHERE id = (SELECT id FROM revision_event WHERE id = $1 AND embedding IS NULL
+				WHERE id = (SELECT id FROM revision_event WHERE id = $1 AND embed_model IS DISTINCT FROM $3
 					AND old_statement = $4 AND coalesce(excerpt, '') = $5 AND coalesce(new_statement, '') = $6
 					FOR NO KEY UPDATE SKIP LOCKED)`
 			args = []any{u.ID, pgvector.NewVector(vecs[i]), model, u.parts[0], u.parts[1], u.parts[2]}
 		}
 		batch.Queue(sql, args...)
 	}
-	if err := s.db.SendBatch(ctx, batch).Close(); err != nil {
-		return fmt.Errorf("set embeddings: %w", err)
+	br := s.db.SendBatch(ctx, batch)
+	stored := 0
+	for range items {
+		tag, err := br.Exec()
+		if err != nil {
+			_ = br.Close()
+			return stored, fmt.Errorf("set embeddings: %w", err)
+		}
+		stored += int(tag.RowsAffected())
 	}
-	return nil
+	if err := br.Close(); err != nil {
+		return stored, fmt.Errorf("set embeddings: %w", err)
+	}
+	return stored, nil
 }

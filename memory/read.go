@@ -201,10 +201,25 @@ func (s *Store) Nearest(ctx context.Context, scope, model string, vec []float32,
 
 // ranked is up to k beliefs of view (its arguments in args, the scope first) embedded
 // with model, nearest to vec by cosine distance first, read as columns.
+//
+// Beliefs of the view without a vector of model cannot be ranked: those of a scope not
+// yet re-embedded after EMBED_MODEL changed, or stored while an embedding call failed.
+// Up to k of them follow the ranked ones, newest first and without a distance, so that
+// a read still finds every belief while the background re-embedding goes on.
 func (s *Store) ranked(ctx context.Context, columns, view string, args []any, model string, vec []float32, k int) ([]Belief, error) {
 	scope, _ := args[0].(string)
-	return nearest(ctx, s, nearestQuery{table: searchBeliefs, scope: scope, where: view, args: args, model: model, vec: vec, k: k},
+	bs, err := nearest(ctx, s, nearestQuery{table: searchBeliefs, scope: scope, where: view, args: args, model: model, vec: vec, k: k},
 		columns, scanBelief)
+	if err != nil {
+		return nil, err
+	}
+	n := len(args)
+	unranked, err := s.query(ctx, columns, fmt.Sprintf("%s AND %s ORDER BY b.valid_from DESC, b.id DESC LIMIT $%d",
+		view, notEmbeddedWith(n+1), n+2), append(args, model, k)...)
+	if err != nil {
+		return nil, err
+	}
+	return append(bs, unranked...), nil
 }
 
 // Events is the revision events of scope, newest first, at most limit (0: all). Events

@@ -410,13 +410,15 @@ func TestBackfilledEventsAreEmbeddedAgain(t *testing.T) {
 	say(chicago, "2024-06-01", "Now I live in Chicago.", nil)
 	// A reader finds the event Austin → Chicago unembedded and embeds it after a backfill
 	// rewrote it: the vector of the old text is not stored.
-	stale, err := store.Unembedded(ctx, "u", 10)
+	stale, err := store.Unembedded(ctx, "u", "m3", 10)
 	require.NoError(t, err)
 	require.Len(t, stale, 1)
 	say(boston, "2022-03-01", "I moved to Boston.", []float32{0, 0, 1})
-	require.NoError(t, store.SetEmbeddings(ctx, "m3", stale, [][]float32{{1, 1, 0}}))
+	stored, err := store.SetEmbeddings(ctx, "m3", stale, [][]float32{{1, 1, 0}})
+	require.NoError(t, err)
+	require.Zero(t, stored, "the event's text changed since it was read")
 
-	pending, err := store.Unembedded(ctx, "u", 10)
+	pending, err := store.Unembedded(ctx, "u", "m3", 10)
 	require.NoError(t, err)
 	var texts []string
 	for _, u := range pending {
@@ -441,7 +443,7 @@ func TestSetEmbeddingsSkipsLockedRows(t *testing.T) {
 	store, bundle := setup(t)
 	mustApply(t, store, extraction("u", "2026-01-02", nil, fact("User lives in Miami", "location", "")))
 	require.NoError(t, store.EnsureEmbeddingModel(ctx, "m3", 3))
-	pending, err := store.Unembedded(ctx, "u", 10)
+	pending, err := store.Unembedded(ctx, "u", "m3", 10)
 	require.NoError(t, err)
 	require.Len(t, pending, 1)
 
@@ -452,14 +454,18 @@ func TestSetEmbeddingsSkipsLockedRows(t *testing.T) {
 	require.NoError(t, err)
 	quick, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	require.NoError(t, store.SetEmbeddings(quick, "m3", pending, [][]float32{{1, 0, 0}}), "returns without waiting")
+	stored, err := store.SetEmbeddings(quick, "m3", pending, [][]float32{{1, 0, 0}})
+	require.NoError(t, err, "returns without waiting")
+	require.Zero(t, stored)
 	require.NoError(t, tx.Rollback(ctx))
 
-	left, err := store.Unembedded(ctx, "u", 10)
+	left, err := store.Unembedded(ctx, "u", "m3", 10)
 	require.NoError(t, err)
 	require.Equal(t, pending, left, "the held row is embedded next time")
-	require.NoError(t, store.SetEmbeddings(ctx, "m3", left, [][]float32{{1, 0, 0}}))
-	left, err = store.Unembedded(ctx, "u", 10)
+	stored, err = store.SetEmbeddings(ctx, "m3", left, [][]float32{{1, 0, 0}})
+	require.NoError(t, err)
+	require.Equal(t, 1, stored)
+	left, err = store.Unembedded(ctx, "u", "m3", 10)
 	require.NoError(t, err)
 	require.Empty(t, left)
 }

@@ -101,7 +101,7 @@ func (r *Reader) selectFor(ctx context.Context, q Query) (*selection, error) {
 // embedQuery embeds the query with what the scope stored without vectors, in one call,
 // so that what was learned since the last extraction is ranked too.
 func (r *Reader) embedQuery(ctx context.Context, scope, query string) ([]float32, error) {
-	pending, err := r.cfg.Store.Unembedded(ctx, scope, maxPending)
+	pending, err := r.cfg.Store.Unembedded(ctx, scope, r.cfg.EmbedModel, maxPending)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (r *Reader) embedQuery(ctx context.Context, scope, query string) ([]float32
 	if err := r.cfg.Store.EnsureEmbeddingModel(ctx, r.cfg.EmbedModel, len(res.Vectors[0])); err != nil {
 		return nil, err
 	}
-	if err := r.cfg.Store.SetEmbeddings(ctx, r.cfg.EmbedModel, pending, res.Vectors[1:]); err != nil {
+	if _, err := r.cfg.Store.SetEmbeddings(ctx, r.cfg.EmbedModel, pending, res.Vectors[1:]); err != nil {
 		return nil, err
 	}
 	return res.Vectors[0], nil

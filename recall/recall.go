@@ -27,8 +27,10 @@ const (
 	MaxQueryLen   = 2000
 	// DefaultMalformedRetries is how often a malformed answer is asked again.
 	DefaultMalformedRetries = 2
-	// maxPending bounds the unembedded beliefs of a scope embedded with a question.
-	maxPending = 64
+	// maxPending bounds the beliefs (and as many events) of a scope without a vector of
+	// EMBED_MODEL embedded with a question, in its one call: after the model changed,
+	// the first read of a scope of a few hundred beliefs ranks all of them.
+	maxPending = 256
 )
 
 // ErrQuery wraps every problem with a Query: nothing was read.

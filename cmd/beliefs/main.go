@@ -15,6 +15,7 @@
 //	beliefs forget --scope-prefix P --all --purge [--yes]
 //	beliefs consolidate --scope S [--json]
 //	beliefs curate [--dry-run] [--json]
+//	beliefs reembed [--scope S] [--json]
 //	beliefs keys create|list|revoke ...
 //	beliefs mcp [--key KEY]
 //
@@ -108,7 +109,7 @@ type command struct {
 }
 
 func commands() []command {
-	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), episodesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand()},
+	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), episodesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand(), reembedCommand()},
 		append(keysCommands(), mcpCommand())...)
 }
 

@@ -36,8 +36,8 @@ func TestScopes(t *testing.T) {
 	table := c.mustRun("scopes")
 	lines := strings.Split(strings.TrimSpace(table), "\n")
 	require.Len(t, lines, 4, "a header and three scopes")
-	require.Regexp(t, `^SCOPE\s+CURRENT\s+PENDING\s+FAILED\s+OLDEST PENDING$`, lines[0])
-	require.Regexp(t, `^acme/user:2\s+0\s+1\s+1\s+\S+ ago$`, lines[2])
+	require.Regexp(t, `^SCOPE\s+CURRENT\s+PENDING\s+FAILED\s+OLDEST PENDING\s+TO RE-EMBED$`, lines[0])
+	require.Regexp(t, `^acme/user:2\s+0\s+1\s+1\s+\S+ ago\s+0$`, lines[2])
 
 	backlog, err := c.store.Backlog(context.Background())
 	require.NoError(t, err)

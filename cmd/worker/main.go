@@ -33,6 +33,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/migrations"
+	"github.com/credohq/credo/reembed"
 	"github.com/credohq/credo/retention"
 )
 
@@ -82,6 +83,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	chat, embed = m.WrapProvider(chat), m.WrapProvider(embed)
 	store := memory.NewStore(pool, &memory.Config{ConfidenceFloor: floor(cfg.ConfidenceFloor), ExactSearchLimit: cfg.ExactSearchLimit})
 	m.WatchBacklog(store)
+	m.WatchReembed(store, cfg.EmbedModel)
 	client, err := newClient(cfg, store, chat, embed, m, logger, drain)
 	if err != nil {
 		return err
@@ -201,8 +203,17 @@ func newClient(cfg *config.Config, store *memory.Store, chat, embed llm.Provider
 		return nil, err
 	}
 	periodic = append(periodic, curation...)
+	reembedder, err := reembed.NewWorker(reembed.Config{Store: store, Embed: embed, Model: embed.EmbedModel(), Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, reembedder); err != nil {
+		return nil, err
+	}
 	if !drain {
-		periodic = append(periodic, extract.ReconcilePeriodicJob(0))
+		// After EMBED_MODEL changes, what the previous model embedded is embedded again
+		// in the background; a drain run does not wait for it.
+		periodic = append(periodic, extract.ReconcilePeriodicJob(0), reembed.PeriodicJob(0))
 	}
 	client, err := river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
 		Queues: map[string]river.QueueConfig{
@@ -211,6 +222,8 @@ func newClient(cfg *config.Config, store *memory.Store, chat, embed llm.Provider
 			consolidate.Queue: {MaxWorkers: max(1, cfg.Workers/4)},
 			// Curation is database work, one run at a time.
 			retention.Queue: {MaxWorkers: 1},
+			// Re-embedding after a model change: one batch at a time, beside extraction.
+			reembed.Queue: {MaxWorkers: 1},
 		},
 		Workers:              workers,
 		PeriodicJobs:         periodic,

@@ -58,3 +58,35 @@ func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(pendingScopesDesc, prometheus.GaugeValue, float64(b.Scopes))
 	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age)
 }
+
+// WatchReembed registers a gauge of the beliefs and revision events embedded with
+// another model than model, read at each scrape from the (embed_model, scope) indexes:
+// what the background re-embedding has left after EMBED_MODEL changed.
+func (m *Metrics) WatchReembed(store *memory.Store, model string) {
+	m.reg.MustRegister(&reembedCollector{store: store, model: model})
+}
+
+var reembedDesc = prometheus.NewDesc(Namespace+"_reembed_pending",
+	"Beliefs and revision events embedded with another model than EMBED_MODEL, left to re-embed.", nil, nil)
+
+type reembedCollector struct {
+	store *memory.Store
+	model string
+}
+
+func (c *reembedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- reembedDesc }
+
+func (c *reembedCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	left, err := c.store.ReembedPending(ctx, c.model, "")
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(reembedDesc, err)
+		return
+	}
+	n := 0
+	for _, v := range left {
+		n += v
+	}
+	ch <- prometheus.MustNewConstMetric(reembedDesc, prometheus.GaugeValue, float64(n))
+}

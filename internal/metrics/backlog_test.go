@@ -37,3 +37,21 @@ func TestBacklogGauges(t *testing.T) {
 	require.Equal(t, 2.0, s.value("credo_scopes_pending"))
 	require.InDelta(t, time.Hour.Seconds(), s.value("credo_episodes_oldest_pending_age_seconds"), 60, "the oldest waits an hour")
 }
+
+func TestReembedGauge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := dbtest.New(t)
+	store := memory.NewStore(schema.Pool, nil)
+	m := New()
+	m.WatchReembed(store, "new")
+	require.Equal(t, 0.0, scrapeOf(t, m).value("credo_reembed_pending"))
+
+	require.NoError(t, store.EnsureEmbeddingModel(ctx, "old", 2))
+	for _, s := range []string{"User lives in Miami", "User plays the cello"} {
+		_, err := store.Apply(ctx, &memory.Batch{Scope: "u", Origin: memory.RevisionExtraction, EmbedModel: "old",
+			Facts: []memory.Fact{{Statement: s, Attribute: s, Confidence: 0.9, Origin: memory.OriginUserStated, Embedding: []float32{1, 0}}}})
+		require.NoError(t, err)
+	}
+	require.Equal(t, 2.0, scrapeOf(t, m).value("credo_reembed_pending"), "two beliefs of the old model are left")
+}

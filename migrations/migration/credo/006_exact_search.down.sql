@@ -10,6 +10,8 @@ BEGIN
 END
 $$;
 DROP TABLE scope_vector_index;
+DROP INDEX belief_embed_model_scope_idx;
+DROP INDEX revision_event_embed_model_scope_idx;
 DROP INDEX revision_event_scope_model_idx;
 ALTER TABLE belief ALTER COLUMN embedding SET STORAGE EXTERNAL;
 ALTER TABLE revision_event ALTER COLUMN embedding SET STORAGE EXTERNAL;

@@ -36,3 +36,9 @@ CREATE TABLE scope_vector_index (
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (scope, tbl, model)
 );
+
+-- Rows without a vector of the current embedding model (EMBED_MODEL changed, or an
+-- embedding call failed) are found by model, however large the tables: the background
+-- re-embedding and the count of what is left read these.
+CREATE INDEX belief_embed_model_scope_idx ON belief (embed_model, scope);
+CREATE INDEX revision_event_embed_model_scope_idx ON revision_event (embed_model, scope);
