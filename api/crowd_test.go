@@ -15,11 +15,11 @@ import (
 	"github.com/credohq/credo/memory"
 )
 
-// TestCrowdedScopeReads: ranked reads of a scope find its own beliefs while 40,000
-// identical beliefs of 2,000 other scopes lie as near to the query, and answer the same
-// on the first request of a connection as on the tenth, when PostgreSQL has switched the
-// prepared statement to a generic plan. The API runs on a single pooled connection, so
-// every request reuses it.
+// TestCrowdedScopeReads: ranked reads of a scope (the list, context, MCP recall) find its
+// own beliefs while 40,000 identical beliefs of 2,000 other scopes lie as near to the
+// query, and answer the same on the first request of a connection as on the tenth, when
+// PostgreSQL has switched the prepared statement to a generic plan. The API runs on a
+// single pooled connection, so every request reuses it.
 func TestCrowdedScopeReads(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -58,6 +58,7 @@ func TestCrowdedScopeReads(t *testing.T) {
 	key := h.key("user:victim", RightRead)
 	h = &harness{t: t, p: h.p, api: srv, http: ts}
 	scope := url.QueryEscape("user:victim")
+	session := h.mcpSession(t, key)
 	for i := range 10 {
 		var got Beliefs
 		h.ok("GET", "/v1/beliefs?scope="+scope+"&k=5&query="+url.QueryEscape(statement), key, nil, 200, &got)
@@ -67,5 +68,9 @@ func TestCrowdedScopeReads(t *testing.T) {
 		var c ContextAnswer
 		h.ok("GET", "/v1/context?scope="+scope+"&query="+url.QueryEscape("Does the user live in Miami?"), key, nil, 200, &c)
 		require.Contains(t, c.Context, "- "+statement+" (since ", "request %d", i)
+		var recalled Beliefs
+		callTool(t, session, "recall", map[string]any{"scope": "user:victim", "query": statement, "k": 5}, &recalled)
+		require.Len(t, recalled.Beliefs, 5, "MCP recall %d", i)
+		require.Equal(t, statement, recalled.Beliefs[0].Statement, "MCP recall %d", i)
 	}
 }
