@@ -123,11 +123,14 @@ func (q nearestQuery) indexSQL(columns string, dim int) (string, []any) {
 	cast := fmt.Sprintf("::vector(%d)", dim)
 	n := len(q.args)
 	distance := fmt.Sprintf("b.embedding%s <=> $%d%s", cast, n+1, cast)
+	// Only the k kept are joined back for their columns.
 	sql := fmt.Sprintf(`SELECT %s, n.distance AS distance FROM (
-			SELECT b.id, %s AS distance FROM %s b
-			WHERE b.scope = %s AND b.embed_model = %s AND %s ORDER BY %s LIMIT $%d) n
-		JOIN %s b ON b.id = n.id ORDER BY n.distance, b.id LIMIT $%d`,
-		columns, distance, q.table, quoteLiteral(q.scope), quoteLiteral(q.model), q.where, distance, n+2, q.table, n+3)
+			SELECT id, distance FROM (
+				SELECT b.id, %s AS distance FROM %s b
+				WHERE b.scope = %s AND b.embed_model = %s AND %s ORDER BY %s LIMIT $%d) c
+			ORDER BY distance, id LIMIT $%d) n
+		JOIN %s b ON b.id = n.id ORDER BY n.distance, b.id`,
+		columns, distance, q.table, quoteLiteral(q.scope), quoteLiteral(q.model), q.where, distance, n+2, n+3, q.table)
 	return sql, append(append([]any{}, q.args...), pgvector.NewVector(q.vec), scopeIndexCandidates(q.k), q.k)
 }
 
