@@ -27,9 +27,10 @@ type Config struct {
 	ConfidenceFloor float64
 	// Now is the clock for known time (recorded_at, retired_at). Defaults to time.Now.
 	Now func() time.Time
-	// ExactSearchLimit is the number of rows embedded with a model up to which a
-	// scope's nearest-neighbour reads scan it exactly; above it IndexScope gives the
-	// scope an index of its own. Zero means DefaultExactSearchLimit.
+	// ExactSearchLimit, when positive, is the number of rows embedded with a model up
+	// to which a scope's nearest-neighbour reads scan it exactly; above it IndexScope
+	// gives the scope an approximate index of its own. Zero: every scope is scanned
+	// exactly, whatever its size.
 	ExactSearchLimit int
 }
 
@@ -72,7 +73,7 @@ func NewStore(pool *pgxpool.Pool, cfg *Config) *Store {
 		cfg = &Config{}
 	}
 	s := &Store{pool: pool, db: pool, floor: cmp.Or(cfg.ConfidenceFloor, DefaultConfidenceFloor), now: cfg.Now,
-		models: &modelCache{dims: map[string]int{}}, exactLimit: cmp.Or(cfg.ExactSearchLimit, DefaultExactSearchLimit)}
+		models: &modelCache{dims: map[string]int{}}, exactLimit: cfg.ExactSearchLimit}
 	if s.now == nil {
 		s.now = time.Now
 	}
