@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,7 +19,15 @@ func TestPurgeRetriesADeadlock(t *testing.T) {
 	first := mustApply(t, store, extraction("u", "2026-01-01", nil, fact(nyc, "location", ""))).Facts[0].BeliefID
 	mustApply(t, store, extraction("u", "2026-02-01", []int64{first}, resolves(fact(miami, "location", ""), 0, ActionSupersede, ReasonTemporal)))
 
-	other, err := bundle.schema.Pool.Begin(ctx)
+	// PostgreSQL breaks a deadlock from the side whose deadlock_timeout fires first once
+	// the cycle exists, and checks each wait only once. The purge's check comes 8 s
+	// after it starts waiting, long after the other side closes the cycle even on a
+	// loaded machine; the other side's would come after 60 s. So the purge is the one
+	// aborted, every time. (Setting deadlock_timeout needs a superuser, as the test
+	// database's owner is in CI and in the compose file.)
+	purgePool := poolWith(t, bundle.schema.URL, "8s")
+	store = NewStore(purgePool, &Config{Now: bundle.clock.Now})
+	other, err := poolWith(t, bundle.schema.URL, "60s").Begin(ctx)
 	require.NoError(t, err)
 	defer other.Rollback(ctx)
 	_, err = other.Exec(ctx, "LOCK TABLE belief IN SHARE MODE")
@@ -46,4 +55,17 @@ func TestPurgeRetriesADeadlock(t *testing.T) {
 	require.NoError(t, <-done, "the purge ran again")
 	require.EqualValues(t, 2, purged.Counts["belief"])
 	require.Empty(t, mentions(t, bundle, "Miami"))
+}
+
+// poolWith is a pool on the test schema whose sessions wait deadlockTimeout before they
+// look for a deadlock.
+func poolWith(t *testing.T, url, deadlockTimeout string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(url)
+	require.NoError(t, err)
+	cfg.ConnConfig.RuntimeParams["deadlock_timeout"] = deadlockTimeout
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
 }
