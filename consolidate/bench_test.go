@@ -32,26 +32,39 @@ const (
 	benchDim   = 64
 )
 
-// BenchmarkClustering times a first pass's planning over n active beliefs of one scope,
-// every one of them a seed: the changed-belief query, one HNSW probe per seed, union-find
-// and the judged-signature lookup. No LLM call, nothing applied.
+// BenchmarkClustering times a pass's planning over n active beliefs of one scope: the
+// changed-belief query, the neighbours of each seed, union-find and the judged-signature
+// lookup. No LLM call, nothing applied. Scopes are read exactly, as by default, except
+// the one whose operator opted in to an index of its own (EXACT_SEARCH_LIMIT).
 func BenchmarkClustering(b *testing.B) {
-	for _, n := range []int{1_000, 10_000, 100_000} {
-		b.Run("beliefs="+strconv.Itoa(n), func(b *testing.B) {
+	for _, c := range []struct {
+		beliefs, seeds int
+		// indexLimit is the store's ExactSearchLimit: 0 reads exactly at every size.
+		indexLimit int
+	}{
+		{beliefs: 1_000, seeds: 1_000},
+		{beliefs: 10_000, seeds: 10_000},
+		// A periodic pass at the default: MaxSeeds changed beliefs, read exactly.
+		{beliefs: 100_000, seeds: DefaultMaxSeeds},
+		// A first pass where every belief is a seed, through the scope's own index.
+		{beliefs: 100_000, seeds: 100_000, indexLimit: 50_000},
+	} {
+		name := fmt.Sprintf("beliefs=%d/seeds=%d/index=%t", c.beliefs, c.seeds, c.indexLimit > 0)
+		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			schema := dbtest.New(b)
-			store := memory.NewStore(schema.Pool, nil)
+			store := memory.NewStore(schema.Pool, &memory.Config{ExactSearchLimit: c.indexLimit})
 			require.NoError(b, store.EnsureEmbeddingModel(ctx, benchModel, benchDim))
-			insertSynthetic(b, schema.Pool, n)
-			// A scope above the exact limit gets its own index, as its first pass builds
-			// it (pass calls IndexScope; plan, timed here, does not).
+			insertSynthetic(b, schema.Pool, c.beliefs)
+			// As the pass would (pass calls IndexScope; plan, timed here, does not).
 			start := time.Now()
 			res, err := store.IndexScope(ctx, benchScope, benchModel)
 			require.NoError(b, err)
-			b.Logf("%d beliefs: scope index %v built in %s", n, res.Created, time.Since(start).Round(time.Millisecond))
+			require.Equal(b, c.indexLimit > 0, len(res.Created) > 0, "index built: %v", res.Created)
+			b.Logf("%s: scope index %v built in %s", name, res.Created, time.Since(start).Round(time.Millisecond))
 			_, err = schema.Pool.Exec(ctx, "ANALYZE belief")
 			require.NoError(b, err)
-			w, err := NewWorker(Config{Store: store, Chat: noChat{}, EmbedModel: benchModel, MaxSeeds: n, Settle: -1})
+			w, err := NewWorker(Config{Store: store, Chat: noChat{}, EmbedModel: benchModel, MaxSeeds: c.seeds, Settle: -1})
 			require.NoError(b, err)
 
 			var p *plan
@@ -59,14 +72,14 @@ func BenchmarkClustering(b *testing.B) {
 				p, err = w.plan(ctx, benchScope)
 				require.NoError(b, err)
 			}
-			require.Equal(b, n, p.seeds)
+			require.Equal(b, c.seeds, p.seeds)
 			members := 0
 			for _, c := range p.clusters {
 				members += len(c.members)
 			}
 			b.ReportMetric(float64(len(p.clusters)), "clusters")
-			b.ReportMetric(float64(members)/float64(n), "clustered/belief")
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/belief")
+			b.ReportMetric(float64(members)/float64(c.seeds), "clustered/seed")
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(c.seeds), "µs/seed")
 		})
 	}
 }
@@ -78,17 +91,20 @@ func insertSynthetic(b *testing.B, pool *pgxpool.Pool, n int) {
 	b.Helper()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(42, uint64(n)))
-	at := time.Now().Add(-time.Hour)
+	at := time.Now().Add(-2 * time.Hour)
 	const chunk = 5000
 	var statements, vectors []string
 	flush := func() {
 		// A multi-row insert from arrays: vectors go as text and are cast by
 		// pgvector, which needs no client-side type registration.
+		// Each row changed a millisecond after the one before, so that a pass of
+		// MaxSeeds seeds takes that many, not every row of one instant.
 		_, err := pool.Exec(ctx, `INSERT INTO belief (scope, subject, attribute, kind, statement, confidence, origin,
 				valid_from, recorded_at, last_seen_at, updated_at, embedding, embed_model)
-			SELECT $1, 'user', 'bench', 'other', s, 0.9, 'user_stated', $2, $2, $2, $2, v::vector, $3
-			FROM unnest($4::text[], $5::text[]) AS u(s, v)`, benchScope, at, benchModel, statements, vectors)
+			SELECT $1, 'user', 'bench', 'other', s, 0.9, 'user_stated', $2::timestamptz, $2, $2, $2::timestamptz + i * interval '1 millisecond', v::vector, $3
+			FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS u(s, v, i)`, benchScope, at, benchModel, statements, vectors)
 		require.NoError(b, err)
+		at = at.Add(time.Duration(len(statements)) * time.Millisecond)
 		statements, vectors = statements[:0], vectors[:0]
 	}
 	centre := make([]float64, benchDim)
