@@ -17,8 +17,13 @@ func (s *Store) OpenItems(ctx context.Context, prefix string) (map[string]int, e
 		WHERE c.status = 'open' AND starts_with(c.scope, $1) AND NOT EXISTS (SELECT 1 FROM belief f
 			WHERE f.status = 'forgotten' AND (f.id = c.belief_id OR (c.kind = 'refused' AND f.id = c.target_belief_id)))
 		GROUP BY c.scope`, prefix)
+	return countsByScope(rows, err, "count open review items")
+}
+
+// countsByScope collects a query's (scope, count) rows; what names the count in errors.
+func countsByScope(rows pgx.Rows, err error, what string) (map[string]int, error) {
 	if err != nil {
-		return nil, fmt.Errorf("count open review items: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	out := map[string]int{}
 	var (
@@ -30,7 +35,7 @@ func (s *Store) OpenItems(ctx context.Context, prefix string) (map[string]int, e
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("count open review items: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
 }

@@ -113,22 +113,7 @@ func (s *Store) ReembedPending(ctx context.Context, model, prefix string) (map[s
 			UNION ALL
 			SELECT scope, count(*) FROM revision_event WHERE `+stale+` AND action <> 'reinforce' AND starts_with(scope, $2) GROUP BY scope
 		) c GROUP BY scope`, model, prefix)
-	if err != nil {
-		return nil, fmt.Errorf("rows to re-embed: %w", err)
-	}
-	out := map[string]int{}
-	var (
-		scope string
-		n     int
-	)
-	_, err = pgx.ForEachRow(rows, []any{&scope, &n}, func() error {
-		out[scope] = n
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rows to re-embed: %w", err)
-	}
-	return out, nil
+	return countsByScope(rows, err, "rows to re-embed")
 }
 
 // SetEmbeddings stores vecs[i] as the vector of items[i] in model, in place of a vector
