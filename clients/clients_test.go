@@ -180,6 +180,33 @@ func TestClients(t *testing.T) {
 		require.Equal(t, api.Version, pkg.Version)
 	})
 
+	t.Run("every operation", func(t *testing.T) {
+		// Each operation of the live document has its method in both clients, named in
+		// the Python method's docstring and typed by its id in the TypeScript call.
+		var doc struct {
+			Paths map[string]map[string]struct {
+				OperationID string `json:"operationId"`
+			} `json:"paths"`
+		}
+		require.NoError(t, json.Unmarshal(w.document(t), &doc))
+		py, err := os.ReadFile(filepath.Join(pythonDir, "credo", "client.py"))
+		require.NoError(t, err)
+		ts, err := os.ReadFile(filepath.Join(tsDir, "src", "index.ts"))
+		require.NoError(t, err)
+		n := 0
+		for path, item := range doc.Paths {
+			for method, op := range item {
+				if path == api.OpenAPIPath {
+					continue
+				}
+				n++
+				require.Contains(t, string(py), "("+op.OperationID+")", "the Python client lacks %s %s", method, path)
+				require.Contains(t, string(ts), `this.call("`+op.OperationID+`"`, "the TypeScript client lacks %s %s", method, path)
+			}
+		}
+		require.Equal(t, 12, n)
+	})
+
 	t.Run("python", func(t *testing.T) {
 		python := need(t, "python3", "for the Python client's tests")
 		run(t, pythonDir, w.env(t, "python/"), python, "-m", "unittest", "discover", "-s", "tests", "-t", ".", "-v")
@@ -246,6 +273,18 @@ func (w *world) checkExample(t *testing.T, out, scope string) {
 	}
 }
 
+// document is the live OpenAPI document.
+func (w *world) document(t *testing.T) []byte {
+	t.Helper()
+	res, err := http.Get(w.url + api.OpenAPIPath)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode, "%s", raw)
+	return raw
+}
+
 // checkTypes holds the TypeScript client's snapshot of the OpenAPI document, and the
 // types generated from it, to the live document, and lints the document.
 func (w *world) checkTypes(t *testing.T, node, dir string) {
@@ -253,14 +292,8 @@ func (w *world) checkTypes(t *testing.T, node, dir string) {
 	_, err := os.Stat(filepath.Join(dir, "node_modules", "openapi-typescript"))
 	require.NoError(t, err, "the TypeScript client's dev dependencies are needed: run npm ci in clients/typescript (.ci/run does)")
 
-	res, err := http.Get(w.url + api.OpenAPIPath)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, res.StatusCode, "%s", raw)
 	var doc any
-	require.NoError(t, json.Unmarshal(raw, &doc))
+	require.NoError(t, json.Unmarshal(w.document(t), &doc))
 	live, err := json.MarshalIndent(doc, "", "  ")
 	require.NoError(t, err)
 	live = append(live, '\n')
