@@ -31,6 +31,7 @@ from .types import (
     Transcript,
     format_time,
     load,
+    transcript_json,
 )
 
 log = logging.getLogger("credo")
@@ -72,7 +73,7 @@ class Client:
     def add_transcripts(self, transcripts: Iterable[TranscriptLike]) -> Enqueued:
         """Remember conversations, all or none (enqueueTranscripts). A transcript already
         stored in its scope is a duplicate, answered with its episode's id."""
-        body = [t.to_json() if isinstance(t, Transcript) else dict(t) for t in transcripts]
+        body = [transcript_json(t) for t in transcripts]
         return load(Enqueued, self._call("POST", "/v1/transcripts", body=body, idempotent=True))
 
     def episode(self, id: int) -> Episode:

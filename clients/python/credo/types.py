@@ -313,6 +313,19 @@ class Transcript:
         return out
 
 
+def transcript_json(t: Union[Transcript, Mapping[str, Any]]) -> Dict[str, Any]:
+    """A transcript as the API takes it, from a Transcript or a dict that may hold
+    datetimes and Message values."""
+    if isinstance(t, Transcript):
+        return t.to_json()
+    out = dict(t)
+    if isinstance(out.get("occurred_at"), (datetime, date)):
+        out["occurred_at"] = format_time(out["occurred_at"])
+    if isinstance(out.get("messages"), (list, tuple)):
+        out["messages"] = [_message(m) for m in out["messages"]]
+    return out
+
+
 def _message(m: MessageLike) -> Dict[str, Any]:
     if isinstance(m, Message):
         return m.to_json()

@@ -10,11 +10,13 @@ import pathlib
 import socket
 import threading
 import unittest
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import List, Tuple
 
 import credo
-from credo.types import parse_time
+from credo import Message, Transcript
+from credo.types import parse_time, transcript_json
 
 
 class Stub:
@@ -140,6 +142,16 @@ class Package(unittest.TestCase):
 
     def test_typed(self) -> None:
         self.assertTrue((pathlib.Path(credo.__file__).parent / "py.typed").exists())
+
+    def test_transcripts_as_the_api_takes_them(self) -> None:
+        at = datetime(2026, 3, 20, 14, tzinfo=timezone.utc)
+        want = {"scope": "user:1", "occurred_at": "2026-03-20T14:00:00+00:00",
+                "messages": [{"role": "user", "content": "hi", "at": "2026-03-20T14:00:00+00:00"}]}
+        self.assertEqual(want, transcript_json(Transcript("user:1", [Message("user", "hi", at=at)], occurred_at=at)))
+        self.assertEqual(want, transcript_json({"scope": "user:1", "occurred_at": at,
+                                                "messages": [{"role": "user", "content": "hi", "at": at}]}))
+        with self.assertRaises(ValueError):
+            transcript_json({"scope": "user:1", "occurred_at": datetime(2026, 3, 20), "messages": []})
 
     def test_times(self) -> None:
         t = parse_time("2026-03-20T14:00:00.123456789Z")
