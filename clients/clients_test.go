@@ -204,7 +204,7 @@ func TestClients(t *testing.T) {
 				require.Contains(t, string(ts), `this.call("`+op.OperationID+`"`, "the TypeScript client lacks %s %s", method, path)
 			}
 		}
-		require.Equal(t, 12, n)
+		require.GreaterOrEqual(t, n, 12, "the document's operations, read")
 	})
 
 	t.Run("python", func(t *testing.T) {
