@@ -44,6 +44,8 @@ func (s *Server) humaConfig() huma.Config {
 	c.RejectUnknownQueryParameters = true
 	c.Formats = strictFormats()
 	c.Info.Description = apiDescription
+	// Relative: the API is served beside this document, by whichever worker serves it.
+	c.Servers = []*huma.Server{{URL: "/", Description: "The worker serving this document (HTTP_ADDR)."}}
 	c.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"apiKey": {Type: "http", Scheme: "bearer", Description: "An API key: credo_<prefix>_<secret>."},
 	}
@@ -133,6 +135,7 @@ func (s *Server) register() {
 	huma.Register(s.api, huma.Operation{
 		OperationID: "getOpenAPI", Method: http.MethodGet, Path: OpenAPIPath, Tags: []string{"meta"},
 		Summary: "This OpenAPI document", Description: "Served without a key.",
+		Security: []map[string][]string{}, // no key: stated, so that generators and linters need not guess
 	}, func(ctx context.Context, _ *struct{}) (*output[map[string]any], error) {
 		return &output[map[string]any]{Body: s.document()}, nil
 	})

@@ -1,0 +1,267 @@
+"""The client: one method per operation of credo's HTTP API (docs/api.md)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import socket
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from datetime import date, datetime
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+from .errors import APIError, RateLimited, Timeout, TransportError, api_error
+from .types import (
+    Answer,
+    Belief,
+    Beliefs,
+    Conflict,
+    Context,
+    Decided,
+    Enqueued,
+    Episode,
+    Event,
+    Forgotten,
+    MessageLike,
+    Revision,
+    Transcript,
+    format_time,
+    load,
+    transcript_json,
+)
+
+log = logging.getLogger("credo")
+
+DEFAULT_URL = "http://127.0.0.1:9464"
+
+TimeLike = Union[datetime, date, str]
+TranscriptLike = Union[Transcript, Mapping[str, Any]]
+
+
+class Client:
+    """A client of one credo worker's API.
+
+    ``url`` defaults to ``$CREDO_URL`` (else http://127.0.0.1:9464) and ``key`` to
+    ``$CREDO_KEY``: an API key made with ``beliefs keys create``. Each request waits at
+    most ``timeout`` seconds. A 429 is retried after the server's Retry-After; a 5xx
+    answer, a timeout or a broken connection is retried, with exponential backoff from
+    ``backoff`` seconds, for requests that are safe to repeat (reads, questions, and
+    transcripts, which the server deduplicates); ``max_retries`` bounds the retries of
+    one call. Retries are logged on the ``credo`` logger.
+    """
+
+    def __init__(self, url: Optional[str] = None, key: Optional[str] = None, *, timeout: float = 30.0,
+                 max_retries: int = 3, backoff: float = 0.5) -> None:
+        self.url = (url or os.environ.get("CREDO_URL") or DEFAULT_URL).rstrip("/")
+        self.key = key if key is not None else os.environ.get("CREDO_KEY")
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+
+    # Transcripts and episodes.
+
+    def add_transcript(self, scope: str, messages: Sequence[MessageLike], *, id: Optional[str] = None,
+                       occurred_at: Optional[Union[datetime, str]] = None) -> Enqueued:
+        """Remember one conversation (enqueueTranscripts): extraction runs in the
+        background; ``wait`` waits for it."""
+        return self.add_transcripts([Transcript(scope, list(messages), id=id, occurred_at=occurred_at)])
+
+    def add_transcripts(self, transcripts: Iterable[TranscriptLike]) -> Enqueued:
+        """Remember conversations, all or none (enqueueTranscripts). A transcript already
+        stored in its scope is a duplicate, answered with its episode's id."""
+        body = [transcript_json(t) for t in transcripts]
+        return load(Enqueued, self._call("POST", "/v1/transcripts", body=body, idempotent=True))
+
+    def episode(self, id: int) -> Episode:
+        """The processing state of one transcript (getEpisode)."""
+        return load(Episode, self._call("GET", f"/v1/episodes/{int(id)}"))
+
+    def wait(self, episodes: Union[Enqueued, int, Iterable[int]], *, timeout: float = 120.0,
+             poll: float = 0.25) -> List[Episode]:
+        """Poll until every episode is applied or failed, and return them in order;
+        raises Timeout when one is still pending after ``timeout`` seconds."""
+        if isinstance(episodes, Enqueued):
+            ids = list(episodes.episode_ids)
+        elif isinstance(episodes, int):
+            ids = [episodes]
+        else:
+            ids = list(episodes)
+        deadline = time.monotonic() + timeout
+        done: Dict[int, Episode] = {}
+        while True:
+            for i in ids:
+                if i not in done:
+                    e = self.episode(i)
+                    if e.state != "pending":
+                        done[i] = e
+            pending = [i for i in ids if i not in done]
+            if not pending:
+                return [done[i] for i in ids]
+            if time.monotonic() >= deadline:
+                raise Timeout(f"episodes {pending} still pending after {timeout:g} s")
+            time.sleep(poll)
+
+    # Reading.
+
+    def beliefs(self, scope: str, *, query: Optional[str] = None, k: Optional[int] = None,
+                as_of: Optional[TimeLike] = None, known_at: Optional[TimeLike] = None, history: bool = False,
+                inherit: bool = False) -> Beliefs:
+        """Beliefs of a scope (listBeliefs): current ones; the ``k`` nearest to ``query``
+        (a question about the past is answered from history); with ``history``, the
+        superseded and retracted ones too; what was true ``as_of`` a time; what memory
+        held ``known_at`` a time. ``inherit`` adds the ancestor scopes' defaults."""
+        q = _query(scope=scope, query=query, k=k, all=history or None, inherit=inherit or None,
+                   as_of=_time_param(as_of), known_at=_time_param(known_at))
+        return load(Beliefs, self._call("GET", "/v1/beliefs", query=q))
+
+    def history(self, id: int) -> List[Belief]:
+        """The supersession chain through one belief, oldest first (beliefHistory)."""
+        got = self._call("GET", f"/v1/beliefs/{int(id)}/history")
+        return [Belief.load(b) for b in got["beliefs"]]
+
+    def events(self, scope: str, *, limit: Optional[int] = None) -> List[Event]:
+        """Revision events of a scope, newest first (listEvents)."""
+        got = self._call("GET", "/v1/events", query=_query(scope=scope, limit=limit))
+        return [load(Event, e) for e in got["events"]]
+
+    def context(self, scope: str, query: Optional[str] = None, *, k: Optional[int] = None,
+                budget: Optional[int] = None, inherit: bool = False, as_of: Optional[TimeLike] = None) -> Context:
+        """What memory holds for ``query``, as a block for a prompt (getContext);
+        ``str()`` of the answer is the block."""
+        q = _query(scope=scope, query=query, k=k, budget=budget, inherit=inherit or None, as_of=_time_param(as_of))
+        return load(Context, self._call("GET", "/v1/context", query=q))
+
+    def ask(self, scope: str, question: str, *, inherit: bool = False) -> Answer:
+        """A short answer from memory with the beliefs it cites (ask)."""
+        body: Dict[str, Any] = {"scope": scope, "question": question}
+        if inherit:
+            body["inherit"] = True
+        return load(Answer, self._call("POST", "/v1/ask", body=body, idempotent=True))
+
+    # The review queue.
+
+    def conflicts(self, scope: str, *, all: bool = False) -> List[Conflict]:
+        """The review queue of a scope, oldest first: open items, or every item with
+        ``all`` (listConflicts)."""
+        got = self._call("GET", "/v1/conflicts", query=_query(scope=scope, all=all or None))
+        return [load(Conflict, c) for c in got["conflicts"]]
+
+    def resolve(self, id: int, action: str, *, note: Optional[str] = None) -> Decided:
+        """Decide a review item: ``apply`` or ``dismiss`` (resolveConflict). Raises
+        Refused when it is already resolved or no longer applies."""
+        body: Dict[str, Any] = {"action": action}
+        if note is not None:
+            body["note"] = note
+        return load(Decided, self._call("POST", f"/v1/conflicts/{int(id)}/resolve", body=body))
+
+    # An operator's changes.
+
+    def assert_belief(self, scope: str, statement: str, attribute: str, *, subject: Optional[str] = None,
+                      kind: Optional[str] = None, authoritative: bool = False,
+                      valid_from: Optional[Union[datetime, str]] = None) -> Revision:
+        """Assert a belief as an operator (assertBelief); an ``authoritative`` one is
+        never changed by extraction or consolidation."""
+        body = _body(scope=scope, statement=statement, attribute=attribute, subject=subject, kind=kind,
+                      authoritative=authoritative or None,
+                      valid_from=format_time(valid_from) if valid_from is not None else None)
+        return load(Revision, self._call("POST", "/v1/beliefs", body=body))
+
+    def correct(self, id: int, statement: Optional[str] = None, *, retract: bool = False,
+                reason: Optional[str] = None) -> Revision:
+        """Correct one belief with ``statement``, or ``retract`` it (correctBelief);
+        ``reason`` is correction (never true, the default) or temporal (it changed)."""
+        body = _body(statement=statement, retract=retract or None, reason=reason)
+        return load(Revision, self._call("POST", f"/v1/beliefs/{int(id)}/correct", body=body))
+
+    def forget(self, scope: Optional[str] = None, *, ids: Optional[Sequence[int]] = None, match: Optional[str] = None,
+               all: bool = False, purge: bool = False, scope_prefix: Optional[str] = None) -> Forgotten:
+        """Forget beliefs of a scope by ``ids``, ``match`` or ``all`` (forget): softly, or
+        erased for good with ``purge``; ``scope_prefix`` with ``all`` and ``purge``
+        erases every scope under a prefix."""
+        body = _body(scope=scope, ids=list(ids) if ids is not None else None, match=match, all=all or None,
+                      purge=purge or None, scope_prefix=scope_prefix)
+        return load(Forgotten, self._call("POST", "/v1/forget", body=body))
+
+    # The wire.
+
+    def _call(self, method: str, path: str, *, query: Optional[Mapping[str, Any]] = None, body: Any = None,
+              idempotent: Optional[bool] = None) -> Any:
+        """One call: the JSON answer, or the API's error as an exception. 429 is retried
+        always (the server refused before doing anything); the rest only when
+        ``idempotent`` (by default: GET)."""
+        if idempotent is None:
+            idempotent = method == "GET"
+        url = self.url + path
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        headers = {"Accept": "application/json", "User-Agent": "credo-python/" + _version()}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        if self.key:
+            headers["Authorization"] = "Bearer " + self.key
+        attempt = 0
+        while True:
+            failure: Optional[Exception] = None
+            delay = self.backoff * (2 ** attempt) * (0.5 + random.random() / 2)
+            try:
+                req = urllib.request.Request(url, data=data, method=method, headers=headers)
+                with urllib.request.urlopen(req, timeout=self.timeout) as res:
+                    raw = res.read()
+                return json.loads(raw) if raw else None
+            except urllib.error.HTTPError as e:
+                err = api_error(e.code, e.headers, e.read())
+                e.close()
+                retry = isinstance(err, RateLimited) or (idempotent and err.status >= 500)
+                if not retry or attempt >= self.max_retries:
+                    raise err from None
+                if isinstance(err, RateLimited) and err.retry_after is not None:
+                    delay = err.retry_after
+                failure = err
+            except (socket.timeout, TimeoutError) as e:
+                failure = Timeout(f"{method} {path}: no answer within {self.timeout:g} s")
+                failure.__cause__ = e
+            except urllib.error.URLError as e:
+                if isinstance(e.reason, (socket.timeout, TimeoutError)):
+                    failure = Timeout(f"{method} {path}: no answer within {self.timeout:g} s")
+                else:
+                    failure = TransportError(f"{method} {path}: {e.reason}")
+                failure.__cause__ = e
+            except (ConnectionError, OSError) as e:  # reset or closed mid-answer
+                failure = TransportError(f"{method} {path}: {e}")
+                failure.__cause__ = e
+            if not isinstance(failure, APIError) and (not idempotent or attempt >= self.max_retries):
+                raise failure
+            attempt += 1
+            log.info("credo: %s %s: %s; retry %d of %d in %.2f s", method, path, failure, attempt,
+                     self.max_retries, delay)
+            time.sleep(delay)
+
+
+def _query(**params: Any) -> Dict[str, Any]:
+    """params without the unset ones; booleans as the API spells them."""
+    out: Dict[str, Any] = {}
+    for k, v in params.items():
+        if v is None:
+            continue
+        out[k] = ("true" if v else "false") if isinstance(v, bool) else v
+    return out
+
+
+def _body(**fields: Any) -> Dict[str, Any]:
+    """A JSON body without the unset fields."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _time_param(v: Optional[TimeLike]) -> Optional[str]:
+    return None if v is None else format_time(v)
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__

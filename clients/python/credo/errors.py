@@ -1,0 +1,103 @@
+"""The exceptions the client raises: one class per kind of failure an agent branches on.
+
+Every answer of the API that is an error becomes an :class:`APIError` (or one of its
+subclasses) carrying the API's stable ``code``, its ``message`` and ``details``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import List, Mapping, Optional
+
+
+class CredoError(Exception):
+    """Anything the client raises."""
+
+
+class TransportError(CredoError):
+    """No answer from the server: it could not be reached, or the connection broke."""
+
+
+class Timeout(TransportError):
+    """No answer within the client's timeout (or an episode not done within a wait's)."""
+
+
+class APIError(CredoError):
+    """An error answer of the API: ``{"error": {"code", "message", "details"}}``.
+
+    ``code`` is stable (branch on it); ``message`` is for people.
+    """
+
+    def __init__(self, status: int, code: str, message: str, details: Optional[List[str]] = None) -> None:
+        super().__init__(f"{code}: {message} (HTTP {status})")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details: List[str] = list(details or [])
+
+
+class InvalidRequest(APIError):
+    """400: a parameter or the body is malformed or invalid."""
+
+
+class Unauthorized(APIError):
+    """401: no key where one is needed, or not a valid, unrevoked key."""
+
+
+class Forbidden(APIError):
+    """403: the scope is outside the key's prefixes, or the key lacks the right."""
+
+
+class NotFound(APIError):
+    """404: no such belief, episode, review item or scope visible to the key."""
+
+
+class Refused(APIError):
+    """409: the revision engine refused an operator's revision, or a review item is
+    already resolved or no longer applies."""
+
+
+class RateLimited(APIError):
+    """429: over the key's rate limit. ``retry_after`` is the seconds to wait, if said."""
+
+    def __init__(self, status: int, code: str, message: str, details: Optional[List[str]] = None,
+                 retry_after: Optional[float] = None) -> None:
+        super().__init__(status, code, message, details)
+        self.retry_after = retry_after
+
+
+class ServerError(APIError):
+    """5xx: a server fault (``internal``), a model that did not answer
+    (``embedding_failed``, ``model_failed``) or an API that is off (``api_disabled``)."""
+
+
+_BY_STATUS = {400: InvalidRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Refused}
+
+
+def retry_after_seconds(value: Optional[str]) -> Optional[float]:
+    """The seconds of a Retry-After header; None when absent or not a number of seconds."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def api_error(status: int, headers: Mapping[str, str], body: bytes) -> APIError:
+    """The exception for an error answer. A body that is not the API's error shape (a
+    proxy's page, say) keeps its status, with code ``http_<status>``."""
+    code, message, details = f"http_{status}", body.decode("utf-8", "replace").strip()[:200], None
+    try:
+        err = json.loads(body)["error"]
+        code, message, details = str(err["code"]), str(err["message"]), err.get("details")
+    except (ValueError, KeyError, TypeError):
+        pass
+    if not message:
+        message = f"HTTP {status}"
+    if status == 429:
+        return RateLimited(status, code, message, details, retry_after_seconds(headers.get("Retry-After")))
+    if status >= 500:
+        return ServerError(status, code, message, details)
+    return _BY_STATUS.get(status, APIError)(status, code, message, details)

@@ -1,0 +1,346 @@
+"""What the API answers, as dataclasses, and what a transcript holds.
+
+Field names are the API's JSON names (docs/api.md, /v1/openapi.json). Times are
+timezone-aware ``datetime`` values; lists the API may send as null are empty lists.
+Fields the client does not know yet (a newer server) are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from datetime import date, datetime
+from typing import Any, Callable, Dict, List, Mapping, Optional, Type, TypeVar, Union
+
+T = TypeVar("T")
+
+_FRACTION = re.compile(r"\.(\d+)")
+
+
+def parse_time(value: Optional[str]) -> Optional[datetime]:
+    """An RFC 3339 time as the API writes it (Z, up to nanoseconds), for Python 3.9's
+    ``fromisoformat``, which takes neither."""
+    if value is None:
+        return None
+    s = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+    s = _FRACTION.sub(lambda m: "." + m.group(1)[:6].ljust(6, "0"), s, count=1)
+    return datetime.fromisoformat(s)
+
+
+def format_time(value: Union[datetime, date, str]) -> str:
+    """A time for the API: RFC 3339 for a datetime (which must carry its timezone: the
+    API does not guess one), YYYY-MM-DD for a date, a string as it is."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"{value!r} has no timezone; use e.g. datetime(..., tzinfo=timezone.utc)")
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+def _load(cls: Type[T], data: Mapping[str, Any]) -> T:
+    """cls from a JSON object: each field through its converter, unknown keys ignored."""
+    kwargs: Dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.name in data:
+            convert: Optional[Callable[[Any], Any]] = f.metadata.get("load")
+            kwargs[f.name] = convert(data[f.name]) if convert else data[f.name]
+    return cls(**kwargs)
+
+
+def _ids(v: Optional[List[int]]) -> List[int]:
+    return list(v or [])
+
+
+def _time(**kw: Any) -> Any:
+    return field(metadata={"load": parse_time}, **kw)
+
+
+def _list(of: Callable[[Any], Any]) -> Any:
+    return field(metadata={"load": lambda v: [of(x) for x in (v or [])]})
+
+
+def _opt(of: Callable[[Any], Any]) -> Any:
+    return field(default=None, metadata={"load": lambda v: None if v is None else of(v)})
+
+
+_IDS = {"load": _ids}
+
+
+@dataclass
+class Belief:
+    """One belief: what memory holds, with its valid time (valid_from, valid_until) and
+    known time (recorded_at, retired_at)."""
+
+    id: int
+    scope: str
+    subject: str
+    attribute: str
+    kind: str
+    statement: str
+    status: str  # active, superseded, retracted
+    confidence: float
+    origin: str
+    valid_from: datetime = _time()
+    valid_until: Optional[datetime] = _time()
+    recorded_at: datetime = _time()
+    retired_at: Optional[datetime] = _time()
+    supersedes: List[int] = field(default_factory=list, metadata=_IDS)
+    superseded_by: List[int] = field(default_factory=list, metadata=_IDS)
+    episode_id: Optional[int] = None
+    quote: Optional[str] = None
+    reinforced_count: int = 0
+    last_seen_at: Optional[datetime] = _time(default=None)
+    depends_on: List[int] = field(default_factory=list, metadata=_IDS)
+    needs_review: bool = False
+    episodes: List[int] = field(default_factory=list, metadata=_IDS)
+    distance: Optional[float] = None  # cosine distance to the query, in ranked answers
+
+    @staticmethod
+    def load(data: Mapping[str, Any]) -> "Belief":
+        return _load(Belief, data)
+
+
+@dataclass
+class Beliefs:
+    """An answer of ``beliefs``: the view answered and its beliefs."""
+
+    mode: str  # current, history, as_of, known_at
+    auto_history: bool
+    ranked: bool
+    beliefs: List[Belief] = _list(Belief.load)
+
+    def statements(self) -> List[str]:
+        return [b.statement for b in self.beliefs]
+
+
+@dataclass
+class Event:
+    """An applied revision: supersede, retract or reinforce, with what caused it."""
+
+    id: int
+    scope: str
+    action: str
+    reason: str
+    origin: str
+    old_belief_id: int
+    old_statement: str
+    created_at: datetime = _time()
+    new_belief_id: Optional[int] = None
+    new_statement: Optional[str] = None
+    excerpt: Optional[str] = None
+    rationale: Optional[str] = None
+    episode_id: Optional[int] = None
+
+
+@dataclass
+class Proposal:
+    """The belief a refused revision would have written."""
+
+    statement: str = ""
+    subject: str = ""
+    attribute: str = ""
+    kind: str = ""
+    confidence: float = 0.0
+    origin: str = ""
+    valid_from: Optional[datetime] = _time(default=None)
+    quote: str = ""
+    at: Optional[datetime] = _time(default=None)
+
+
+@dataclass
+class Conflict:
+    """An item of the review queue: a refused revision, or a belief whose basis changed."""
+
+    id: int
+    scope: str
+    kind: str  # refused, basis_changed
+    origin: str
+    action: str
+    statement: str
+    detail: str
+    status: str  # open, resolved
+    created_at: datetime = _time()
+    cause: Optional[str] = None
+    reason: Optional[str] = None
+    belief_id: Optional[int] = None
+    target_id: Optional[int] = None
+    proposed: Optional[Proposal] = _opt(lambda v: _load(Proposal, v))
+    episode_id: Optional[int] = None
+    resolved_at: Optional[datetime] = _time(default=None)
+    resolution: Optional[str] = None
+    note: Optional[str] = None
+
+
+@dataclass
+class Revision:
+    """What the revision engine did with an operator's revision."""
+
+    outcome: str
+    belief_id: Optional[int] = None
+    target_id: Optional[int] = None
+
+
+@dataclass
+class Decided:
+    """A resolved review item, and the revision applied for ``apply``."""
+
+    conflict: Conflict = field(metadata={"load": lambda v: _load(Conflict, v)})
+    revision: Optional[Revision] = _opt(lambda v: _load(Revision, v))
+
+
+@dataclass
+class Enqueued:
+    """Transcripts accepted: one episode id per record, in input order."""
+
+    episode_ids: List[int] = field(metadata=_IDS)
+    enqueued: int = 0
+    duplicates: int = 0
+
+
+@dataclass
+class Episode:
+    """The processing state of one transcript."""
+
+    id: int
+    scope: str
+    state: str  # pending, applied, failed
+    attempts: int
+    external_id: Optional[str] = None
+    last_error: Optional[str] = None
+    occurred_at: Optional[datetime] = _time(default=None)
+    received_at: Optional[datetime] = _time(default=None)
+    processed_at: Optional[datetime] = _time(default=None)
+    redacted_at: Optional[datetime] = _time(default=None)
+
+
+@dataclass
+class Purged:
+    """What a purge erased: rows per table."""
+
+    what: str  # beliefs, scope
+    counts: Dict[str, int] = field(default_factory=dict)
+    relinked: int = 0
+
+
+@dataclass
+class ScopePurged(Purged):
+    scope: str = ""
+
+
+@dataclass
+class Subtree:
+    """What a purge of every scope under a prefix erased."""
+
+    prefix: str
+    scopes: List[ScopePurged] = _list(lambda v: _load(ScopePurged, v))
+    counts: Dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Forgotten:
+    """An answer of ``forget``: the ids forgotten (soft), or what a purge erased."""
+
+    forgotten: Optional[List[int]] = None
+    purged: Optional[Purged] = _opt(lambda v: _load(Purged, v))
+    subtree: Optional[Subtree] = _opt(lambda v: _load(Subtree, v))
+
+
+@dataclass
+class Context:
+    """What memory holds for a question, as a block for a prompt (``context``)."""
+
+    context: str
+    mode: str
+    beliefs: List[Belief] = _list(Belief.load)
+
+    def __str__(self) -> str:
+        return self.context
+
+
+@dataclass
+class Answer:
+    """A short answer from memory: ``citations`` are ids among ``beliefs``, the beliefs
+    the model was shown; ``cited`` are the cited beliefs themselves."""
+
+    answer: str
+    citations: List[int] = field(metadata=_IDS)
+    beliefs: List[Belief] = _list(Belief.load)
+
+    @property
+    def cited(self) -> List[Belief]:
+        by_id = {b.id: b for b in self.beliefs}
+        return [by_id[i] for i in self.citations if i in by_id]
+
+
+@dataclass
+class Message:
+    """One message of a transcript."""
+
+    role: str  # user, assistant, system, tool
+    content: str
+    name: Optional[str] = None  # the speaker, among several people
+    at: Optional[Union[datetime, str]] = None
+
+    def to_json(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.name is not None:
+            out["name"] = self.name
+        if self.at is not None:
+            out["at"] = format_time(self.at)
+        return out
+
+
+MessageLike = Union[Message, Mapping[str, Any]]
+
+
+@dataclass
+class Transcript:
+    """A conversation to remember (docs/configuration.md, the transcript format)."""
+
+    scope: str
+    messages: List[MessageLike]
+    id: Optional[str] = None  # your id for the conversation
+    occurred_at: Optional[Union[datetime, str]] = None  # default: now, on the server
+
+    def to_json(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"scope": self.scope, "messages": [_message(m) for m in self.messages]}
+        if self.id is not None:
+            out["id"] = self.id
+        if self.occurred_at is not None:
+            out["occurred_at"] = format_time(self.occurred_at)
+        return out
+
+
+def transcript_json(t: Union[Transcript, Mapping[str, Any]]) -> Dict[str, Any]:
+    """A transcript as the API takes it, from a Transcript or a dict that may hold
+    datetimes and Message values."""
+    if isinstance(t, Transcript):
+        return t.to_json()
+    out = dict(t)
+    if isinstance(out.get("occurred_at"), (datetime, date)):
+        out["occurred_at"] = format_time(out["occurred_at"])
+    if isinstance(out.get("messages"), (list, tuple)):
+        out["messages"] = [_message(m) for m in out["messages"]]
+    return out
+
+
+def _message(m: MessageLike) -> Dict[str, Any]:
+    if isinstance(m, Message):
+        return m.to_json()
+    out = dict(m)
+    if isinstance(out.get("at"), (datetime, date)):
+        out["at"] = format_time(out["at"])
+    return out
+
+
+def load(cls: Type[T], data: Mapping[str, Any]) -> T:
+    """cls from the API's JSON."""
+    return _load(cls, data)
+
+
+__all__ = [
+    "Answer", "Belief", "Beliefs", "Conflict", "Context", "Decided", "Enqueued", "Episode", "Event", "Forgotten",
+    "Message", "Proposal", "Purged", "Revision", "ScopePurged", "Subtree", "Transcript", "parse_time", "format_time",
+]

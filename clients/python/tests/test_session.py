@@ -1,0 +1,247 @@
+"""The client against a real worker: clients/clients_test.go starts one (River on
+PostgreSQL, the HTTP API, a scripted fake model) and runs this suite with
+
+    CREDO_URL          the API
+    CREDO_KEY          a key for the scopes under CREDO_SCOPE_PREFIX, with every right
+    CREDO_SCOPE_PREFIX where this suite writes
+    CREDO_LIMITED_URL  the same worker's API with a rate limit of one request per 2 s
+
+The fake model extracts "User lives in New York City" from "I live in New York City",
+"User lives in Miami" (superseding it) from "I moved to Miami last month", and
+"Account plan is Free" (superseding the plan) from "I switched to the Free plan"; it
+answers "Miami." citing the Miami belief, and fails to answer validly a question that
+says "fail on purpose".
+"""
+
+from __future__ import annotations
+
+import os
+import unittest
+from datetime import date, datetime, timezone
+
+import credo
+from credo import Message, Transcript
+
+NYC = "User lives in New York City"
+MIAMI = "User lives in Miami"
+
+
+def _env(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"{name} is not set: this suite runs against a worker, from clients/clients_test.go")
+    return value
+
+
+class Session(unittest.TestCase):
+    """A scope's story: New York in January, Miami since February."""
+
+    client: credo.Client
+    scope: str
+    nyc: credo.Belief
+    first: credo.Enqueued
+    second: credo.Enqueued
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.url, cls.key, cls.prefix = _env("CREDO_URL"), _env("CREDO_KEY"), _env("CREDO_SCOPE_PREFIX")
+        cls.client = credo.Client(cls.url, cls.key, backoff=0.05)
+        cls.scope = cls.prefix + "ana"
+        c = cls.client
+        cls.first = c.add_transcript(cls.scope, [
+            {"role": "user", "content": "I live in New York City."},
+            {"role": "assistant", "content": "Noted."},
+        ], id="conv-0115", occurred_at="2026-01-15T10:00:00Z")
+        applied = c.wait(cls.first, timeout=60)
+        assert [e.state for e in applied] == ["applied"], applied
+        cls.nyc = c.beliefs(cls.scope).beliefs[0]
+        # Both kinds of record at once: a Transcript, and the first one again as a dict.
+        cls.second = c.add_transcripts([
+            Transcript(cls.scope, [Message("user", "I moved to Miami last month."), Message("assistant", "Welcome!")],
+                       id="conv-0320", occurred_at=datetime(2026, 3, 20, 14, tzinfo=timezone.utc)),
+            {"scope": cls.scope, "id": "conv-0115", "occurred_at": "2026-01-15T10:00:00Z",
+             "messages": [{"role": "user", "content": "I live in New York City."},
+                          {"role": "assistant", "content": "Noted."}]},
+        ])
+        c.wait(cls.second, timeout=60)
+
+    def test_enqueued(self) -> None:
+        self.assertEqual(1, self.first.enqueued)
+        self.assertEqual(1, self.second.enqueued)
+        self.assertEqual(1, self.second.duplicates)
+        self.assertEqual(self.first.episode_ids[0], self.second.episode_ids[1], "a duplicate answers its episode's id")
+
+    def test_episode(self) -> None:
+        e = self.client.episode(self.second.episode_ids[0])
+        self.assertEqual("applied", e.state)
+        self.assertEqual("conv-0320", e.external_id)
+        self.assertEqual(self.scope, e.scope)
+        self.assertEqual(datetime(2026, 3, 20, 14, tzinfo=timezone.utc), e.occurred_at)
+        self.assertIsNone(e.last_error)
+
+    def test_current(self) -> None:
+        got = self.client.beliefs(self.scope)
+        self.assertEqual("current", got.mode)
+        self.assertEqual([MIAMI], got.statements())
+        miami = got.beliefs[0]
+        self.assertEqual(datetime(2026, 2, 20, tzinfo=timezone.utc), miami.valid_from)
+        self.assertIsNone(miami.valid_until)
+        self.assertEqual([self.nyc.id], miami.supersedes)
+        self.assertEqual([self.second.episode_ids[0]], miami.episodes)
+
+    def test_history(self) -> None:
+        got = self.client.beliefs(self.scope, history=True)
+        self.assertEqual("history", got.mode)
+        by = {b.statement: b for b in got.beliefs}
+        self.assertEqual({NYC, MIAMI}, set(by))
+        self.assertEqual("superseded", by[NYC].status)
+        self.assertEqual(datetime(2026, 2, 20, tzinfo=timezone.utc), by[NYC].valid_until)
+        chain = self.client.history(by[MIAMI].id)
+        self.assertEqual([NYC, MIAMI], [b.statement for b in chain])
+
+    def test_as_of(self) -> None:
+        got = self.client.beliefs(self.scope, as_of=date(2026, 2, 1))
+        self.assertEqual("as_of", got.mode)
+        self.assertEqual([NYC], got.statements())
+
+    def test_known_at(self) -> None:
+        # What memory held when it learned of New York: New York, not yet Miami.
+        got = self.client.beliefs(self.scope, known_at=self.nyc.recorded_at)
+        self.assertEqual("known_at", got.mode)
+        self.assertEqual([NYC], got.statements())
+
+    def test_ranked(self) -> None:
+        got = self.client.beliefs(self.scope, query="Where did the user live before?", k=5)
+        self.assertTrue(got.ranked)
+        self.assertTrue(got.auto_history, "a question about the past is answered from history")
+        self.assertIn(NYC, got.statements())
+
+    def test_events(self) -> None:
+        events = self.client.events(self.scope)
+        self.assertEqual(1, len(events))
+        e = events[0]
+        self.assertEqual(("supersede", "temporal", "extraction"), (e.action, e.reason, e.origin))
+        self.assertEqual((NYC, MIAMI), (e.old_statement, e.new_statement))
+        self.assertEqual(self.nyc.id, e.old_belief_id)
+        self.assertEqual(1, len(self.client.events(self.scope, limit=1)))
+
+    def test_context(self) -> None:
+        now = self.client.context(self.scope, "Where does the user live?")
+        self.assertEqual("current", now.mode)
+        self.assertTrue(str(now).startswith(f"Memory of {self.scope} "), now.context)
+        self.assertIn(f"- {MIAMI} (since 2026-02-20)", now.context)
+        self.assertNotIn(NYC, now.context)
+        before = self.client.context(self.scope, "Where did the user live before?", k=5, budget=2000)
+        self.assertEqual("history", before.mode)
+        self.assertIn("No longer true:", before.context)
+        self.assertIn(f"- {NYC} (from 2026-01-15 until 2026-02-20)", before.context)
+        then = self.client.context(self.scope, "Where does the user live?", as_of="2026-02-01")
+        self.assertIn(NYC, then.context)
+        self.assertNotIn(MIAMI, then.context)
+
+    def test_ask(self) -> None:
+        got = self.client.ask(self.scope, "Where does the user live?")
+        self.assertEqual("Miami.", got.answer)
+        self.assertEqual([MIAMI], [b.statement for b in got.cited])
+        self.assertEqual([got.cited[0].id], got.citations)
+
+    def test_ask_model_failure_is_retried_then_raised(self) -> None:
+        c = credo.Client(self.url, self.key, max_retries=2, backoff=0.01)
+        with self.assertLogs("credo", "INFO") as logs, self.assertRaises(credo.ServerError) as raised:
+            c.ask(self.scope, "Where does the user live? (fail on purpose)")
+        self.assertEqual(502, raised.exception.status)
+        self.assertEqual("model_failed", raised.exception.code)
+        self.assertEqual(2, sum("model_failed" in line for line in logs.output), logs.output)
+
+    def test_review(self) -> None:
+        c, scope = self.client, self.prefix + "plan"
+        pro = c.assert_belief(scope, "Account plan is Pro", "plan", authoritative=True)
+        self.assertEqual("accepted", pro.outcome)
+        c.wait(c.add_transcript(scope, [{"role": "user", "content": "I switched to the Free plan."}]), timeout=60)
+        # Extraction may not change an authoritative belief: refused, and queued.
+        self.assertEqual(["Account plan is Pro"], c.beliefs(scope).statements())
+        [item] = c.conflicts(scope)
+        self.assertEqual(("refused", "entrenchment", "open"), (item.kind, item.cause, item.status))
+        self.assertEqual("Account plan is Free", item.statement)
+        self.assertEqual(pro.belief_id, item.target_id)
+        decided = c.resolve(item.id, "apply", note="confirmed by mail")
+        self.assertEqual("applied", decided.conflict.resolution)
+        self.assertEqual("confirmed by mail", decided.conflict.note)
+        assert decided.revision is not None
+        self.assertEqual("superseded", decided.revision.outcome)
+        self.assertEqual(["Account plan is Free"], c.beliefs(scope).statements())
+        self.assertEqual([], c.conflicts(scope))
+        self.assertEqual(["resolved"], [x.status for x in c.conflicts(scope, all=True)])
+        with self.assertRaises(credo.Refused) as again:
+            c.resolve(item.id, "dismiss")
+        self.assertEqual("refused", again.exception.code)
+        self.assertIn("already resolved", again.exception.message)
+
+    def test_correct_and_forget(self) -> None:
+        c, scope = self.client, self.prefix + "music"
+        cello = c.assert_belief(scope, "User plays the cello", "instrument")
+        viola = c.correct(cello.belief_id or 0, "User plays the viola")
+        self.assertEqual(("superseded", cello.belief_id), (viola.outcome, viola.target_id))
+        forgotten = c.forget(scope, match="viola")
+        self.assertEqual([viola.belief_id], forgotten.forgotten)
+        self.assertEqual([], c.beliefs(scope).statements())
+        purged = c.forget(scope, all=True, purge=True)
+        assert purged.purged is not None
+        self.assertEqual("scope", purged.purged.what)
+        self.assertGreaterEqual(purged.purged.counts["belief"], 2)
+
+    def test_unauthorized(self) -> None:
+        with self.assertRaises(credo.Unauthorized) as raised:
+            credo.Client(self.url, "credo_000000000000_wrong").beliefs(self.scope)
+        self.assertEqual((401, "unauthorized"), (raised.exception.status, raised.exception.code))
+
+    def test_forbidden(self) -> None:
+        with self.assertRaises(credo.Forbidden) as raised:
+            self.client.beliefs("elsewhere/" + self.scope)
+        self.assertEqual("forbidden", raised.exception.code)
+
+    def test_not_found(self) -> None:
+        with self.assertRaises(credo.NotFound) as raised:
+            self.client.episode(10**15)
+        self.assertEqual((404, "not_found"), (raised.exception.status, raised.exception.code))
+        self.assertIn("not found", raised.exception.message)
+        with self.assertRaises(credo.NotFound):
+            self.client.history(10**15)
+
+    def test_invalid(self) -> None:
+        with self.assertRaises(credo.InvalidRequest) as raised:
+            self.client.beliefs(self.scope, k=0)
+        self.assertEqual("invalid_request", raised.exception.code)
+        with self.assertRaises(credo.InvalidRequest) as raised:
+            self.client.add_transcript(self.scope, [{"role": "robot", "content": "beep"}])
+        self.assertIn("robot", raised.exception.message)
+        with self.assertRaises(ValueError):
+            self.client.beliefs(self.scope, as_of=datetime(2026, 2, 1))  # no timezone: not guessed
+
+    def test_rate_limited_then_retried(self) -> None:
+        limited = _env("CREDO_LIMITED_URL")
+        # Without retries, the limit shows: one request every 2 s, so one of a few in a
+        # row is refused.
+        hasty = credo.Client(limited, self.key, max_retries=0)
+        refused = None
+        for _ in range(5):
+            try:
+                hasty.beliefs(self.scope)
+            except credo.RateLimited as e:
+                refused = e
+                break
+        self.assertIsNotNone(refused, "five requests in a row, none refused")
+        assert refused is not None
+        self.assertEqual((429, "rate_limited"), (refused.status, refused.code))
+        assert refused.retry_after is not None
+        self.assertGreaterEqual(refused.retry_after, 1)
+        # With retries, every call succeeds: the refused ones after their Retry-After.
+        patient = credo.Client(limited, self.key, max_retries=3)
+        with self.assertLogs("credo", "INFO") as logs:
+            for _ in range(3):
+                self.assertEqual([MIAMI], patient.beliefs(self.scope).statements())
+        self.assertTrue(any("rate_limited" in line for line in logs.output), logs.output)
+
+
+if __name__ == "__main__":
+    unittest.main()

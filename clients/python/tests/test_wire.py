@@ -1,0 +1,166 @@
+"""What a real worker cannot be made to do on demand: answer 5xx to anything, hang,
+refuse connections. Small local servers stand in for it; they count what they receive,
+so the retry policy is checked by counts, not by timing."""
+
+from __future__ import annotations
+
+import ast
+import json
+import pathlib
+import socket
+import threading
+import unittest
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import List, Tuple
+
+import credo
+from credo import Message, Transcript
+from credo.types import parse_time, transcript_json
+
+
+class Stub:
+    """An HTTP server answering every request with one status and error body."""
+
+    def __init__(self, status: int, code: str, headers: Tuple[Tuple[str, str], ...] = ()) -> None:
+        self.requests: List[str] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                stub.requests.append(f"{self.command} {self.path}")
+                body = json.dumps({"error": {"code": code, "message": "stubbed"}}).encode()
+                self.send_response(status)
+                for k, v in headers:
+                    self.send_header(k, v)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Retries(unittest.TestCase):
+    def stub(self, status: int, code: str, *headers: Tuple[str, str]) -> Stub:
+        s = Stub(status, code, headers)
+        self.addCleanup(s.close)
+        return s
+
+    def test_5xx_retried_when_safe_bounded(self) -> None:
+        s = self.stub(503, "api_disabled")
+        c = credo.Client(s.url, "k", max_retries=2, backoff=0.001)
+        with self.assertRaises(credo.ServerError) as raised:
+            c.beliefs("user:1")
+        self.assertEqual((503, "api_disabled"), (raised.exception.status, raised.exception.code))
+        self.assertEqual(3, len(s.requests), "the first try and two retries")
+        with self.assertRaises(credo.ServerError):
+            c.add_transcript("user:1", [{"role": "user", "content": "hi"}])
+        self.assertEqual(6, len(s.requests), "transcripts are deduplicated: safe to send again")
+
+    def test_5xx_not_retried_when_unsafe(self) -> None:
+        s = self.stub(500, "internal")
+        c = credo.Client(s.url, "k", max_retries=3, backoff=0.001)
+        for call in (lambda: c.assert_belief("user:1", "User is tall", "height"),
+                     lambda: c.correct(1, "User is short"),
+                     lambda: c.resolve(1, "apply"),
+                     lambda: c.forget("user:1", all=True)):
+            with self.assertRaises(credo.ServerError):
+                call()
+        self.assertEqual(["POST /v1/beliefs", "POST /v1/beliefs/1/correct", "POST /v1/conflicts/1/resolve",
+                          "POST /v1/forget"], s.requests)
+
+    def test_429_retried_after_retry_after_for_any_call(self) -> None:
+        s = self.stub(429, "rate_limited", ("Retry-After", "0"))
+        c = credo.Client(s.url, "k", max_retries=1, backoff=0.001)
+        with self.assertRaises(credo.RateLimited) as raised:
+            c.resolve(1, "apply")
+        self.assertEqual(0, raised.exception.retry_after)
+        self.assertEqual(2, len(s.requests), "refused before anything was done: safe to send again")
+
+    def test_4xx_not_retried(self) -> None:
+        s = self.stub(404, "not_found")
+        with self.assertRaises(credo.NotFound):
+            credo.Client(s.url, "k", max_retries=3, backoff=0.001).episode(1)
+        self.assertEqual(1, len(s.requests))
+
+    def test_not_the_api(self) -> None:
+        s = self.stub(502, "x")
+        s.server.RequestHandlerClass.do_GET = lambda h: (h.send_response(502), h.send_header("Content-Length", "5"),
+                                                         h.end_headers(), h.wfile.write(b"oops!"))
+        with self.assertRaises(credo.ServerError) as raised:
+            credo.Client(s.url, "k", max_retries=0).episode(1)
+        self.assertEqual(("http_502", "oops!"), (raised.exception.code, raised.exception.message))
+
+
+class Transport(unittest.TestCase):
+    def test_timeout(self) -> None:
+        # A server that accepts connections and never answers.
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        self.addCleanup(listener.close)
+        url = "http://127.0.0.1:%d" % listener.getsockname()[1]
+        with self.assertRaises(credo.Timeout):
+            credo.Client(url, "k", timeout=0.2, max_retries=1, backoff=0.001).episode(1)
+        accepted = []
+        listener.settimeout(1)
+        for _ in range(2):
+            conn, _ = listener.accept()
+            accepted.append(conn)
+            conn.close()
+        self.assertEqual(2, len(accepted), "a read timed out is tried again")
+
+    def test_refused(self) -> None:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        with self.assertRaises(credo.TransportError) as raised:
+            credo.Client(f"http://127.0.0.1:{port}", "k", max_retries=0).episode(1)
+        self.assertNotIsInstance(raised.exception, credo.Timeout)
+
+
+class Package(unittest.TestCase):
+    def test_python_3_9_syntax(self) -> None:
+        root = pathlib.Path(credo.__file__).parent
+        for path in sorted(root.glob("*.py")) + sorted((root.parent / "examples").glob("*.py")):
+            ast.parse(path.read_text(), str(path), feature_version=(3, 9))
+
+    def test_typed(self) -> None:
+        self.assertTrue((pathlib.Path(credo.__file__).parent / "py.typed").exists())
+
+    def test_transcripts_as_the_api_takes_them(self) -> None:
+        at = datetime(2026, 3, 20, 14, tzinfo=timezone.utc)
+        want = {"scope": "user:1", "occurred_at": "2026-03-20T14:00:00+00:00",
+                "messages": [{"role": "user", "content": "hi", "at": "2026-03-20T14:00:00+00:00"}]}
+        self.assertEqual(want, transcript_json(Transcript("user:1", [Message("user", "hi", at=at)], occurred_at=at)))
+        self.assertEqual(want, transcript_json({"scope": "user:1", "occurred_at": at,
+                                                "messages": [{"role": "user", "content": "hi", "at": at}]}))
+        with self.assertRaises(ValueError):
+            transcript_json({"scope": "user:1", "occurred_at": datetime(2026, 3, 20), "messages": []})
+
+    def test_times(self) -> None:
+        t = parse_time("2026-03-20T14:00:00.123456789Z")
+        assert t is not None
+        self.assertEqual((2026, 123456, 0.0), (t.year, t.microsecond, t.utcoffset().total_seconds()))
+        t = parse_time("2026-03-20T14:00:00.5+02:00")
+        assert t is not None
+        self.assertEqual((500000, 7200.0), (t.microsecond, t.utcoffset().total_seconds()))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,113 @@
+// The errors the client throws: one class per kind of failure an agent branches on.
+import type { components } from "./openapi.js";
+
+/** A stable error code of the API; http_<status> for an answer not in the API's shape. */
+export type ErrorCode = components["schemas"]["ErrorBody"]["code"] | `http_${number}`;
+
+/** Anything the client throws. */
+export class CredoError extends Error {
+  override name = "CredoError";
+}
+
+/** No answer from the server: it could not be reached, or the connection broke. */
+export class TransportError extends CredoError {
+  override name = "TransportError";
+}
+
+/** No answer within the client's timeout (or an episode not done within a wait's). */
+export class TimeoutError extends TransportError {
+  override name = "TimeoutError";
+}
+
+/** An error answer of the API: {"error": {"code", "message", "details"}}. */
+export class APIError extends CredoError {
+  override name = "APIError";
+  /** Details of each problem, when there are several. */
+  readonly details: string[];
+
+  constructor(
+    /** The HTTP status. */
+    readonly status: number,
+    /** Stable: branch on it, not on the message. */
+    readonly code: ErrorCode,
+    /** The API's message, for people. */
+    message: string,
+    details?: string[],
+  ) {
+    super(message);
+    this.details = details ?? [];
+  }
+}
+
+/** 400: a parameter or the body is malformed or invalid. */
+export class InvalidRequest extends APIError {
+  override name = "InvalidRequest";
+}
+
+/** 401: no key where one is needed, or not a valid, unrevoked key. */
+export class Unauthorized extends APIError {
+  override name = "Unauthorized";
+}
+
+/** 403: the scope is outside the key's prefixes, or the key lacks the right. */
+export class Forbidden extends APIError {
+  override name = "Forbidden";
+}
+
+/** 404: no such belief, episode, review item or scope visible to the key. */
+export class NotFound extends APIError {
+  override name = "NotFound";
+}
+
+/** 409: the revision engine refused an operator's revision, or a review item is already resolved or no longer applies. */
+export class Refused extends APIError {
+  override name = "Refused";
+}
+
+/** 429: over the key's rate limit; retryAfter is the seconds to wait, if said. */
+export class RateLimited extends APIError {
+  override name = "RateLimited";
+
+  constructor(status: number, code: ErrorCode, message: string, details: string[] | undefined, readonly retryAfter?: number) {
+    super(status, code, message, details);
+  }
+}
+
+/** 5xx: a server fault (internal), a model that did not answer (embedding_failed, model_failed) or an API that is off (api_disabled). */
+export class ServerError extends APIError {
+  override name = "ServerError";
+}
+
+const byStatus: Record<number, typeof APIError> = {
+  400: InvalidRequest,
+  401: Unauthorized,
+  403: Forbidden,
+  404: NotFound,
+  409: Refused,
+};
+
+/** The seconds of a Retry-After header; undefined when absent or not a number of seconds. */
+export function retryAfterSeconds(value: string | null): number | undefined {
+  if (value === null || value.trim() === "") return undefined;
+  const n = Number(value.trim());
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+/** The error for an error answer. A body not in the API's shape (a proxy's page, say) keeps its status, with code http_<status>. */
+export function apiError(status: number, headers: Headers, body: string): APIError {
+  let code: ErrorCode = `http_${status}`;
+  let message = body.trim().slice(0, 200) || `HTTP ${status}`;
+  let details: string[] | undefined;
+  try {
+    const e = (JSON.parse(body) as { error?: components["schemas"]["ErrorBody"] }).error;
+    if (e && typeof e.code === "string" && typeof e.message === "string") {
+      ({ code, message, details } = e);
+    }
+  } catch {
+    // not JSON: keep the status and the body's start
+  }
+  if (status === 429) return new RateLimited(status, code, message, details, retryAfterSeconds(headers.get("Retry-After")));
+  if (status >= 500) return new ServerError(status, code, message, details);
+  const Kind = byStatus[status] ?? APIError;
+  return new Kind(status, code, message, details);
+}

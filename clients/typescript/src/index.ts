@@ -1,0 +1,293 @@
+// A client of credo's HTTP API (docs/api.md): one method per operation, on fetch, with
+// the types generated from the API's OpenAPI document (src/openapi.ts).
+import { APIError, RateLimited, TimeoutError, TransportError, apiError } from "./errors.js";
+import type { components, operations } from "./openapi.js";
+
+export * from "./errors.js";
+export type { components, operations, paths } from "./openapi.js";
+
+type Schemas = components["schemas"];
+export type Belief = Schemas["Belief"];
+export type Beliefs = Schemas["Beliefs"];
+export type Event = Schemas["Event"];
+export type Conflict = Schemas["Conflict"];
+export type Proposal = Schemas["Proposal"];
+export type Decided = Schemas["Decided"];
+export type Revision = Schemas["Revision"];
+export type Enqueued = Schemas["Enqueued"];
+export type Episode = Schemas["Episode"];
+export type Forgotten = Schemas["Forgotten"];
+export type Purged = Schemas["Purged"];
+export type ContextAnswer = Schemas["ContextAnswer"];
+export type AskAnswer = Schemas["AskAnswer"];
+export type Transcript = Schemas["Transcript"];
+export type Message = Schemas["Message"];
+export type AssertRequest = Schemas["AssertRequest"];
+export type CorrectRequest = Schemas["CorrectRequest"];
+export type ForgetRequest = Schemas["ForgetRequest"];
+export type ResolveRequest = Schemas["ResolveRequest"];
+
+/** An answer to a question, with the cited beliefs themselves. */
+export type Answer = AskAnswer & { cited: Belief[] };
+
+/** The version of the API this client speaks: its OpenAPI document's. */
+export const VERSION = "1.0.0";
+
+/** A time for the API: a Date, RFC 3339, or a date like 2026-03-20. */
+export type TimeLike = Date | string;
+
+/** A retry about to happen, for logs and metrics. */
+export interface RetryInfo {
+  method: string;
+  path: string;
+  /** 1 for the first retry. */
+  attempt: number;
+  /** Milliseconds until it. */
+  delay: number;
+  error: APIError | TransportError;
+}
+
+export interface ClientOptions {
+  /** The worker's API; default $CREDO_URL, else http://127.0.0.1:9464. */
+  url?: string;
+  /** An API key (beliefs keys create); default $CREDO_KEY. */
+  key?: string;
+  /** Milliseconds each request may take, answer included (default 30000). */
+  timeout?: number;
+  /** Retries of one call (default 3). */
+  maxRetries?: number;
+  /** Milliseconds before the first retry of a 5xx or transport failure, doubling after (default 500). */
+  backoff?: number;
+  /** Called before each retry. */
+  onRetry?: (info: RetryInfo) => void;
+  /** The fetch to use (default globalThis.fetch). */
+  fetch?: typeof fetch;
+}
+
+type Op = keyof operations;
+type QueryOf<O extends Op> = NonNullable<operations[O]["parameters"]["query"]>;
+type JSONOf<R> = R extends { content: { "application/json": infer A } } ? A : never;
+type AnswerOf<O extends Op> = JSONOf<operations[O]["responses"][keyof operations[O]["responses"] & (200 | 202)]>;
+
+function env(name: string): string | undefined {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name];
+}
+
+function time(t: TimeLike | undefined): string | undefined {
+  return t instanceof Date ? t.toISOString() : t;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A client of one credo worker's API. A 429 is retried after the server's Retry-After;
+ * a 5xx answer, a timeout or a broken connection is retried, with exponential backoff,
+ * for calls that are safe to repeat (reads, questions, and transcripts, which the
+ * server deduplicates). API errors are thrown as APIError subclasses with the API's code.
+ */
+export class Client {
+  readonly url: string;
+  readonly key: string | undefined;
+  readonly timeout: number;
+  readonly maxRetries: number;
+  readonly backoff: number;
+  private readonly onRetry: ((info: RetryInfo) => void) | undefined;
+  private readonly fetch: typeof fetch;
+
+  constructor(options: ClientOptions = {}) {
+    this.url = (options.url ?? env("CREDO_URL") ?? "http://127.0.0.1:9464").replace(/\/+$/, "");
+    this.key = options.key ?? env("CREDO_KEY");
+    this.timeout = options.timeout ?? 30_000;
+    this.maxRetries = options.maxRetries ?? 3;
+    this.backoff = options.backoff ?? 500;
+    this.onRetry = options.onRetry;
+    this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  }
+
+  // Transcripts and episodes.
+
+  /** Remember one conversation (enqueueTranscripts); extraction runs in the background, wait() waits for it. */
+  addTranscript(scope: string, messages: Message[], options: { id?: string; occurredAt?: TimeLike } = {}): Promise<Enqueued> {
+    const t: Transcript = { scope, messages };
+    if (options.id !== undefined) t.id = options.id;
+    if (options.occurredAt !== undefined) t.occurred_at = time(options.occurredAt);
+    return this.addTranscripts([t]);
+  }
+
+  /** Remember conversations, all or none (enqueueTranscripts); a transcript already stored in its scope is a duplicate. */
+  addTranscripts(transcripts: Transcript[]): Promise<Enqueued> {
+    return this.call("enqueueTranscripts", "POST", "/v1/transcripts", { body: transcripts, idempotent: true });
+  }
+
+  /** The processing state of one transcript (getEpisode). */
+  episode(id: number): Promise<Episode> {
+    return this.call("getEpisode", "GET", `/v1/episodes/${id}`);
+  }
+
+  /** Poll until every episode is applied or failed; throws TimeoutError when one is still pending after options.timeout ms (default 120000). */
+  async wait(episodes: Enqueued | number | number[], options: { timeout?: number; poll?: number } = {}): Promise<Episode[]> {
+    const ids = typeof episodes === "number" ? [episodes] : Array.isArray(episodes) ? episodes : episodes.episode_ids;
+    const deadline = Date.now() + (options.timeout ?? 120_000);
+    const done = new Map<number, Episode>();
+    for (;;) {
+      for (const id of ids) {
+        if (done.has(id)) continue;
+        const e = await this.episode(id);
+        if (e.state !== "pending") done.set(id, e);
+      }
+      const pending = ids.filter((id) => !done.has(id));
+      if (pending.length === 0) return ids.map((id) => done.get(id) as Episode);
+      if (Date.now() >= deadline) throw new TimeoutError(`episodes ${pending.join(", ")} still pending`);
+      await sleep(options.poll ?? 250);
+    }
+  }
+
+  // Reading.
+
+  /**
+   * Beliefs of a scope (listBeliefs): current ones; the k nearest to query (a question
+   * about the past is answered from history); with history, superseded and retracted
+   * ones too; what was true asOf a time; what memory held knownAt a time.
+   */
+  beliefs(
+    scope: string,
+    options: { query?: string; k?: number; asOf?: TimeLike; knownAt?: TimeLike; history?: boolean; inherit?: boolean } = {},
+  ): Promise<Beliefs> {
+    const query: QueryOf<"listBeliefs"> = {
+      scope,
+      query: options.query,
+      k: options.k,
+      all: options.history || undefined,
+      as_of: time(options.asOf),
+      known_at: time(options.knownAt),
+      inherit: options.inherit || undefined,
+    };
+    return this.call("listBeliefs", "GET", "/v1/beliefs", { query });
+  }
+
+  /** The supersession chain through one belief, oldest first (beliefHistory). */
+  async history(id: number): Promise<Belief[]> {
+    return (await this.call("beliefHistory", "GET", `/v1/beliefs/${id}/history`)).beliefs;
+  }
+
+  /** Revision events of a scope, newest first (listEvents). */
+  async events(scope: string, options: { limit?: number } = {}): Promise<Event[]> {
+    const query: QueryOf<"listEvents"> = { scope, limit: options.limit };
+    return (await this.call("listEvents", "GET", "/v1/events", { query })).events;
+  }
+
+  /** What memory holds for query, as a block for a prompt (getContext): the block is .context. */
+  context(
+    scope: string,
+    query?: string,
+    options: { k?: number; budget?: number; inherit?: boolean; asOf?: TimeLike } = {},
+  ): Promise<ContextAnswer> {
+    const q: QueryOf<"getContext"> = {
+      scope,
+      query,
+      k: options.k,
+      budget: options.budget,
+      inherit: options.inherit || undefined,
+      as_of: time(options.asOf),
+    };
+    return this.call("getContext", "GET", "/v1/context", { query: q });
+  }
+
+  /** A short answer from memory, with the beliefs it cites (ask). */
+  async ask(scope: string, question: string, options: { inherit?: boolean } = {}): Promise<Answer> {
+    const body: Schemas["AskRequest"] = { scope, question };
+    if (options.inherit) body.inherit = true;
+    const got = await this.call("ask", "POST", "/v1/ask", { body, idempotent: true });
+    const byId = new Map(got.beliefs.map((b) => [b.id, b]));
+    const cited = got.citations.flatMap((id) => byId.get(id) ?? []);
+    return { ...got, cited };
+  }
+
+  // The review queue.
+
+  /** The review queue of a scope, oldest first: open items, or every item with all (listConflicts). */
+  async conflicts(scope: string, options: { all?: boolean } = {}): Promise<Conflict[]> {
+    const query: QueryOf<"listConflicts"> = { scope, all: options.all || undefined };
+    return (await this.call("listConflicts", "GET", "/v1/conflicts", { query })).conflicts;
+  }
+
+  /** Decide a review item (resolveConflict); throws Refused when it is already resolved or no longer applies. */
+  resolve(id: number, action: ResolveRequest["action"], options: { note?: string } = {}): Promise<Decided> {
+    const body: ResolveRequest = { action };
+    if (options.note !== undefined) body.note = options.note;
+    return this.call("resolveConflict", "POST", `/v1/conflicts/${id}/resolve`, { body });
+  }
+
+  // An operator's changes.
+
+  /** Assert a belief as an operator (assertBelief); an authoritative one is never changed by extraction or consolidation. */
+  assertBelief(belief: AssertRequest): Promise<Revision> {
+    return this.call("assertBelief", "POST", "/v1/beliefs", { body: belief });
+  }
+
+  /** Correct one belief with a statement, or retract it (correctBelief). */
+  correct(id: number, correction: CorrectRequest): Promise<Revision> {
+    return this.call("correctBelief", "POST", `/v1/beliefs/${id}/correct`, { body: correction });
+  }
+
+  /** Forget beliefs by ids, match or all (forget): softly, or erased for good with purge. */
+  forget(request: ForgetRequest): Promise<Forgotten> {
+    return this.call("forget", "POST", "/v1/forget", { body: request });
+  }
+
+  // The wire.
+
+  /**
+   * One call of operation O: its JSON answer, or the API's error thrown. A 429 is
+   * retried always (the server refused before doing anything); the rest only when
+   * idempotent (by default: GET).
+   */
+  private async call<O extends Op>(
+    _op: O,
+    method: "GET" | "POST",
+    path: string,
+    options: { query?: QueryOf<O>; body?: unknown; idempotent?: boolean } = {},
+  ): Promise<AnswerOf<O>> {
+    const idempotent = options.idempotent ?? method === "GET";
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(options.query ?? {})) {
+      if (v !== undefined && v !== null) params.set(k, String(v));
+    }
+    const search = params.toString();
+    const url = this.url + path + (search ? `?${search}` : "");
+    const headers: Record<string, string> = { Accept: "application/json", "User-Agent": `credo-typescript/${VERSION}` };
+    if (options.body !== undefined) headers["Content-Type"] = "application/json";
+    if (this.key) headers.Authorization = `Bearer ${this.key}`;
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+
+    for (let attempt = 0; ; attempt++) {
+      let failure: APIError | TransportError;
+      let delay = this.backoff * 2 ** attempt * (0.5 + Math.random() / 2);
+      try {
+        const res = await this.fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.timeout) });
+        const text = await res.text();
+        if (res.ok) return (text ? JSON.parse(text) : undefined) as AnswerOf<O>;
+        const err = apiError(res.status, res.headers, text);
+        const retry = err instanceof RateLimited || (idempotent && err.status >= 500);
+        if (!retry || attempt >= this.maxRetries) throw err;
+        if (err instanceof RateLimited && err.retryAfter !== undefined) delay = err.retryAfter * 1000;
+        failure = err;
+      } catch (e) {
+        if (e instanceof APIError) throw e;
+        failure = transportError(method, path, this.timeout, e);
+        if (!idempotent || attempt >= this.maxRetries) throw failure;
+      }
+      this.onRetry?.({ method, path, attempt: attempt + 1, delay, error: failure });
+      await sleep(delay);
+    }
+  }
+}
+
+function transportError(method: string, path: string, timeout: number, e: unknown): TransportError {
+  const name = (e as { name?: string } | null)?.name;
+  if (name === "TimeoutError" || name === "AbortError") {
+    return new TimeoutError(`${method} ${path}: no answer within ${timeout} ms`, { cause: e });
+  }
+  const cause = (e as { cause?: { message?: string } } | null)?.cause;
+  return new TransportError(`${method} ${path}: ${cause?.message ?? String(e)}`, { cause: e });
+}

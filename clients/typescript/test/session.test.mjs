@@ -1,0 +1,277 @@
+// The client against a real worker: clients/clients_test.go starts one (River on
+// PostgreSQL, the HTTP API, a scripted fake model) and runs this suite with
+//
+//   CREDO_URL          the API
+//   CREDO_KEY          a key for the scopes under CREDO_SCOPE_PREFIX, with every right
+//   CREDO_SCOPE_PREFIX where this suite writes
+//   CREDO_LIMITED_URL  the same worker's API with a rate limit of one request per 2 s
+//
+// The fake model extracts "User lives in New York City" from "I live in New York City",
+// "User lives in Miami" (superseding it) from "I moved to Miami last month", and
+// "Account plan is Free" (superseding the plan) from "I switched to the Free plan"; it
+// answers "Miami." citing the Miami belief, and fails to answer validly a question that
+// says "fail on purpose".
+import assert from "node:assert/strict";
+import { before, describe, test } from "node:test";
+import {
+  Client,
+  Forbidden,
+  InvalidRequest,
+  NotFound,
+  RateLimited,
+  Refused,
+  ServerError,
+  Unauthorized,
+} from "@credohq/credo";
+
+const NYC = "User lives in New York City";
+const MIAMI = "User lives in Miami";
+
+function env(name) {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: this suite runs against a worker, from clients/clients_test.go`);
+  return v;
+}
+
+const statements = (bs) => bs.map((b) => b.statement);
+
+describe("a scope's story: New York in January, Miami since February", () => {
+  let url, key, prefix, scope, client, nyc, first, second;
+
+  before(async () => {
+    [url, key, prefix] = [env("CREDO_URL"), env("CREDO_KEY"), env("CREDO_SCOPE_PREFIX")];
+    client = new Client({ url, key, backoff: 50 });
+    scope = `${prefix}ana`;
+    first = await client.addTranscript(
+      scope,
+      [
+        { role: "user", content: "I live in New York City." },
+        { role: "assistant", content: "Noted." },
+      ],
+      { id: "conv-0115", occurredAt: "2026-01-15T10:00:00Z" },
+    );
+    const applied = await client.wait(first, { timeout: 60_000 });
+    assert.deepEqual(applied.map((e) => e.state), ["applied"]);
+    [nyc] = (await client.beliefs(scope)).beliefs;
+    // Two records at once, the first one again among them.
+    second = await client.addTranscripts([
+      {
+        scope,
+        id: "conv-0320",
+        occurred_at: new Date(Date.UTC(2026, 2, 20, 14)).toISOString(),
+        messages: [
+          { role: "user", content: "I moved to Miami last month." },
+          { role: "assistant", content: "Welcome!" },
+        ],
+      },
+      {
+        scope,
+        id: "conv-0115",
+        occurred_at: "2026-01-15T10:00:00Z",
+        messages: [
+          { role: "user", content: "I live in New York City." },
+          { role: "assistant", content: "Noted." },
+        ],
+      },
+    ]);
+    await client.wait(second, { timeout: 60_000 });
+  });
+
+  test("enqueued, with a duplicate", () => {
+    assert.equal(first.enqueued, 1);
+    assert.equal(second.enqueued, 1);
+    assert.equal(second.duplicates, 1);
+    assert.equal(second.episode_ids[1], first.episode_ids[0], "a duplicate answers its episode's id");
+  });
+
+  test("episode", async () => {
+    const e = await client.episode(second.episode_ids[0]);
+    assert.equal(e.state, "applied");
+    assert.equal(e.external_id, "conv-0320");
+    assert.equal(e.scope, scope);
+    assert.equal(Date.parse(e.occurred_at), Date.UTC(2026, 2, 20, 14));
+    assert.equal(e.last_error, null);
+  });
+
+  test("current beliefs", async () => {
+    const got = await client.beliefs(scope);
+    assert.equal(got.mode, "current");
+    assert.deepEqual(statements(got.beliefs), [MIAMI]);
+    const [miami] = got.beliefs;
+    assert.equal(Date.parse(miami.valid_from), Date.UTC(2026, 1, 20));
+    assert.equal(miami.valid_until, null);
+    assert.deepEqual(miami.supersedes, [nyc.id]);
+    assert.deepEqual(miami.episodes, [second.episode_ids[0]]);
+  });
+
+  test("history", async () => {
+    const got = await client.beliefs(scope, { history: true });
+    assert.equal(got.mode, "history");
+    const by = Object.fromEntries(got.beliefs.map((b) => [b.statement, b]));
+    assert.deepEqual(Object.keys(by).sort(), [MIAMI, NYC]);
+    assert.equal(by[NYC].status, "superseded");
+    assert.equal(Date.parse(by[NYC].valid_until), Date.UTC(2026, 1, 20));
+    assert.deepEqual(statements(await client.history(by[MIAMI].id)), [NYC, MIAMI]);
+  });
+
+  test("as of a date, and as known at a time", async () => {
+    const asOf = await client.beliefs(scope, { asOf: "2026-02-01" });
+    assert.equal(asOf.mode, "as_of");
+    assert.deepEqual(statements(asOf.beliefs), [NYC]);
+    // What memory held when it learned of New York: New York, not yet Miami.
+    const knownAt = await client.beliefs(scope, { knownAt: nyc.recorded_at });
+    assert.equal(knownAt.mode, "known_at");
+    assert.deepEqual(statements(knownAt.beliefs), [NYC]);
+  });
+
+  test("ranked by a question about the past", async () => {
+    const got = await client.beliefs(scope, { query: "Where did the user live before?", k: 5 });
+    assert.ok(got.ranked);
+    assert.ok(got.auto_history, "a question about the past is answered from history");
+    assert.ok(statements(got.beliefs).includes(NYC));
+  });
+
+  test("events", async () => {
+    const events = await client.events(scope);
+    assert.equal(events.length, 1);
+    const [e] = events;
+    assert.deepEqual([e.action, e.reason, e.origin], ["supersede", "temporal", "extraction"]);
+    assert.deepEqual([e.old_statement, e.new_statement], [NYC, MIAMI]);
+    assert.equal(e.old_belief_id, nyc.id);
+    assert.equal((await client.events(scope, { limit: 1 })).length, 1);
+  });
+
+  test("context", async () => {
+    const now = await client.context(scope, "Where does the user live?");
+    assert.equal(now.mode, "current");
+    assert.ok(now.context.startsWith(`Memory of ${scope} `), now.context);
+    assert.ok(now.context.includes(`- ${MIAMI} (since 2026-02-20)`), now.context);
+    assert.ok(!now.context.includes(NYC));
+    const before = await client.context(scope, "Where did the user live before?", { k: 5, budget: 2000 });
+    assert.equal(before.mode, "history");
+    assert.ok(before.context.includes("No longer true:"), before.context);
+    assert.ok(before.context.includes(`- ${NYC} (from 2026-01-15 until 2026-02-20)`), before.context);
+    const then = await client.context(scope, "Where does the user live?", { asOf: new Date(Date.UTC(2026, 1, 1)) });
+    assert.ok(then.context.includes(NYC) && !then.context.includes(MIAMI), then.context);
+  });
+
+  test("ask", async () => {
+    const got = await client.ask(scope, "Where does the user live?");
+    assert.equal(got.answer, "Miami.");
+    assert.deepEqual(statements(got.cited), [MIAMI]);
+    assert.deepEqual(got.citations, [got.cited[0].id]);
+  });
+
+  test("a model that fails is retried, then its error thrown", async () => {
+    const retries = [];
+    const c = new Client({ url, key, maxRetries: 2, backoff: 10, onRetry: (r) => retries.push(r) });
+    await assert.rejects(c.ask(scope, "Where does the user live? (fail on purpose)"), (e) => {
+      assert.ok(e instanceof ServerError);
+      assert.deepEqual([e.status, e.code], [502, "model_failed"]);
+      return true;
+    });
+    assert.deepEqual(retries.map((r) => [r.attempt, r.error.code]), [[1, "model_failed"], [2, "model_failed"]]);
+  });
+
+  test("a refused revision, resolved", async () => {
+    const plan = `${prefix}plan`;
+    const pro = await client.assertBelief({ scope: plan, statement: "Account plan is Pro", attribute: "plan", authoritative: true });
+    assert.equal(pro.outcome, "accepted");
+    const said = await client.addTranscript(plan, [{ role: "user", content: "I switched to the Free plan." }]);
+    await client.wait(said, { timeout: 60_000 });
+    // Extraction may not change an authoritative belief: refused, and queued.
+    assert.deepEqual(statements((await client.beliefs(plan)).beliefs), ["Account plan is Pro"]);
+    const items = await client.conflicts(plan);
+    assert.equal(items.length, 1);
+    const [item] = items;
+    assert.deepEqual([item.kind, item.cause, item.status], ["refused", "entrenchment", "open"]);
+    assert.equal(item.statement, "Account plan is Free");
+    assert.equal(item.target_id, pro.belief_id);
+    const decided = await client.resolve(item.id, "apply", { note: "confirmed by mail" });
+    assert.equal(decided.conflict.resolution, "applied");
+    assert.equal(decided.conflict.note, "confirmed by mail");
+    assert.equal(decided.revision?.outcome, "superseded");
+    assert.deepEqual(statements((await client.beliefs(plan)).beliefs), ["Account plan is Free"]);
+    assert.deepEqual(await client.conflicts(plan), []);
+    assert.deepEqual((await client.conflicts(plan, { all: true })).map((c) => c.status), ["resolved"]);
+    await assert.rejects(client.resolve(item.id, "dismiss"), (e) => {
+      assert.ok(e instanceof Refused);
+      assert.equal(e.code, "refused");
+      assert.match(e.message, /already resolved/);
+      return true;
+    });
+  });
+
+  test("correct and forget", async () => {
+    const music = `${prefix}music`;
+    const cello = await client.assertBelief({ scope: music, statement: "User plays the cello", attribute: "instrument" });
+    const viola = await client.correct(cello.belief_id, { statement: "User plays the viola" });
+    assert.deepEqual([viola.outcome, viola.target_id], ["superseded", cello.belief_id]);
+    const forgotten = await client.forget({ scope: music, match: "viola" });
+    assert.deepEqual(forgotten.forgotten, [viola.belief_id]);
+    assert.deepEqual((await client.beliefs(music)).beliefs, []);
+    const purged = await client.forget({ scope: music, all: true, purge: true });
+    assert.equal(purged.purged?.what, "scope");
+    assert.ok(purged.purged.counts.belief >= 2);
+  });
+
+  test("401", async () => {
+    await assert.rejects(new Client({ url, key: "credo_000000000000_wrong" }).beliefs(scope), (e) => {
+      assert.ok(e instanceof Unauthorized);
+      assert.deepEqual([e.status, e.code], [401, "unauthorized"]);
+      return true;
+    });
+  });
+
+  test("403", async () => {
+    await assert.rejects(client.beliefs(`elsewhere/${scope}`), (e) => e instanceof Forbidden && e.code === "forbidden");
+  });
+
+  test("404", async () => {
+    await assert.rejects(client.episode(1e15), (e) => {
+      assert.ok(e instanceof NotFound);
+      assert.deepEqual([e.status, e.code], [404, "not_found"]);
+      assert.match(e.message, /not found/);
+      return true;
+    });
+    await assert.rejects(client.history(1e15), NotFound);
+  });
+
+  test("400", async () => {
+    await assert.rejects(client.beliefs(scope, { k: 0 }), (e) => e instanceof InvalidRequest && e.code === "invalid_request");
+    await assert.rejects(client.addTranscript(scope, [{ role: "robot", content: "beep" }]), (e) => {
+      assert.ok(e instanceof InvalidRequest);
+      assert.match(e.message, /robot/);
+      return true;
+    });
+  });
+
+  test("429, then retried", async () => {
+    const limited = env("CREDO_LIMITED_URL");
+    // Without retries, the limit shows: one request every 2 s, so one of a few in a row is refused.
+    const hasty = new Client({ url: limited, key, maxRetries: 0 });
+    let refused;
+    for (let i = 0; i < 5 && !refused; i++) {
+      try {
+        await hasty.beliefs(scope);
+      } catch (e) {
+        if (!(e instanceof RateLimited)) throw e;
+        refused = e;
+      }
+    }
+    assert.ok(refused, "five requests in a row, none refused");
+    assert.deepEqual([refused.status, refused.code], [429, "rate_limited"]);
+    assert.ok(refused.retryAfter >= 1, String(refused.retryAfter));
+    // With retries, every call succeeds: the refused ones after their Retry-After.
+    const retries = [];
+    const patient = new Client({ url: limited, key, maxRetries: 3, onRetry: (r) => retries.push(r) });
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(statements((await patient.beliefs(scope)).beliefs), [MIAMI]);
+    }
+    assert.ok(retries.length > 0, "no call was refused");
+    for (const r of retries) {
+      assert.equal(r.error.code, "rate_limited");
+      assert.equal(r.delay, r.error.retryAfter * 1000, "waits as long as the server says");
+    }
+  });
+});
