@@ -50,12 +50,26 @@ type LocomoResult struct {
 type LocomoIngest = Ingest
 
 // LocomoScore is how many questions were answered correctly, as the judge saw it.
-type LocomoScore struct {
+type LocomoScore = QAScore
+
+// QAScore is how many questions were answered correctly.
+type QAScore struct {
 	Questions int `json:"questions"`
 	Correct   int `json:"correct"`
 	// Accuracy is Correct / Questions, null without questions.
 	Accuracy *float64 `json:"accuracy"`
 }
+
+// add counts one question.
+func (s *QAScore) add(correct bool) {
+	s.Questions++
+	if correct {
+		s.Correct++
+	}
+}
+
+// finish sets the accuracy.
+func (s *QAScore) finish() { s.Accuracy = locomoRate(s.Correct, s.Questions) }
 
 // LocomoCategory is the score of one category.
 type LocomoCategory struct {
@@ -65,7 +79,10 @@ type LocomoCategory struct {
 }
 
 // LocomoCost is what answering or judging cost, in all and per question asked.
-type LocomoCost struct {
+type LocomoCost = CallCost
+
+// CallCost is what answering or judging cost, in all and per question asked.
+type CallCost struct {
 	ChatCalls                   int      `json:"llm_calls"`
 	PromptTokens                int      `json:"prompt_tokens"`
 	CompletionTokens            int      `json:"completion_tokens"`
@@ -245,12 +262,8 @@ func (res *LocomoResult) score() {
 				sc = &LocomoScore{}
 				by[a.Category] = sc
 			}
-			sc.Questions++
-			res.Overall.Questions++
-			if a.Verdict == VerdictCorrect {
-				sc.Correct++
-				res.Overall.Correct++
-			}
+			sc.add(a.Verdict == VerdictCorrect)
+			res.Overall.add(a.Verdict == VerdictCorrect)
 			if a.Error != "" {
 				res.AnswerFailures++
 			}
@@ -275,15 +288,15 @@ func (res *LocomoResult) score() {
 		if by[c] != nil {
 			sc = *by[c]
 		}
-		sc.Accuracy = locomoRate(sc.Correct, sc.Questions)
+		sc.finish()
 		res.Categories = append(res.Categories, LocomoCategory{Category: c, Name: LocomoCategoryName(c), LocomoScore: sc})
 	}
-	res.Overall.Accuracy = locomoRate(res.Overall.Correct, res.Overall.Questions)
+	res.Overall.finish()
 	res.Answer.finish(res.Overall.Questions, answerTimes)
 	res.Judge.finish(res.Overall.Questions, judgeTimes)
 }
 
-func (c *LocomoCost) finish(questions int, times []time.Duration) {
+func (c *CallCost) finish(questions int, times []time.Duration) {
 	var sum time.Duration
 	for _, t := range times {
 		sum += t
