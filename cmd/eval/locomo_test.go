@@ -203,6 +203,9 @@ func TestLocomoEndToEnd(t *testing.T) {
 	require.Equal(t, 25.7, r.Judge.PromptTokensPerQuestion)
 	require.NotNil(t, r.Answer.P95Seconds)
 	require.Greater(t, r.Answer.SecondsPerQuestion, 0.0)
+	// The cost beside the score: every call but the judge's nine, metered.
+	requireCostConsistent(t, srv, r.Cost, 5, 7, 9)
+	require.Equal(t, 2, r.Cost.Conversations)
 
 	require.Len(t, r.Samples, 2)
 	a := r.Samples[0]
@@ -277,6 +280,7 @@ func TestLocomoTableAndLimits(t *testing.T) {
 		"model qwen2.5:7b (openai), embeddings nomic-embed-text (openai), judge qwen2.5:7b, data " + locomoFixture + ", recall k=10",
 		"1 conversations, 3 sessions, 2 questions (1 of category 5 left out: no gold answer)",
 		"extraction: 1.00 chat calls per session (3 calls, 3 sessions)",
+		"cost (per session ingested, per question asked, memory per conversation in tokens):\nSESSIONS  CHAT/S  CHAT-TOK/S",
 	} {
 		require.Contains(t, out, want)
 	}
