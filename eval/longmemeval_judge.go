@@ -42,11 +42,11 @@ func LongMemEvalJudgePrompt(q LongMemEvalQuestion, response string) string {
 	return fmt.Sprintf(template, q.Question, q.Answer, response)
 }
 
-// gradeLongMemEval asks chat LongMemEval's judging prompt for response, as the
+// GradeLongMemEval asks chat LongMemEval's judging prompt for response, as the
 // benchmark does: one user message, free text, a yes anywhere is CORRECT. A failed call
 // is asked again up to JudgeRetries times, then the answer is WRONG with Err set. The
 // error returned is only ctx's.
-func gradeLongMemEval(ctx context.Context, chat llm.Chatter, q LongMemEvalQuestion, response string) (Judgment, error) {
+func GradeLongMemEval(ctx context.Context, chat llm.Chatter, q LongMemEvalQuestion, response string) (Judgment, error) {
 	start := time.Now()
 	out := Judgment{Verdict: VerdictWrong}
 	req := llm.ChatRequest{Messages: []llm.Message{{Role: llm.RoleUser, Content: LongMemEvalJudgePrompt(q, response)}}}

@@ -115,7 +115,7 @@ func RunLongMemEval(ctx context.Context, questions []LongMemEvalQuestion, cfg Lo
 		}
 		a.Answer, a.Beliefs, a.Citations = ans.Answer, ans.Beliefs, ans.Citations
 		// Even an answer from an empty memory is judged: it may rightly abstain.
-		if a.judge, err = gradeLongMemEval(ctx, judge, q, ans.Answer); err != nil {
+		if a.judge, err = GradeLongMemEval(ctx, judge, q, ans.Answer); err != nil {
 			return err
 		}
 		a.Verdict, a.Judgment = a.judge.Verdict, a.judge.Reasoning

@@ -21,7 +21,8 @@ func newProgressBar(ctx context.Context, w io.Writer, name string, total int) *p
 	if w == nil || total <= 0 {
 		return nil
 	}
-	bars := mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(40))
+	// The caller has found w a terminal: refresh whatever mpb makes of it.
+	bars := mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithAutoRefresh())
 	bar := bars.AddBar(int64(total),
 		mpb.PrependDecorators(decor.Name(name+" "), decor.CountersNoUnit("%d / %d")),
 		mpb.AppendDecorators(decor.AverageSpeed(0, " %.2f/s "), decor.AverageETA(decor.ET_STYLE_MMSS)))
