@@ -1,12 +1,9 @@
 package eval
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -71,25 +68,13 @@ type bench struct {
 // one, or the one cfg.RunID names) and prepares the pipeline. close drops the schema
 // unless it is kept.
 func openBench(ctx context.Context, cfg Config, scopes []benchScope) (*bench, error) {
-	if cfg.Chat == nil || cfg.Embed == nil || cfg.EmbedModel == "" {
-		return nil, errors.New("eval: Chat, Embed and EmbedModel are required")
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	if len(scopes) == 0 {
 		return nil, errors.New("eval: nothing to run")
 	}
-	cfg.Workers = cmp.Or(cfg.Workers, DefaultWorkers)
-	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts)
-	cfg.JobTimeout = cmp.Or(cfg.JobTimeout, DefaultJobTimeout)
-	cfg.K = cmp.Or(cfg.K, recall.DefaultK)
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Progress == nil {
-		cfg.Progress = io.Discard
-	}
-	if cfg.RunID != "" {
-		cfg.Keep = true
-	}
+	cfg = cfg.withDefaults(recall.DefaultK)
 	meter := llm.NewMeter(cfg.Chat, cfg.Embed)
 	cfg.Chat, cfg.Embed = meter, meter
 	b := &bench{cfg: cfg, meter: meter, scopes: scopes, cost: &costCollector{}, started: time.Now()}

@@ -49,6 +49,16 @@ type BenchCost struct {
 	Calls llm.Counts `json:"calls"`
 }
 
+// entry is m[k], added as a new zero value when missing: a score by category.
+func entry[K comparable, V any](m map[K]*V, k K) *V {
+	v := m[k]
+	if v == nil {
+		v = new(V)
+		m[k] = v
+	}
+	return v
+}
+
 // questionCost is what answering one question cost.
 type questionCost struct {
 	counts      llm.Counts

@@ -49,6 +49,25 @@ func (run BenchRun) describe() string {
 	return s
 }
 
+// writeWrong prints one question answered wrongly, under "questions answered
+// wrongly:", with its notes (errors, the judge's reasons), those not empty.
+func writeWrong(w io.Writer, label, question, gold, answer string, notes ...string) {
+	fmt.Fprintf(w, "  %s: %s\n      gold: %s\n      answer: %s\n", label, question, gold, answer)
+	for _, n := range notes {
+		if n != "" {
+			fmt.Fprintf(w, "      %s\n", n)
+		}
+	}
+}
+
+// labeled is "label: text", or "" when text is.
+func labeled(label, text string) string {
+	if text == "" {
+		return ""
+	}
+	return label + ": " + text
+}
+
 // writeCost prints the cost table under a blank line and a title.
 func writeCost(w io.Writer, c BenchCost) error {
 	fmt.Fprintln(w, "\ncost (per session ingested, per question asked, memory per conversation in tokens):")

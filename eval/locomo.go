@@ -135,21 +135,27 @@ type LocomoError struct {
 }
 
 func (e *LocomoError) Error() string {
+	return dataProblem(e.File, "sample", e.Sample, e.ID, e.Field, e.Problem)
+}
+
+// dataProblem describes a problem with a benchmark's file: "file: item n (id): field:
+// problem", each part only when known.
+func dataProblem(file, item string, n int, id, field, problem string) string {
 	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File + ": ")
+	if file != "" {
+		b.WriteString(file + ": ")
 	}
-	if e.Sample > 0 {
-		fmt.Fprintf(&b, "sample %d", e.Sample)
-		if e.ID != "" {
-			fmt.Fprintf(&b, " (%s)", e.ID)
+	if n > 0 {
+		fmt.Fprintf(&b, "%s %d", item, n)
+		if id != "" {
+			fmt.Fprintf(&b, " (%s)", id)
 		}
 		b.WriteString(": ")
 	}
-	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
+	if field != "" {
+		b.WriteString(field + ": ")
 	}
-	b.WriteString(e.Problem)
+	b.WriteString(problem)
 	return b.String()
 }
 

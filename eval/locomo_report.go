@@ -78,16 +78,14 @@ func (r *LocomoReport) WriteTable(w io.Writer, verbose bool) error {
 			if a.Verdict == VerdictCorrect {
 				continue
 			}
-			fmt.Fprintf(w, "  %s qa[%d] (%s): %s\n      gold: %s\n      answer: %s\n", s.ID, a.Index,
-				LocomoCategoryName(a.Category), a.Question, a.Gold, a.Answer)
+			note := labeled("judge", a.Reasoning)
 			switch {
 			case a.Error != "":
-				fmt.Fprintf(w, "      error: %s\n", a.Error)
+				note = labeled("error", a.Error)
 			case a.JudgeError != "":
-				fmt.Fprintf(w, "      judge failed: %s\n", a.JudgeError)
-			case a.Reasoning != "":
-				fmt.Fprintf(w, "      judge: %s\n", a.Reasoning)
+				note = labeled("judge failed", a.JudgeError)
 			}
+			writeWrong(w, fmt.Sprintf("%s qa[%d] (%s)", s.ID, a.Index, LocomoCategoryName(a.Category)), a.Question, a.Gold, a.Answer, note)
 		}
 	}
 	return nil

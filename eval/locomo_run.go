@@ -257,11 +257,7 @@ func (res *LocomoResult) score() {
 	var answerTimes, judgeTimes []time.Duration
 	for _, s := range res.Samples {
 		for _, a := range s.Questions {
-			sc := by[a.Category]
-			if sc == nil {
-				sc = &LocomoScore{}
-				by[a.Category] = sc
-			}
+			sc := entry(by, a.Category)
 			sc.add(a.Verdict == VerdictCorrect)
 			res.Overall.add(a.Verdict == VerdictCorrect)
 			if a.Error != "" {

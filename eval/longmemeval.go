@@ -116,22 +116,7 @@ type DataError struct {
 }
 
 func (e *DataError) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File + ": ")
-	}
-	if e.Item > 0 {
-		fmt.Fprintf(&b, "item %d", e.Item)
-		if e.ID != "" {
-			fmt.Fprintf(&b, " (%s)", e.ID)
-		}
-		b.WriteString(": ")
-	}
-	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
-	}
-	b.WriteString(e.Problem)
-	return b.String()
+	return dataProblem(e.File, "item", e.Item, e.ID, e.Field, e.Problem)
 }
 
 // LongMemEvalFilter selects the questions read: of Types only (all when empty), the

@@ -51,12 +51,11 @@ func (r *LongMemEvalReport) WriteTable(w io.Writer, verbose bool) error {
 		if a.Verdict == VerdictCorrect {
 			continue
 		}
-		fmt.Fprintf(w, "  %s (%s): %s\n      gold: %s\n      answer: %s\n", a.ID, a.Type, a.Question, a.Gold, a.Answer)
-		for _, e := range append(a.Errors, a.Error, a.JudgeError) {
-			if e != "" {
-				fmt.Fprintf(w, "      error: %s\n", e)
-			}
+		notes := []string{labeled("error", a.Error), labeled("judge failed", a.JudgeError), labeled("judge", a.Judgment)}
+		for _, e := range a.Errors {
+			notes = append(notes, labeled("error", e))
 		}
+		writeWrong(w, fmt.Sprintf("%s (%s)", a.ID, a.Type), a.Question, a.Gold, a.Answer, notes...)
 	}
 	return nil
 }

@@ -139,11 +139,7 @@ func (res *LongMemEvalResult) score() {
 	by := map[string]*QAScore{}
 	var judgeTimes []time.Duration
 	for _, a := range res.Questions {
-		sc := by[a.Type]
-		if sc == nil {
-			sc = &QAScore{}
-			by[a.Type] = sc
-		}
+		sc := entry(by, a.Type)
 		correct := a.Verdict == VerdictCorrect
 		sc.add(correct)
 		res.Overall.add(correct)

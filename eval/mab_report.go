@@ -56,11 +56,8 @@ func (r *MABReport) WriteTable(w io.Writer, verbose bool) error {
 			if a.Correct {
 				continue
 			}
-			fmt.Fprintf(w, "  %s [%d]: %s\n      gold: %s\n      answer: %s\n", row.Source, a.Index, a.Question,
-				strings.Join(a.Gold, " | "), a.Answer)
-			if a.Error != "" {
-				fmt.Fprintf(w, "      error: %s\n", a.Error)
-			}
+			writeWrong(w, fmt.Sprintf("%s [%d]", row.Source, a.Index), a.Question, strings.Join(a.Gold, " | "), a.Answer,
+				labeled("error", a.Error))
 		}
 	}
 	return nil

@@ -150,11 +150,7 @@ func RunMAB(ctx context.Context, rows []MABRow, cfg MABConfig) (res *MABResult, 
 func (res *MABResult) score() {
 	by := map[string]*MABScore{}
 	for _, r := range res.Rows {
-		sc := by[r.Split]
-		if sc == nil {
-			sc = &MABScore{}
-			by[r.Split] = sc
-		}
+		sc := entry(by, r.Split)
 		for _, a := range r.Questions {
 			m := MABMatch{SubstringMatch: a.Correct, ExactMatch: a.Exact}
 			sc.add(m)

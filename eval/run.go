@@ -81,6 +81,32 @@ type Config struct {
 	Bar io.Writer
 }
 
+// validate says what c lacks.
+func (c Config) validate() error {
+	if c.Chat == nil || c.Embed == nil || c.EmbedModel == "" {
+		return errors.New("eval: Chat, Embed and EmbedModel are required")
+	}
+	return nil
+}
+
+// withDefaults is c with the defaults of what it leaves zero, k of K.
+func (c Config) withDefaults(k int) Config {
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	c.JobTimeout = cmp.Or(c.JobTimeout, DefaultJobTimeout)
+	c.K = cmp.Or(c.K, k)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	if c.RunID != "" {
+		c.Keep = true
+	}
+	return c
+}
+
 // RunResult is the outcome of one run over a scenario set.
 type RunResult struct {
 	Learning bool `json:"learning"`
@@ -101,22 +127,13 @@ type RunResult struct {
 // beliefs are embedded, consolidated and asked the scenario's questions. The schema is
 // dropped at the end unless cfg.Keep.
 func Run(ctx context.Context, scenarios []Scenario, cfg Config) (res *RunResult, err error) {
-	if cfg.Chat == nil || cfg.Embed == nil || cfg.EmbedModel == "" {
-		return nil, errors.New("eval: Chat, Embed and EmbedModel are required")
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	if len(scenarios) == 0 {
 		return nil, errors.New("eval: no scenarios")
 	}
-	cfg.Workers = cmp.Or(cfg.Workers, DefaultWorkers)
-	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts)
-	cfg.JobTimeout = cmp.Or(cfg.JobTimeout, DefaultJobTimeout)
-	cfg.K = cmp.Or(cfg.K, DefaultK)
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Progress == nil {
-		cfg.Progress = io.Discard
-	}
+	cfg = cfg.withDefaults(DefaultK)
 	start := time.Now()
 
 	pool, schema, drop, err := createSchema(ctx, cfg.DatabaseURL, int32(min(cfg.Workers+8, 64)))

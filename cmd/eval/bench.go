@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/credohq/credo/eval"
+	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/recall"
 )
 
@@ -20,6 +21,17 @@ type benchFlags struct {
 	run     *string
 	k       *int
 	st      *settings
+}
+
+// newFlagSet is a benchmark command's flag set: -h prints usage, then the flags.
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage+"\n\n")
+		fs.PrintDefaults()
+	}
+	return fs
 }
 
 // addBenchFlags defines the shared flags on fs; dataUsage says which file --data is.
@@ -73,7 +85,7 @@ func (f *benchFlags) pipeline(getenv func(string) string, stderr io.Writer, titl
 		map[bool]string{true: "on", false: "off"}[f.st.worker.Examples > 0])
 	cfg := f.st.pipeline(getenv, chat, embed, *f.k, *f.keep, logger, stderr)
 	cfg.RunID = *f.run
-	if isTerminal(stderr) {
+	if app.IsTerminal(stderr) {
 		cfg.Bar = stderr
 	}
 	models := eval.BenchModels{Provider: chat.Name(), ChatModel: chat.ChatModel(), EmbedProvider: embed.Name(),
@@ -106,14 +118,4 @@ func runError(err error) error {
 		return usageError{err}
 	}
 	return err
-}
-
-// isTerminal says whether w is a terminal, where a progress bar can redraw itself.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"regexp"
 	"sync"
 	"testing"
@@ -144,6 +145,33 @@ func requireCostConsistent(t *testing.T, srv *llmtest.Server, c eval.BenchCost, 
 	require.LessOrEqual(t, *c.ReadP50, *c.ReadP95)
 	require.LessOrEqual(t, *c.AnswerP50, *c.AnswerP95)
 	require.LessOrEqual(t, *c.ReadP95, *c.AnswerP95, "the read is part of the answer")
+}
+
+// usageCase is bad usage of a command, and what its error says.
+type usageCase struct {
+	args []string
+	want string
+}
+
+// requireUsage runs command with each case's arguments and checks it is bad usage
+// (exit code 2) saying what the case wants, that -h prints help starting with help,
+// and that the model was never asked anything.
+func requireUsage(t *testing.T, command, help string, cases map[string]usageCase) {
+	t.Helper()
+	srv := llmtest.NewServer(t)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := run(context.Background(), append([]string{command}, tc.args...), locomoEnv(srv), &bytes.Buffer{}, &bytes.Buffer{})
+			var usage usageError
+			require.ErrorAs(t, err, &usage, "exit code 2")
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	var errb bytes.Buffer
+	err := run(context.Background(), []string{command, "-h"}, locomoEnv(srv), &bytes.Buffer{}, &errb)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	require.Contains(t, errb.String(), help)
+	require.Zero(t, srv.ChatCount(), "nothing asked of the model")
 }
 
 func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -23,12 +22,7 @@ latency, memory per conversation.`
 
 // runLocomo is `eval locomo`.
 func runLocomo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("eval locomo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, locomoUsage+"\n\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("eval locomo", locomoUsage, stderr)
 	f := addBenchFlags(fs, "the LoCoMo file: locomo10.json of github.com/snap-research/locomo")
 	conversations := fs.Int("conversations", 0, "run only the first N conversations (0: all)")
 	questions := fs.Int("questions", 0, "ask only the first N questions of categories 1-4 of each conversation (0: all)")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -22,12 +21,7 @@ task-averaged and on abstention questions, and the run's cost.`
 
 // runLongMemEval is `eval longmemeval`.
 func runLongMemEval(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("eval longmemeval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, longMemEvalUsage+"\n\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("eval longmemeval", longMemEvalUsage, stderr)
 	f := addBenchFlags(fs, "the LongMemEval file: longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json")
 	var types stringList
 	fs.Var(&types, "types", "ask only the questions of these types (comma-separated: knowledge-update, single-session-user, ...)")

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"flag"
 	"regexp"
 	"strings"
 	"testing"
@@ -138,30 +135,14 @@ func TestLongMemEvalResumeAndTable(t *testing.T) {
 }
 
 func TestLongMemEvalUsage(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	for name, tc := range map[string]struct {
-		args []string
-		want string
-	}{
+	requireUsage(t, "longmemeval", "usage: eval longmemeval --data FILE", map[string]usageCase{
 		"no data":  {nil, "--data is required"},
 		"type":     {[]string{"--data", longMemEvalFixture, "--types", "updates"}, `"updates" is not a LongMemEval question type`},
 		"limit":    {[]string{"--data", longMemEvalFixture, "--limit", "-1"}, "--limit must be 0 (all) or more"},
 		"run id":   {[]string{"--data", longMemEvalFixture, "--run", "nope"}, `run "nope": not a run id`},
 		"lost run": {[]string{"--data", longMemEvalFixture, "--run", "0123456789ab"}, "no schema credo_eval_0123456789ab"},
 		"k":        {[]string{"--data", longMemEvalFixture, "--k", "101"}, "--k must be within 1..100"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			err := run(context.Background(), append([]string{"longmemeval"}, tc.args...), locomoEnv(srv), &bytes.Buffer{}, &bytes.Buffer{})
-			var usage usageError
-			require.ErrorAs(t, err, &usage, "exit code 2")
-			require.ErrorContains(t, err, tc.want)
-		})
-	}
-	var errb bytes.Buffer
-	err := run(context.Background(), []string{"longmemeval", "-h"}, locomoEnv(srv), &bytes.Buffer{}, &errb)
-	require.ErrorIs(t, err, flag.ErrHelp)
-	require.Contains(t, errb.String(), "usage: eval longmemeval --data FILE")
-	require.Zero(t, srv.ChatCount(), "nothing asked of the model")
+	})
 }
 
 // regexp1 is the first group of pattern in s.

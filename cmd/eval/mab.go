@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -22,12 +21,7 @@ answered with ask and matched against the acceptable answers as the benchmark do
 
 // runMAB is `eval mab`.
 func runMAB(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("eval mab", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, mabUsage+"\n\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("eval mab", mabUsage, stderr)
 	f := addBenchFlags(fs, "the FactConsolidation rows: MemoryAgentBench's Conflict_Resolution split as JSON or JSON lines")
 	split := fs.String("split", "", "run only this split: single-hop or multi-hop (default: both)")
 	limit := fs.Int("limit", 0, "ask only the first N questions of each row (0: all)")

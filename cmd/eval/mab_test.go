@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"testing"
@@ -107,23 +105,11 @@ func TestMABSplitLimitAndEpisodes(t *testing.T) {
 }
 
 func TestMABUsage(t *testing.T) {
-	srv := llmtest.NewServer(t)
-	for name, tc := range map[string]struct {
-		args []string
-		want string
-	}{
+	requireUsage(t, "mab", "usage: eval mab --data FILE", map[string]usageCase{
 		"no data":  {nil, "--data is required"},
 		"split":    {[]string{"--data", mabFixture, "--split", "both"}, `"both" is neither single-hop nor multi-hop`},
 		"limit":    {[]string{"--data", mabFixture, "--limit", "-1"}, "--limit must be 0 (all) or more"},
 		"episodes": {[]string{"--data", mabFixture, "--facts-per-episode", "0"}, "--facts-per-episode must be within 1..200"},
 		"not mab":  {[]string{"--data", longMemEvalFixture}, "no FactConsolidation rows"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			err := run(context.Background(), append([]string{"mab"}, tc.args...), locomoEnv(srv), &bytes.Buffer{}, &bytes.Buffer{})
-			var usage usageError
-			require.ErrorAs(t, err, &usage, "exit code 2")
-			require.ErrorContains(t, err, tc.want)
-		})
-	}
-	require.Zero(t, srv.ChatCount(), "nothing asked of the model")
+	})
 }
