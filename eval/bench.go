@@ -95,8 +95,13 @@ func openBench(ctx context.Context, cfg Config, scopes []benchScope) (*bench, er
 	if err := b.r.prepare(ctx); err != nil {
 		return nil, errors.Join(err, b.close())
 	}
-	if b.run.Resumed {
-		b.r.progress("going on with run %s", b.run.RunID)
+	switch {
+	case b.run.Resumed:
+		b.r.progress("going on with run %s (schema %s)", b.run.RunID, schema)
+	case cfg.Keep:
+		b.r.progress("run %s (schema %s, kept: if interrupted, go on with --run %s)", b.run.RunID, schema, b.run.RunID)
+	default:
+		b.r.progress("run %s (schema %s, dropped at the end; --keep to go on with it if interrupted)", b.run.RunID, schema)
 	}
 	return b, nil
 }
