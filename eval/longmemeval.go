@@ -93,6 +93,16 @@ type LongMemEvalTurn struct {
 	HasAnswer bool
 }
 
+// Tokens estimates the session's tokens, 4 bytes a token: what one extraction prompt
+// carries of it, beside the instructions and the candidate beliefs.
+func (s LongMemEvalSession) Tokens() int {
+	n := 0
+	for _, t := range s.Turns {
+		n += approxTokens(t.Content)
+	}
+	return n
+}
+
 // Transcript is the session as credo enqueues it: its turns as user and assistant
 // messages, its date as occurred_at.
 func (s LongMemEvalSession) Transcript(scope string) transcript.Transcript {

@@ -19,6 +19,10 @@ of its question_date, and the configured model judges the answer with LongMemEva
 prompt for its type. Prints accuracy per type (knowledge-update first), overall,
 task-averaged and on abstention questions, and the run's cost.`
 
+// longMemEvalPromptOverhead is roughly what an extraction prompt adds to a session: the
+// instructions, the candidate beliefs and the answer.
+const longMemEvalPromptOverhead = 3000
+
 // runLongMemEval is `eval longmemeval`.
 func runLongMemEval(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval longmemeval", longMemEvalUsage, stderr)
@@ -41,10 +45,17 @@ func runLongMemEval(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return usageError{err}
 	}
-	sessions := 0
+	sessions, longest := 0, 0
 	for _, q := range questions {
 		sessions += len(q.Sessions)
+		for _, s := range q.Sessions {
+			longest = max(longest, s.Tokens())
+		}
 	}
+	// One extraction call carries a whole session: a model server whose context is
+	// shorter cuts the prompt, Ollama silently.
+	fmt.Fprintf(stderr, "eval: the longest session is about %d tokens; with the extraction prompt's instructions and candidates, "+
+		"give the model a context of at least %d (Ollama: OLLAMA_CONTEXT_LENGTH)\n", longest, longest+longMemEvalPromptOverhead)
 	cfg, models, err := f.pipeline(getenv, stderr, fmt.Sprintf("LongMemEval, %d questions over %d sessions", len(questions), sessions))
 	if err != nil {
 		return err

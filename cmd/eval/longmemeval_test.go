@@ -44,6 +44,7 @@ func TestLongMemEvalEndToEnd(t *testing.T) {
 	require.Equal(t, longMemEvalFixture, r.Data)
 	require.Equal(t, llmtest.DefaultChatModel, r.JudgeModel)
 	require.Contains(t, stderr, "eval: LongMemEval, 4 questions over 7 sessions")
+	require.Contains(t, stderr, "the longest session is about 15 tokens; with the extraction prompt's instructions and candidates, give the model a context of at least 3015")
 
 	// 7 sessions with a turn, one extraction call each.
 	require.Equal(t, 7, r.Ingest.Sessions)
