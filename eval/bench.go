@@ -106,13 +106,21 @@ func openBench(ctx context.Context, cfg Config, scopes []benchScope) (*bench, er
 	return b, nil
 }
 
-// finish closes the bench and returns what it reports about the run.
-func (b *bench) finish(err *error) BenchRun {
+// benchResult is a runner's result, which reports its run.
+type benchResult interface{ setRun(BenchRun) }
+
+func (r *BenchRun) setRun(run BenchRun) { *r = run }
+
+// finishInto closes the bench, joining its error to *err, and sets the run on *res
+// unless the run failed (*res is nil). Deferred by each runner.
+func finishInto[R benchResult](b *bench, res *R, err *error) {
 	if cerr := b.close(); cerr != nil {
 		*err = errors.Join(*err, cerr)
 	}
 	b.run.Seconds = round(time.Since(b.started).Seconds(), 1)
-	return b.run
+	if *err == nil {
+		(*res).setRun(b.run)
+	}
 }
 
 // Ingest is what extracting a benchmark's sessions cost.
@@ -327,7 +335,7 @@ func (b *bench) ready(ctx context.Context, s benchScope) (scopeDone, error) {
 			return done, ctx.Err()
 		}
 		done.Errors = append(done.Errors, "consolidate: "+err.Error())
-		b.r.progress("%s: consolidation failed: %v", s.ID, err)
+		b.scopeNote("%s: consolidation failed: %v", s.ID, err)
 	}
 	beliefs, err := b.r.store.All(ctx, s.Scope)
 	if err != nil {
@@ -335,6 +343,14 @@ func (b *bench) ready(ctx context.Context, s benchScope) (scopeDone, error) {
 	}
 	b.cost.scope(tally.Counts(), beliefs)
 	return done, nil
+}
+
+// scopeNote tells progress what one scope came to, unless a bar shows the progress: a
+// line written under a bar that redraws itself would garble both.
+func (b *bench) scopeNote(format string, args ...any) {
+	if b.cfg.Bar == nil {
+		b.r.progress(format, args...)
+	}
 }
 
 // asked is one question's answer and what it cost.

@@ -48,6 +48,7 @@ func TestRunMABBarsAndEmptyMemory(t *testing.T) {
 	require.Contains(t, bar.String(), "questions asked")
 	require.Contains(t, progress.String(), "ingesting 2 sessions of 1 conversations")
 	require.NotContains(t, progress.String(), "of 2 sessions extracted", "the bar, not lines, shows the extraction")
+	require.NotContains(t, progress.String(), "questions answered correctly", "nor a line a scope")
 	require.False(t, res.SchemaKept)
 }
 
@@ -76,4 +77,25 @@ func TestLongMemEvalJudgeFailureIsWrong(t *testing.T) {
 	require.Empty(t, req.Schema, "free text, as the benchmark asks")
 	require.Len(t, req.Messages, 1)
 	require.Equal(t, llm.RoleUser, req.Messages[0].Role)
+}
+
+// TestRunLongMemEvalCancelled stops a run while it extracts: the error is ctx's, no
+// result, and nothing panics on the way out.
+func TestRunLongMemEvalCancelled(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	provider, err := llm.NewOpenAI(srv.OpenAIConfig())
+	require.NoError(t, err)
+	qs, err := parseLongMemEvalMini(t, eval.LongMemEvalFilter{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv.Handle(func(llmtest.Request) llmtest.Reply {
+		cancel()
+		return llmtest.Reply{Content: llmtest.DefaultContent}
+	})
+	res, err := eval.RunLongMemEval(ctx, qs, eval.LongMemEvalConfig{Config: eval.Config{DatabaseURL: dbtest.URL(),
+		Chat: provider, Embed: provider, EmbedModel: llmtest.DefaultEmbedModel}})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Nil(t, res)
 }

@@ -164,7 +164,7 @@ func RunLocomo(ctx context.Context, samples []LocomoSample, cfg LocomoConfig) (r
 		return nil, err
 	}
 	res = &LocomoResult{Conversations: len(samples)}
-	defer func() { res.BenchRun = b.finish(&err) }()
+	defer finishInto(b, &res, &err)
 	l := &locomoRun{b: b, samples: samples, judge: judge}
 	if err := b.ingest(ctx, &res.Ingest); err != nil {
 		return nil, err
@@ -213,7 +213,7 @@ func (l *locomoRun) sample(ctx context.Context, i int, done scopeDone) (LocomoSa
 		}
 		out.Questions = append(out.Questions, a)
 	}
-	l.b.r.progress("%s: %d of %d questions answered correctly, in %s", s.ID, correct, len(s.Questions),
+	l.b.scopeNote("%s: %d of %d questions answered correctly, in %s", s.ID, correct, len(s.Questions),
 		time.Since(started).Round(100*time.Millisecond))
 	return out, nil
 }

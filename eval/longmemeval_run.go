@@ -95,7 +95,7 @@ func RunLongMemEval(ctx context.Context, questions []LongMemEvalQuestion, cfg Lo
 		return nil, err
 	}
 	res = &LongMemEvalResult{}
-	defer func() { res.BenchRun = b.finish(&err) }()
+	defer finishInto(b, &res, &err)
 	if err := b.ingest(ctx, &res.Ingest); err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func RunLongMemEval(ctx context.Context, questions []LongMemEvalQuestion, cfg Lo
 			a.JudgeError = a.judge.Err.Error()
 		}
 		res.Questions[i] = a
-		b.r.progress("%s (%s): %s", q.ID, q.Type, a.Verdict)
+		b.scopeNote("%s (%s): %s", q.ID, q.Type, a.Verdict)
 		return nil
 	})
 	if err != nil {

@@ -106,7 +106,7 @@ func RunMAB(ctx context.Context, rows []MABRow, cfg MABConfig) (res *MABResult, 
 		return nil, err
 	}
 	res = &MABResult{FactsPerEpisode: cfg.FactsPerEpisode}
-	defer func() { res.BenchRun = b.finish(&err) }()
+	defer finishInto(b, &res, &err)
 	if err := b.ingest(ctx, &res.Ingest); err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func RunMAB(ctx context.Context, rows []MABRow, cfg MABConfig) (res *MABResult, 
 			out.Questions = append(out.Questions, a)
 		}
 		res.Rows[i] = out
-		b.r.progress("%s: %d of %d questions answered correctly", r.Source, correct, len(r.Questions))
+		b.scopeNote("%s: %d of %d questions answered correctly", r.Source, correct, len(r.Questions))
 		return nil
 	})
 	if err != nil {

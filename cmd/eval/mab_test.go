@@ -35,6 +35,7 @@ func TestMABEndToEnd(t *testing.T) {
 	var r eval.MABReport
 	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
 	require.Contains(t, stderr, "eval: MemoryAgentBench FactConsolidation, 2 rows, 8 facts, 3 questions")
+	require.Contains(t, stderr, "eval: factconsolidation_sh_6k: 2 of 2 questions answered correctly", "a line a row, without a bar")
 	require.Empty(t, r.JudgeModel, "no judge: exact match")
 	require.Equal(t, eval.DefaultMABFactsPerEpisode, r.FactsPerEpisode)
 
