@@ -91,7 +91,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: eval [flags]\n\nScores revision decisions of the configured LLM on a labeled scenario set, in a throwaway schema of DATABASE_URL.")
+		fmt.Fprintln(stderr, "usage: eval [flags]\n       eval locomo|longmemeval|mab --data FILE [flags]\n\n"+
+			"Scores revision decisions of the configured LLM on a labeled scenario set, in a throwaway schema of DATABASE_URL;\n"+
+			"locomo, longmemeval and mab run those public benchmarks instead (eval BENCHMARK -h).")
 		fs.PrintDefaults()
 	}
 	scenariosFile := fs.String("scenarios", "", "scenario file, JSON lines (default: the set shipped in the binary, "+eval.ShippedName+")")
