@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,38 +125,38 @@ type LocomoQuestion struct {
 }
 
 // LocomoError is a problem with a LoCoMo file: which sample, which field.
-type LocomoError struct {
+type LocomoError = DataError
+
+// DataError is a problem with a benchmark's file: which item, which field.
+type DataError struct {
 	File string
-	// Sample is the sample's place in the file, from 1; 0 for the file as a whole.
-	Sample int
-	// ID is the sample's sample_id, when it has one.
+	// What names the file's items ("sample", "question", "row"; "item" when empty), Item
+	// is the item's place in the file, from 1; 0 for the file as a whole.
+	What string
+	Item int
+	// ID is the item's id, when it has one.
 	ID      string
 	Field   string
 	Problem string
 }
 
-func (e *LocomoError) Error() string {
-	return dataProblem(e.File, "sample", e.Sample, e.ID, e.Field, e.Problem)
-}
-
-// dataProblem describes a problem with a benchmark's file: "file: item n (id): field:
-// problem", each part only when known.
-func dataProblem(file, item string, n int, id, field, problem string) string {
+// Error is "file: what n (id): field: problem", each part only when known.
+func (e *DataError) Error() string {
 	var b strings.Builder
-	if file != "" {
-		b.WriteString(file + ": ")
+	if e.File != "" {
+		b.WriteString(e.File + ": ")
 	}
-	if n > 0 {
-		fmt.Fprintf(&b, "%s %d", item, n)
-		if id != "" {
-			fmt.Fprintf(&b, " (%s)", id)
+	if e.Item > 0 {
+		fmt.Fprintf(&b, "%s %d", cmp.Or(e.What, "item"), e.Item)
+		if e.ID != "" {
+			fmt.Fprintf(&b, " (%s)", e.ID)
 		}
 		b.WriteString(": ")
 	}
-	if field != "" {
-		b.WriteString(field + ": ")
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
 	}
-	b.WriteString(problem)
+	b.WriteString(e.Problem)
 	return b.String()
 }
 
@@ -268,7 +269,7 @@ type sampleParser struct {
 }
 
 func (p *sampleParser) fail(field, problem string) error {
-	return &LocomoError{File: p.file, Sample: p.n, ID: p.id, Field: field, Problem: problem}
+	return &LocomoError{File: p.file, What: "sample", Item: p.n, ID: p.id, Field: field, Problem: problem}
 }
 
 func (p *sampleParser) parse(raw json.RawMessage, now time.Time) (LocomoSample, error) {

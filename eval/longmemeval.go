@@ -114,21 +114,6 @@ func (s LongMemEvalSession) Transcript(scope string) transcript.Transcript {
 	return t
 }
 
-// DataError is a problem with a benchmark's file: which item, which field.
-type DataError struct {
-	File string
-	// Item is the item's place in the file, from 1; 0 for the file as a whole.
-	Item int
-	// ID is the item's id, when it has one.
-	ID      string
-	Field   string
-	Problem string
-}
-
-func (e *DataError) Error() string {
-	return dataProblem(e.File, "item", e.Item, e.ID, e.Field, e.Problem)
-}
-
 // LongMemEvalFilter selects the questions read: of Types only (all when empty), the
 // first Limit of them (all when 0).
 type LongMemEvalFilter struct {
@@ -165,7 +150,7 @@ func ParseLongMemEval(name string, r io.Reader, f LongMemEvalFilter) ([]LongMemE
 		}
 	}
 	fail := func(item int, id, field, problem string) error {
-		return &DataError{File: name, Item: item, ID: id, Field: field, Problem: problem}
+		return &DataError{File: name, What: "question", Item: item, ID: id, Field: field, Problem: problem}
 	}
 	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<20))
 	tok, err := dec.Token()

@@ -1,6 +1,7 @@
 package eval_test
 
 import (
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -15,11 +16,16 @@ import (
 const longMemEvalMini = "testdata/longmemeval-mini.json"
 
 func parseLongMemEvalMini(t *testing.T, f eval.LongMemEvalFilter) ([]eval.LongMemEvalQuestion, error) {
+	return parseFile(t, longMemEvalMini, f, eval.ParseLongMemEval)
+}
+
+// parseFile reads the file at path with parse, filtered by f.
+func parseFile[T, F any](t *testing.T, path string, f F, parse func(string, io.Reader, F) (T, error)) (T, error) {
 	t.Helper()
-	r, err := os.Open(longMemEvalMini)
+	r, err := os.Open(path)
 	require.NoError(t, err)
 	defer r.Close()
-	return eval.ParseLongMemEval(longMemEvalMini, r, f)
+	return parse(path, r, f)
 }
 
 func TestParseLongMemEvalMini(t *testing.T) {
@@ -87,17 +93,17 @@ func TestParseLongMemEvalErrors(t *testing.T) {
 		return "[{" + strings.Join(parts, ", ") + "}]"
 	}
 	for over, want := range map[string]string{
-		"question_type=\"knowledge\"": "item 1 (q1): question_type: missing or not one of",
-		"answer=":                     "item 1 (q1): answer: missing",
+		"question_type=\"knowledge\"": "question 1 (q1): question_type: missing or not one of",
+		"answer=":                     "question 1 (q1): answer: missing",
 		"question_date=\"tomorrow\"":  `question_date: "tomorrow" is not a date`,
 		"haystack_dates=[]":           "haystack_sessions: 1 sessions, 0 dates and 1 ids",
 		"haystack_sessions=[[{\"role\": \"system\", \"content\": \"x\"}]]": `haystack_sessions[0][0].role: "system" is neither user nor assistant`,
 		"haystack_sessions=[[]]": "haystack_sessions: no session with a turn",
-		"question_id=":           "item 1: question_id: missing",
+		"question_id=":           "question 1: question_id: missing",
 	} {
 		_, err := eval.ParseLongMemEval("f.json", strings.NewReader(item(over)), eval.LongMemEvalFilter{})
 		require.ErrorContains(t, err, want, over)
-		require.True(t, strings.HasPrefix(err.Error(), "f.json: item 1"), err.Error())
+		require.True(t, strings.HasPrefix(err.Error(), "f.json: question 1"), err.Error())
 		var de *eval.DataError
 		require.ErrorAs(t, err, &de)
 	}

@@ -132,7 +132,7 @@ func ParseMAB(name string, r io.Reader, f MABFilter) ([]MABRow, error) {
 		return nil, &DataError{Field: "split", Problem: fmt.Sprintf("%q is neither %s nor %s", f.Split, MABSingleHop, MABMultiHop)}
 	}
 	fail := func(item int, id, field, problem string) error {
-		return &DataError{File: name, Item: item, ID: id, Field: field, Problem: problem}
+		return &DataError{File: name, What: "row", Item: item, ID: id, Field: field, Problem: problem}
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	dec := json.NewDecoder(br)

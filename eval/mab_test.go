@@ -1,7 +1,6 @@
 package eval_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +14,7 @@ import (
 const mabMini = "testdata/mab-mini.jsonl"
 
 func parseMABMini(t *testing.T, f eval.MABFilter) ([]eval.MABRow, error) {
-	t.Helper()
-	r, err := os.Open(mabMini)
-	require.NoError(t, err)
-	defer r.Close()
-	return eval.ParseMAB(mabMini, r, f)
+	return parseFile(t, mabMini, f, eval.ParseMAB)
 }
 
 func TestParseMABMini(t *testing.T) {
