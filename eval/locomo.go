@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,23 +125,29 @@ type LocomoQuestion struct {
 }
 
 // LocomoError is a problem with a LoCoMo file: which sample, which field.
-type LocomoError struct {
+type LocomoError = DataError
+
+// DataError is a problem with a benchmark's file: which item, which field.
+type DataError struct {
 	File string
-	// Sample is the sample's place in the file, from 1; 0 for the file as a whole.
-	Sample int
-	// ID is the sample's sample_id, when it has one.
+	// What names the file's items ("sample", "question", "row"; "item" when empty), Item
+	// is the item's place in the file, from 1; 0 for the file as a whole.
+	What string
+	Item int
+	// ID is the item's id, when it has one.
 	ID      string
 	Field   string
 	Problem string
 }
 
-func (e *LocomoError) Error() string {
+// Error is "file: what n (id): field: problem", each part only when known.
+func (e *DataError) Error() string {
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File + ": ")
 	}
-	if e.Sample > 0 {
-		fmt.Fprintf(&b, "sample %d", e.Sample)
+	if e.Item > 0 {
+		fmt.Fprintf(&b, "%s %d", cmp.Or(e.What, "item"), e.Item)
 		if e.ID != "" {
 			fmt.Fprintf(&b, " (%s)", e.ID)
 		}
@@ -262,7 +269,7 @@ type sampleParser struct {
 }
 
 func (p *sampleParser) fail(field, problem string) error {
-	return &LocomoError{File: p.file, Sample: p.n, ID: p.id, Field: field, Problem: problem}
+	return &LocomoError{File: p.file, What: "sample", Item: p.n, ID: p.id, Field: field, Problem: problem}
 }
 
 func (p *sampleParser) parse(raw json.RawMessage, now time.Time) (LocomoSample, error) {

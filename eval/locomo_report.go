@@ -1,32 +1,20 @@
 package eval
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 )
 
 // LocomoReport is what `eval locomo` prints: the models and the run.
 type LocomoReport struct {
-	Provider      string `json:"provider"`
-	ChatModel     string `json:"chat_model"`
-	EmbedProvider string `json:"embed_provider"`
-	EmbedModel    string `json:"embed_model"`
-	JudgeModel    string `json:"judge_model"`
-	// Data is the LoCoMo file read.
-	Data string `json:"data"`
+	BenchModels
 	LocomoResult
 }
 
 // WriteJSON prints r as indented JSON.
-func (r *LocomoReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func (r *LocomoReport) WriteJSON(w io.Writer) error { return writeIndentedJSON(w, r) }
 
 // LocomoTableHeader are the columns of the accuracy table of WriteTable.
 var LocomoTableHeader = []string{"CATEGORY", "QUESTIONS", "CORRECT", "ACCURACY"}
@@ -38,13 +26,10 @@ var LocomoCostHeader = []string{"", "CALLS/Q", "PROMPT-TOK/Q", "COMPL-TOK/Q", "S
 // answering and judging cost per question, then what ingesting cost per session. With
 // verbose, every question answered wrongly follows.
 func (r *LocomoReport) WriteTable(w io.Writer, verbose bool) error {
-	fmt.Fprintf(w, "model %s (%s), embeddings %s (%s), judge %s, data %s, recall k=%d, learning %s\n",
-		r.ChatModel, r.Provider, r.EmbedModel, r.EmbedProvider, r.JudgeModel, r.Data, r.K, onOff(r.Learning))
+	r.writeModels(w, r.BenchRun)
 	in := r.Ingest
-	fmt.Fprintf(w, "%d conversations, %d sessions, %d questions (%d of category 5 left out: no gold answer), %s, schema %s%s\n\n",
-		r.Conversations, in.Sessions, r.Overall.Questions, r.Adversarial,
-		time.Duration(r.Seconds*float64(time.Second)).Round(100*time.Millisecond), r.Schema,
-		map[bool]string{true: " (kept)", false: " (dropped)"}[r.SchemaKept])
+	fmt.Fprintf(w, "%d conversations, %d sessions, %d questions (%d of category 5 left out: no gold answer), %s\n\n",
+		r.Conversations, in.Sessions, r.Overall.Questions, r.Adversarial, r.describe())
 
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(LocomoTableHeader, "\t"))
@@ -78,6 +63,9 @@ func (r *LocomoReport) WriteTable(w io.Writer, verbose bool) error {
 		"%d sessions extracted, %d failed, %d pending\n",
 		in.ChatCallsPerSession, in.ChatCalls, in.Sessions, in.TokensPerSession, in.SecondsPerSession, in.Applied, in.Failed, in.Pending)
 	fmt.Fprintf(w, "consolidation: %d chat calls, %d revisions applied\n", in.ConsolidationCalls, in.ConsolidationApplied)
+	if err := writeCost(w, r.Cost); err != nil {
+		return err
+	}
 	if !verbose {
 		return nil
 	}
@@ -90,16 +78,14 @@ func (r *LocomoReport) WriteTable(w io.Writer, verbose bool) error {
 			if a.Verdict == VerdictCorrect {
 				continue
 			}
-			fmt.Fprintf(w, "  %s qa[%d] (%s): %s\n      gold: %s\n      answer: %s\n", s.ID, a.Index,
-				LocomoCategoryName(a.Category), a.Question, a.Gold, a.Answer)
+			note := labeled("judge", a.Reasoning)
 			switch {
 			case a.Error != "":
-				fmt.Fprintf(w, "      error: %s\n", a.Error)
+				note = labeled("error", a.Error)
 			case a.JudgeError != "":
-				fmt.Fprintf(w, "      judge failed: %s\n", a.JudgeError)
-			case a.Reasoning != "":
-				fmt.Fprintf(w, "      judge: %s\n", a.Reasoning)
+				note = labeled("judge failed", a.JudgeError)
 			}
+			writeWrong(w, fmt.Sprintf("%s qa[%d] (%s)", s.ID, a.Index, LocomoCategoryName(a.Category)), a.Question, a.Gold, a.Answer, note)
 		}
 	}
 	return nil

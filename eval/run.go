@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,10 +68,43 @@ type Config struct {
 	// K is how many beliefs recall ranks per question.
 	K int
 	// Keep leaves the schema in the database instead of dropping it.
-	Keep   bool
+	Keep bool
+	// RunID, for the benchmark runners, goes on with the schema an earlier run kept
+	// (SchemaPrefix + RunID) instead of creating one: what it extracted is not extracted
+	// again. The schema is kept again at the end.
+	RunID  string
 	Logger *slog.Logger
 	// Progress, when set, is told what the run is doing, a line at a time.
 	Progress io.Writer
+	// Bar, when set (a terminal), shows the benchmark runners' progress as bars that
+	// redraw themselves, instead of a line every few seconds.
+	Bar io.Writer
+}
+
+// validate says what c lacks.
+func (c Config) validate() error {
+	if c.Chat == nil || c.Embed == nil || c.EmbedModel == "" {
+		return errors.New("eval: Chat, Embed and EmbedModel are required")
+	}
+	return nil
+}
+
+// withDefaults is c with the defaults of what it leaves zero, k of K.
+func (c Config) withDefaults(k int) Config {
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	c.JobTimeout = cmp.Or(c.JobTimeout, DefaultJobTimeout)
+	c.K = cmp.Or(c.K, k)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	if c.RunID != "" {
+		c.Keep = true
+	}
+	return c
 }
 
 // RunResult is the outcome of one run over a scenario set.
@@ -92,22 +127,13 @@ type RunResult struct {
 // beliefs are embedded, consolidated and asked the scenario's questions. The schema is
 // dropped at the end unless cfg.Keep.
 func Run(ctx context.Context, scenarios []Scenario, cfg Config) (res *RunResult, err error) {
-	if cfg.Chat == nil || cfg.Embed == nil || cfg.EmbedModel == "" {
-		return nil, errors.New("eval: Chat, Embed and EmbedModel are required")
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	if len(scenarios) == 0 {
 		return nil, errors.New("eval: no scenarios")
 	}
-	cfg.Workers = cmp.Or(cfg.Workers, DefaultWorkers)
-	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, DefaultMaxAttempts)
-	cfg.JobTimeout = cmp.Or(cfg.JobTimeout, DefaultJobTimeout)
-	cfg.K = cmp.Or(cfg.K, DefaultK)
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Progress == nil {
-		cfg.Progress = io.Discard
-	}
+	cfg = cfg.withDefaults(DefaultK)
 	start := time.Now()
 
 	pool, schema, drop, err := createSchema(ctx, cfg.DatabaseURL, int32(min(cfg.Workers+8, 64)))
@@ -505,6 +531,29 @@ func (c *collector) episode(id int64) Episode {
 // must never be found in place of the eval's own. drop closes the pool and drops the
 // schema.
 func createSchema(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, string, func() error, error) {
+	return openSchema(ctx, url, maxConns, "")
+}
+
+// RunIDError says a run id names no kept schema, or is not a run id at all.
+type RunIDError struct {
+	RunID   string
+	Problem string
+}
+
+func (e *RunIDError) Error() string { return fmt.Sprintf("run %q: %s", e.RunID, e.Problem) }
+
+// runIDPattern is what a run id looks like: the 12 hex digits after SchemaPrefix.
+var runIDPattern = regexp.MustCompile(`^[0-9a-f]{12}$`)
+
+// RunID is the run id of a throwaway schema: what --run takes to go on with it.
+func RunID(schema string) string { return strings.TrimPrefix(schema, SchemaPrefix) }
+
+// openSchema is createSchema, or with runID the schema SchemaPrefix+runID kept by an
+// earlier run, which must exist: a run that goes on where another stopped.
+func openSchema(ctx context.Context, url string, maxConns int32, runID string) (*pgxpool.Pool, string, func() error, error) {
+	if runID != "" && !runIDPattern.MatchString(runID) {
+		return nil, "", nil, &RunIDError{RunID: runID, Problem: "not a run id: 12 hex digits, as printed by a run kept with --keep"}
+	}
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("DATABASE_URL: %w", err)
@@ -524,14 +573,25 @@ func createSchema(ctx context.Context, url string, maxConns int32) (*pgxpool.Poo
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("find the pgvector extension: %w", err)
 	}
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		return nil, "", nil, err
+	if runID == "" {
+		b := make([]byte, 6)
+		if _, err := rand.Read(b); err != nil {
+			return nil, "", nil, err
+		}
+		runID = hex.EncodeToString(b)
+		if _, err := admin.Exec(ctx, "CREATE SCHEMA "+SchemaPrefix+runID); err != nil {
+			return nil, "", nil, fmt.Errorf("create schema %s: %w", SchemaPrefix+runID, err)
+		}
+	} else {
+		var n int
+		if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", SchemaPrefix+runID).Scan(&n); err != nil {
+			return nil, "", nil, fmt.Errorf("find schema %s: %w", SchemaPrefix+runID, err)
+		}
+		if n == 0 {
+			return nil, "", nil, &RunIDError{RunID: runID, Problem: "no schema " + SchemaPrefix + runID + " in this database: was the run kept?"}
+		}
 	}
-	name := SchemaPrefix + hex.EncodeToString(b)
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
-		return nil, "", nil, fmt.Errorf("create schema %s: %w", name, err)
-	}
+	name := SchemaPrefix + runID
 	connCfg := pc.ConnConfig.Copy()
 	drop := func() error {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)

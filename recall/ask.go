@@ -39,6 +39,9 @@ type Answer struct {
 	ChatCalls        int `json:"llm_calls"`
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// Read is how long choosing the beliefs took (the question embedded, memory read
+	// and ranked), without the model's answer: the read latency benchmarks report.
+	Read time.Duration `json:"-"`
 }
 
 // Ask answers question from scope's memory in one chat call over the recalled beliefs
@@ -68,12 +71,13 @@ func (r *Reader) ask(ctx context.Context, q Query) (*Answer, error) {
 	if r.cfg.Chat == nil {
 		return nil, errors.New("recall: Ask needs Chat")
 	}
+	start := time.Now()
 	sel, err := r.selectFor(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	shown := slices.Concat(sel.holding, sel.earlier)
-	out := &Answer{Answer: NothingKnown, Citations: []int64{}, Beliefs: shown}
+	out := &Answer{Answer: NothingKnown, Citations: []int64{}, Beliefs: shown, Read: time.Since(start)}
 	if len(shown) == 0 {
 		out.Beliefs = []memory.Belief{}
 		return out, nil

@@ -182,9 +182,13 @@ func TestAsk(t *testing.T) {
 		i := strings.Index(req.Prompt, "] User lives in Miami")
 		return llmtest.Reply{Content: fmt.Sprintf(`{"reasoning": "r", "answer": "Miami", "citations": [%s]}`, req.Prompt[i-1:i])}
 	})
+	started := time.Now()
 	got, err := r.Ask(ctx, recall.Query{Scope: "u", Query: "Where does the user live?"})
+	elapsed := time.Since(started)
 	require.NoError(t, err)
 	require.Equal(t, "Miami", got.Answer)
+	require.Positive(t, got.Read, "the read is timed")
+	require.Less(t, got.Read, elapsed, "the read is part of the answer, without the model's call")
 	require.Equal(t, []int64{miami}, got.Citations, "citations are belief ids")
 	require.Len(t, got.Beliefs, 2)
 	require.Equal(t, 1, got.ChatCalls)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -203,6 +202,9 @@ func TestLocomoEndToEnd(t *testing.T) {
 	require.Equal(t, 25.7, r.Judge.PromptTokensPerQuestion)
 	require.NotNil(t, r.Answer.P95Seconds)
 	require.Greater(t, r.Answer.SecondsPerQuestion, 0.0)
+	// The cost beside the score: every call but the judge's nine, metered.
+	requireCostConsistent(t, srv, r.Cost, 5, 7, 9)
+	require.Equal(t, 2, r.Cost.Conversations)
 
 	require.Len(t, r.Samples, 2)
 	a := r.Samples[0]
@@ -277,6 +279,7 @@ func TestLocomoTableAndLimits(t *testing.T) {
 		"model qwen2.5:7b (openai), embeddings nomic-embed-text (openai), judge qwen2.5:7b, data " + locomoFixture + ", recall k=10",
 		"1 conversations, 3 sessions, 2 questions (1 of category 5 left out: no gold answer)",
 		"extraction: 1.00 chat calls per session (3 calls, 3 sessions)",
+		"cost (per session ingested, per question asked, memory per conversation in tokens):\nSESSIONS  CHAT/S  CHAT-TOK/S",
 	} {
 		require.Contains(t, out, want)
 	}
@@ -306,13 +309,9 @@ func TestLocomoTableAndLimits(t *testing.T) {
 }
 
 func TestLocomoUsage(t *testing.T) {
-	srv := llmtest.NewServer(t)
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`[{"sample_id": "conv-1", "conversation": {"session_1": [{"speaker": "Ana", "text": "hi"}], "session_1_date_time": "someday"}}]`), 0o600))
-	for name, tc := range map[string]struct {
-		args []string
-		want string
-	}{
+	requireUsage(t, "locomo", "usage: eval locomo --data PATH", map[string]usageCase{
 		"no data":       {nil, "--data is required"},
 		"missing file":  {[]string{"--data", filepath.Join(t.TempDir(), "none.json")}, "--data: open"},
 		"bad file":      {[]string{"--data", bad}, `bad.json: sample 1 (conv-1): conversation.session_1_date_time: "someday" is not a date`},
@@ -321,19 +320,5 @@ func TestLocomoUsage(t *testing.T) {
 		"k":             {[]string{"--data", locomoFixture, "--k", "0"}, "--k must be within 1..100"},
 		"extra":         {[]string{"--data", locomoFixture, "more"}, "unexpected arguments"},
 		"unknown flag":  {[]string{"--data", locomoFixture, "--scenarios", "x"}, "flag provided but not defined: -scenarios"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			err := run(context.Background(), append([]string{"locomo"}, tc.args...), locomoEnv(srv), &out, &errb)
-			require.Error(t, err)
-			var usage usageError
-			require.ErrorAs(t, err, &usage, "exit code 2")
-			require.Contains(t, err.Error(), tc.want)
-		})
-	}
-	var errb bytes.Buffer
-	err := run(context.Background(), []string{"locomo", "-h"}, locomoEnv(srv), &bytes.Buffer{}, &errb)
-	require.ErrorIs(t, err, flag.ErrHelp)
-	require.Contains(t, errb.String(), "usage: eval locomo --data PATH")
-	require.Zero(t, srv.ChatCount(), "nothing asked of the model")
+	})
 }

@@ -11,6 +11,12 @@
 // `eval locomo --data PATH [--conversations N] [--questions N] [--json]` runs the public
 // LoCoMo benchmark instead: accuracy of recall's ask per question category, as judged
 // by the configured model against the gold answers (see locomo.go).
+// `eval longmemeval --data FILE [--types T,...] [--limit N] [--json]` runs LongMemEval,
+// judged with its own prompts per question type (longmemeval.go), and `eval mab --data
+// FILE [--split single-hop|multi-hop] [--limit N] [--json]` MemoryAgentBench's
+// FactConsolidation, scored by substring exact match (mab.go). Every benchmark reports
+// its cost beside its score, takes --keep and --run ID to go on with a kept run, and
+// shows a progress bar on a terminal.
 //
 // The model is configured as for the worker (LLM_PROVIDER, OLLAMA_HOST or
 // OPENAI_BASE_URL, CHAT_MODEL, EMBED_MODEL, ...). Exit codes: 0 scored (whatever the
@@ -72,13 +78,22 @@ func (l *stringList) Set(v string) error {
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "locomo" {
-		return runLocomo(ctx, args[1:], getenv, stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "locomo":
+			return runLocomo(ctx, args[1:], getenv, stdout, stderr)
+		case "longmemeval":
+			return runLongMemEval(ctx, args[1:], getenv, stdout, stderr)
+		case "mab":
+			return runMAB(ctx, args[1:], getenv, stdout, stderr)
+		}
 	}
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: eval [flags]\n\nScores revision decisions of the configured LLM on a labeled scenario set, in a throwaway schema of DATABASE_URL.")
+		fmt.Fprintln(stderr, "usage: eval [flags]\n       eval locomo|longmemeval|mab --data FILE [flags]\n\n"+
+			"Scores revision decisions of the configured LLM on a labeled scenario set, in a throwaway schema of DATABASE_URL;\n"+
+			"locomo, longmemeval and mab run those public benchmarks instead (eval BENCHMARK -h).")
 		fs.PrintDefaults()
 	}
 	scenariosFile := fs.String("scenarios", "", "scenario file, JSON lines (default: the set shipped in the binary, "+eval.ShippedName+")")

@@ -1,0 +1,75 @@
+package eval
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// BenchModels are the models a benchmark ran with, and its file.
+type BenchModels struct {
+	Provider      string `json:"provider"`
+	ChatModel     string `json:"chat_model"`
+	EmbedProvider string `json:"embed_provider"`
+	EmbedModel    string `json:"embed_model"`
+	JudgeModel    string `json:"judge_model,omitempty"`
+	// Data is the benchmark's file read.
+	Data string `json:"data"`
+}
+
+// writeIndentedJSON prints v as indented JSON.
+func writeIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeModels prints the first line of a benchmark's table: models, data, recall.
+func (m BenchModels) writeModels(w io.Writer, run BenchRun) {
+	judge := ""
+	if m.JudgeModel != "" {
+		judge = ", judge " + m.JudgeModel
+	}
+	fmt.Fprintf(w, "model %s (%s), embeddings %s (%s)%s, data %s, recall k=%d, learning %s\n",
+		m.ChatModel, m.Provider, m.EmbedModel, m.EmbedProvider, judge, m.Data, run.K, onOff(run.Learning))
+}
+
+// describe is how long the run took and where its schema is.
+func (run BenchRun) describe() string {
+	s := fmt.Sprintf("%s, schema %s", time.Duration(run.Seconds*float64(time.Second)).Round(100*time.Millisecond), run.Schema)
+	if run.SchemaKept {
+		s += fmt.Sprintf(" (kept; go on with --run %s)", run.RunID)
+	} else {
+		s += " (dropped)"
+	}
+	if run.Resumed {
+		s += ", resumed: the ingest costs count this run's extractions only"
+	}
+	return s
+}
+
+// writeWrong prints one question answered wrongly, under "questions answered
+// wrongly:", with its notes (errors, the judge's reasons), those not empty.
+func writeWrong(w io.Writer, label, question, gold, answer string, notes ...string) {
+	fmt.Fprintf(w, "  %s: %s\n      gold: %s\n      answer: %s\n", label, question, gold, answer)
+	for _, n := range notes {
+		if n != "" {
+			fmt.Fprintf(w, "      %s\n", n)
+		}
+	}
+}
+
+// labeled is "label: text", or "" when text is.
+func labeled(label, text string) string {
+	if text == "" {
+		return ""
+	}
+	return label + ": " + text
+}
+
+// writeCost prints the cost table under a blank line and a title.
+func writeCost(w io.Writer, c BenchCost) error {
+	fmt.Fprintln(w, "\ncost (per session ingested, per question asked, memory per conversation in tokens):")
+	return c.WriteTable(w)
+}
