@@ -88,7 +88,7 @@ func (r *Retriever) scopes(scope string) []string {
 func (r *Retriever) Available(ctx context.Context, scope, model string) (bool, error) {
 	var ok bool
 	err := r.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM revision_event e
-			WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND `+notForgotten+`)
+			WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND action <> 'revert' AND `+notForgotten+`)
 		OR EXISTS (SELECT 1 FROM belief_conflict c WHERE scope = ANY($1) AND embed_model = $2 AND resolution = 'dismissed')`,
 		r.scopes(scope), model).Scan(&ok)
 	if err != nil {

@@ -25,7 +25,7 @@ const (
 	(SELECT array_agg(s.id ORDER BY s.occurred_at, s.id) FROM (
 		SELECT e.id, e.occurred_at FROM episode e WHERE e.id = b.episode_id
 		UNION SELECT e.id, e.occurred_at FROM revision_event r JOIN episode e ON e.id = r.episode_id
-			WHERE r.old_belief_id = b.id AND r.action = 'reinforce') s) AS episodes`
+			WHERE r.old_belief_id = b.id AND r.action = 'reinforce' AND r.reverted_by IS NULL) s) AS episodes`
 )
 
 func scanBelief(row pgx.CollectableRow) (Belief, error) {
@@ -240,7 +240,8 @@ func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, e
 
 // eventColumns are the columns of a revision event e, in scanEvent's order.
 const eventColumns = `e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_id, e.new_belief_id,
-	e.old_statement, e.new_statement, e.excerpt, e.rationale, e.episode_id, e.created_at`
+	e.old_statement, e.new_statement, e.excerpt, e.rationale, e.episode_id, e.created_at,
+	e.reverts, e.reverted_by, e.reverted_at`
 
 // eventNotForgotten keeps out the events of forgotten beliefs: they quote them.
 const eventNotForgotten = `NOT EXISTS (SELECT 1 FROM belief f
@@ -248,10 +249,16 @@ const eventNotForgotten = `NOT EXISTS (SELECT 1 FROM belief f
 
 func scanEvent(row pgx.CollectableRow) (Event, error) {
 	var e Event
-	err := row.Scan(&e.ID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.OldBeliefID, &e.NewBeliefID,
-		&e.OldStatement, &e.NewStatement, &e.Excerpt, &e.Rationale, &e.EpisodeID, &e.CreatedAt)
-	e.CreatedAt = e.CreatedAt.UTC()
+	err := row.Scan(e.fields()...)
+	e.CreatedAt, e.RevertedAt = e.CreatedAt.UTC(), utcPtr(e.RevertedAt)
 	return e, err
+}
+
+// fields are the scan destinations of eventColumns.
+func (e *Event) fields() []any {
+	return []any{&e.ID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.OldBeliefID, &e.NewBeliefID,
+		&e.OldStatement, &e.NewStatement, &e.Excerpt, &e.Rationale, &e.EpisodeID, &e.CreatedAt,
+		&e.Reverts, &e.RevertedBy, &e.RevertedAt}
 }
 
 // conflictColumns are the columns of a review item c, its statement taken from the
