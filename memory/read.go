@@ -238,6 +238,23 @@ func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, e
 	return evs, nil
 }
 
+// Event is revision event id, or ErrNotFound; an event of a forgotten belief is not
+// found either, as Events leaves it out: it quotes the belief.
+func (s *Store) Event(ctx context.Context, id int64) (*Event, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+eventColumns+` FROM revision_event e WHERE e.id = $1 AND `+eventNotForgotten, id)
+	if err != nil {
+		return nil, fmt.Errorf("event %d: %w", id, err)
+	}
+	ev, err := pgx.CollectExactlyOneRow(rows, scanEvent)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("event %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("event %d: %w", id, err)
+	}
+	return &ev, nil
+}
+
 // eventColumns are the columns of a revision event e, in scanEvent's order.
 const eventColumns = `e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_id, e.new_belief_id,
 	e.old_statement, e.new_statement, e.excerpt, e.rationale, e.episode_id, e.created_at,
