@@ -227,6 +227,11 @@ func TestRevertFlagsDependentsAndRestoresTheirFlags(t *testing.T) {
 	require.Equal(t, RevisionOperator, items[0].Origin)
 	require.Contains(t, items[0].Detail, "restored by an operator's revert of event")
 	require.Equal(t, []int64{d.basis}, got.Restored)
+	flagged, err := d.store.Flagged(ctx, "u", 10)
+	require.NoError(t, err)
+	require.Len(t, flagged, 1)
+	require.Equal(t, []ChangedBasis{{ID: &d.basis, Statement: nyc, Status: "active"}}, flagged[0].Bases,
+		"consolidation is asked about a basis that holds again, by its words")
 
 	// A belief flagged when the revision retired it is flagged again when it comes back.
 	store := d.store
