@@ -2,7 +2,6 @@ package learning_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,17 +17,10 @@ func TestRevertTeachesItsScope(t *testing.T) {
 	ctx := context.Background()
 	b := setup(t)
 	for _, scope := range []string{"tenant:a", "tenant:b"} {
-		id := b.believe(t, scope, darkRoast)
-		res, err := b.p.Store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionExtraction, Candidates: []int64{id},
-			EmbedModel: b.p.Provider.EmbedModel(),
-			Facts: []memory.Fact{{Statement: decaf, Attribute: "coffee", Kind: memory.KindPreference, Confidence: 0.9,
-				Origin: memory.OriginUserStated, Quote: "I'll have a decaf", Embedding: b.embed(decaf),
-				EventEmbedding: b.embed(memory.EventText(darkRoast, "I'll have a decaf", decaf)),
-				Resolves:       &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal}}}})
-		require.NoError(t, err)
-		require.Equal(t, memory.OutcomeSuperseded, res.Facts[0].Kind)
+		sup := b.supersede(t, scope, memory.RevisionExtraction, memory.ReasonTemporal, b.believe(t, scope, darkRoast),
+			darkRoast, decaf, "I'll have a decaf")
 		if scope == "tenant:a" {
-			_, err = b.p.Store.Revert(ctx, memory.RevertParams{EventID: res.Facts[0].EventID, Note: "the decaf was for a guest"})
+			_, err := b.p.Store.Revert(ctx, memory.RevertParams{EventID: sup.EventID, Note: "the decaf was for a guest"})
 			require.NoError(t, err)
 		}
 	}
@@ -38,14 +30,7 @@ func TestRevertTeachesItsScope(t *testing.T) {
 		pipelinetest.T("tenant:b", "b1", "2026-04-01T09:00:00Z", say))
 	b.p.Drain(t)
 
-	prompts := map[string]string{}
-	for _, c := range b.p.LLM.Chats() {
-		if strings.Contains(c.Prompt, "Scope: tenant:b") {
-			prompts["tenant:b"] = c.Prompt
-		} else {
-			prompts["tenant:a"] = c.Prompt
-		}
-	}
+	prompts := b.promptsOf("tenant:a", "tenant:b")
 	require.Contains(t, prompts["tenant:a"], "Believed: "+darkRoast+"\n  Said: I'll have a decaf\n"+
 		`  Wrong: an operator reverted it: "`+decaf+`" did not supersede "`+darkRoast+`", because the decaf was for a guest`)
 	require.Contains(t, prompts["tenant:b"], "Changed to: "+decaf, "a revision that stands is an ordinary example")

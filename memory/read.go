@@ -241,18 +241,24 @@ func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, e
 // Event is revision event id, or ErrNotFound; an event of a forgotten belief is not
 // found either, as Events leaves it out: it quotes the belief.
 func (s *Store) Event(ctx context.Context, id int64) (*Event, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+eventColumns+` FROM revision_event e WHERE e.id = $1 AND `+eventNotForgotten, id)
+	return one(ctx, s.db, "event", id, `SELECT `+eventColumns+` FROM revision_event e WHERE e.id = $1 AND `+eventNotForgotten, scanEvent)
+}
+
+// one is the row that sql, with id in $1, reads, scanned by scan; ErrNotFound, naming
+// what and id, when there is none.
+func one[T any](ctx context.Context, db DB, what string, id int64, sql string, scan pgx.RowToFunc[T]) (*T, error) {
+	rows, err := db.Query(ctx, sql, id)
 	if err != nil {
-		return nil, fmt.Errorf("event %d: %w", id, err)
+		return nil, fmt.Errorf("%s %d: %w", what, id, err)
 	}
-	ev, err := pgx.CollectExactlyOneRow(rows, scanEvent)
+	v, err := pgx.CollectExactlyOneRow(rows, scan)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("event %d: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("%s %d: %w", what, id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("event %d: %w", id, err)
+		return nil, fmt.Errorf("%s %d: %w", what, id, err)
 	}
-	return &ev, nil
+	return &v, nil
 }
 
 // eventColumns are the columns of a revision event e, in scanEvent's order.
@@ -312,18 +318,7 @@ func (s *Store) Conflicts(ctx context.Context, scope string, all bool) ([]Confli
 
 // Conflict is review item id, open or closed, or ErrNotFound.
 func (s *Store) Conflict(ctx context.Context, id int64) (*Conflict, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+conflictColumns+` FROM belief_conflict c WHERE c.id = $1`, id)
-	if err != nil {
-		return nil, fmt.Errorf("review item %d: %w", id, err)
-	}
-	c, err := pgx.CollectExactlyOneRow(rows, scanConflict)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("review item %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("review item %d: %w", id, err)
-	}
-	return &c, nil
+	return one(ctx, s.db, "review item", id, `SELECT `+conflictColumns+` FROM belief_conflict c WHERE c.id = $1`, scanConflict)
 }
 
 // ActiveWithAttributes is, for a writer, up to limit active beliefs of scope filling
