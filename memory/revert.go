@@ -281,7 +281,7 @@ func (r *reverter) wrote(ctx context.Context, ev *Event, prior *eventPrior, nw *
 		return prior.Wrote, nil
 	}
 	var recorded time.Time
-	if err := r.tx.QueryRow(ctx, "SELECT recorded_at FROM belief WHERE id = $1", nw.ID).Scan(&recorded); err != nil {
+	if err := r.tx.QueryRow(ctx, "SELECT recorded_at FROM belief WHERE id = $1 AND scope = $2", nw.ID, r.b.Scope).Scan(&recorded); err != nil {
 		return false, fmt.Errorf("read belief %d: %w", nw.ID, err)
 	}
 	return recorded.Equal(ev.CreatedAt), nil
@@ -324,10 +324,12 @@ func (r *reverter) record(ctx context.Context, ev *Event, old, nw *target, out *
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.tx.Exec(ctx, "UPDATE revision_event SET reverted_by = $2, reverted_at = $3 WHERE id = $1", ev.ID, id, r.now); err != nil {
+	if _, err := r.tx.Exec(ctx, "UPDATE revision_event SET reverted_by = $2, reverted_at = $3 WHERE id = $1 AND scope = $4",
+		ev.ID, id, r.now, r.b.Scope); err != nil {
 		return nil, fmt.Errorf("mark event %d reverted: %w", ev.ID, err)
 	}
-	rows, err := r.tx.Query(ctx, "SELECT "+eventColumns+" FROM revision_event e WHERE e.id = ANY($1) ORDER BY e.id", []int64{ev.ID, id})
+	rows, err := r.tx.Query(ctx, "SELECT "+eventColumns+" FROM revision_event e WHERE e.id = ANY($1) AND e.scope = $2 ORDER BY e.id",
+		[]int64{ev.ID, id}, r.b.Scope)
 	if err != nil {
 		return nil, fmt.Errorf("read events %d and %d: %w", ev.ID, id, err)
 	}

@@ -344,3 +344,23 @@ func TestRevertErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid, "a note over the limit changes nothing")
 	require.Empty(t, b.current(t))
 }
+
+// An event written before the engine kept what it changed is judged by time: the belief
+// a revision stored was recorded with it, one it chose was recorded before.
+func TestRevertEventsWithoutPrior(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupRevert(t)
+	nycID := b.apply(t, extraction(b.scope, "2026-01-10", nil, fact(nyc, "location", ""))).BeliefID
+	sup := b.apply(t, extraction(b.scope, "2026-03-01", []int64{nycID}, resolves(fact(miami, "location", ""), 0, ActionSupersede, ReasonTemporal)))
+	tea := b.apply(t, extraction(b.scope, "2026-01-01", nil, fact("User likes tea", "drink", ""))).BeliefID
+	twin := b.apply(t, extraction(b.scope, "2026-01-02", nil, fact("User enjoys drinking tea", "drink", ""))).BeliefID
+	dup := b.apply(t, &Batch{Scope: b.scope, Origin: RevisionConsolidation, Candidates: []int64{tea, twin},
+		Resolutions: []Resolution{{Index: 0, ReplacedBy: ptr(1), Action: ActionSupersede, Reason: ReasonDuplicate}}})
+	_, err := b.schema.Pool.Exec(ctx, "UPDATE revision_event SET prior = NULL")
+	require.NoError(t, err)
+
+	require.Equal(t, []int64{sup.BeliefID}, b.revert(t, sup.EventID, "").Retracted, "stored by the revision")
+	require.Empty(t, b.revert(t, dup.EventID, "").Retracted, "chosen by it")
+	require.Equal(t, StatusActive, b.belief(t, twin).Status)
+}
