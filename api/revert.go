@@ -73,6 +73,8 @@ func (s *Server) revert(ctx context.Context, p *Principal, id int64, in RevertRe
 		return nil, newError(http.StatusConflict, CodeRefused, refused.Error())
 	case errors.Is(err, memory.ErrNotFound):
 		return nil, notFound("event", id)
+	case errors.Is(err, memory.ErrInvalid):
+		return nil, invalid(err.Error())
 	case err != nil:
 		return nil, s.internal(ctx, err)
 	}

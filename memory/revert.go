@@ -33,7 +33,7 @@ type RevertParams struct {
 	// "because" of the negative example later extractions are shown. Optional.
 	Note string
 	// By names who reverts (an API key's name, a login), kept in the revert's
-	// rationale. Optional.
+	// rationale, clipped to MaxLabelLen characters. Optional.
 	By string
 }
 
@@ -77,6 +77,11 @@ func (s *Store) Revert(ctx context.Context, p RevertParams) (*Reverted, error) {
 	}
 	if err := checkText("note", p.Note, MaxNoteLen); err != nil {
 		return nil, err
+	}
+	// Who reverts is a label the front end makes (a key's name and a prefix): clipped,
+	// never a reason to refuse the operator.
+	if by := []rune(p.By); len(by) > MaxLabelLen {
+		p.By = string(by[:MaxLabelLen])
 	}
 	if err := checkText("by", p.By, MaxLabelLen); err != nil {
 		return nil, err

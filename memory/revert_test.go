@@ -343,6 +343,10 @@ func TestRevertErrors(t *testing.T) {
 	_, err = b.store.Revert(ctx, RevertParams{EventID: ret.EventID, Note: strings.Repeat("x", MaxNoteLen+1)})
 	require.ErrorIs(t, err, ErrInvalid, "a note over the limit changes nothing")
 	require.Empty(t, b.current(t))
+	got, err := b.store.Revert(ctx, RevertParams{EventID: ret.EventID, By: strings.Repeat("k", 2*MaxLabelLen)})
+	require.NoError(t, err, "a long name is clipped, never a refusal")
+	require.Contains(t, *got.Revert.Rationale, " as "+strings.Repeat("k", MaxLabelLen))
+	require.NotContains(t, *got.Revert.Rationale, strings.Repeat("k", MaxLabelLen+1))
 }
 
 // An event written before the engine kept what it changed is judged by time: the belief
