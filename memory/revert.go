@@ -87,6 +87,9 @@ func (s *Store) Revert(ctx context.Context, p RevertParams) (*Reverted, error) {
 		return nil, err
 	}
 	scope, err := s.ScopeOf(ctx, OfEvent, p.EventID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("event %d: %w", p.EventID, ErrNotFound)
+	}
 	if err != nil {
 		return nil, err
 	}

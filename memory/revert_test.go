@@ -368,3 +368,29 @@ func TestRevertEventsWithoutPrior(t *testing.T) {
 	require.Empty(t, b.revert(t, dup.EventID, "").Retracted, "chosen by it")
 	require.Equal(t, StatusActive, b.belief(t, twin).Status)
 }
+
+// A revert takes the scope's lock before it reads: a revision committed while it waits
+// is one it sees, and builds on the reverted one, so the revert is refused.
+func TestRevertSerializesWithApply(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupRevert(t)
+	nycID := b.apply(t, extraction(b.scope, "2026-01-10", nil, fact(nyc, "location", ""))).BeliefID
+	sup := b.apply(t, extraction(b.scope, "2026-03-01", []int64{nycID}, resolves(fact(miami, "location", ""), 0, ActionSupersede, ReasonTemporal)))
+
+	tx, err := b.schema.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(ctx)
+	_, err = b.store.ApplyTx(ctx, tx, extraction(b.scope, "2026-04-01", []int64{sup.BeliefID}, restating(0, "still in Miami")))
+	require.NoError(t, err)
+
+	done := make(chan error)
+	go func() {
+		_, err := b.store.Revert(ctx, RevertParams{EventID: sup.EventID})
+		done <- err
+	}()
+	waitForAdvisoryLockWaiter(t, b.testBundle)
+	require.NoError(t, tx.Commit(ctx))
+	require.ErrorIs(t, <-done, ErrRevertRefused, "the reinforcement committed meanwhile built on it")
+	require.Equal(t, []string{miami}, b.current(t))
+}
