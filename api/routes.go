@@ -25,7 +25,7 @@ a question about the past ("where did they live before?") is answered from histo
 
 Every request but this document's carries a bearer API key, credo_<prefix>_<secret>, made with
 ` + "`beliefs keys create`" + ` and bound to scope prefixes and rights: write (transcripts), read (the GETs),
-operate (assert, correct, soft forget) and purge. A request outside the key's scopes is refused
+operate (assert, correct, revert, review decisions, soft forget) and purge. A request outside the key's scopes is refused
 with 403, or with the same 404 as an unknown id when it names a belief or episode by id, so that
 nothing tells whether another tenant's data exists.
 
@@ -142,6 +142,7 @@ func (s *Server) register() {
 	s.registerTranscripts()
 	s.registerBeliefs()
 	s.registerReview()
+	s.registerRevert()
 	s.registerRead()
 
 	// Huma documents 422 for invalid parameters and bodies; this API answers them 400.

@@ -260,9 +260,7 @@ func (s *Server) events(ctx context.Context, p *Principal, scope string, limit i
 	}
 	out := &Events{Events: make([]Event, len(evs))}
 	for i, e := range evs {
-		out.Events[i] = Event{ID: e.ID, Scope: e.Scope, Action: string(e.Action), Reason: string(e.Reason), Origin: string(e.Origin),
-			OldBeliefID: e.OldBeliefID, NewBeliefID: e.NewBeliefID, OldStatement: e.OldStatement, NewStatement: e.NewStatement,
-			Excerpt: e.Excerpt, Rationale: e.Rationale, EpisodeID: e.EpisodeID, CreatedAt: e.CreatedAt}
+		out.Events[i] = eventOf(e)
 	}
 	return out, nil
 }

@@ -70,19 +70,98 @@ type History struct {
 
 // Event is one applied revision.
 type Event struct {
-	ID           int64     `json:"id"`
-	Scope        string    `json:"scope"`
-	Action       string    `json:"action" enum:"supersede,retract,reinforce"`
-	Reason       string    `json:"reason" enum:"correction,temporal,duplicate,restated"`
-	Origin       string    `json:"origin" enum:"extraction,consolidation,operator"`
-	OldBeliefID  int64     `json:"old_belief_id"`
-	NewBeliefID  *int64    `json:"new_belief_id"`
-	OldStatement string    `json:"old_statement"`
-	NewStatement *string   `json:"new_statement"`
-	Excerpt      *string   `json:"excerpt"`
-	Rationale    *string   `json:"rationale"`
-	EpisodeID    *int64    `json:"episode_id"`
-	CreatedAt    time.Time `json:"created_at"`
+	ID           int64      `json:"id"`
+	Scope        string     `json:"scope"`
+	Action       string     `json:"action" enum:"supersede,retract,reinforce,revert" doc:"revert: an operator undid the event named by reverts."`
+	Reason       string     `json:"reason" enum:"correction,temporal,duplicate,restated"`
+	Origin       string     `json:"origin" enum:"extraction,consolidation,operator"`
+	OldBeliefID  int64      `json:"old_belief_id"`
+	NewBeliefID  *int64     `json:"new_belief_id"`
+	OldStatement string     `json:"old_statement"`
+	NewStatement *string    `json:"new_statement"`
+	Excerpt      *string    `json:"excerpt" doc:"The words that caused it; for a revert, the operator's note."`
+	Rationale    *string    `json:"rationale"`
+	EpisodeID    *int64     `json:"episode_id"`
+	CreatedAt    time.Time  `json:"created_at"`
+	Reverts      *int64     `json:"reverts" doc:"For a revert, the event it undid; null otherwise."`
+	RevertedBy   *int64     `json:"reverted_by" doc:"The revert that undid this event; null until one does."`
+	RevertedAt   *time.Time `json:"reverted_at" doc:"When it was reverted; null until then."`
+}
+
+func eventOf(e memory.Event) Event {
+	return Event{ID: e.ID, Scope: e.Scope, Action: string(e.Action), Reason: string(e.Reason), Origin: string(e.Origin),
+		OldBeliefID: e.OldBeliefID, NewBeliefID: e.NewBeliefID, OldStatement: e.OldStatement, NewStatement: e.NewStatement,
+		Excerpt: e.Excerpt, Rationale: e.Rationale, EpisodeID: e.EpisodeID, CreatedAt: e.CreatedAt,
+		Reverts: e.Reverts, RevertedBy: e.RevertedBy, RevertedAt: e.RevertedAt}
+}
+
+// Reverted answers POST /v1/events/{id}/revert.
+type Reverted struct {
+	Revert       Event   `json:"revert" doc:"The revert's own event: action revert, origin operator, reverts naming the event undone."`
+	Event        Event   `json:"event" doc:"The event undone, with reverted_by and reverted_at."`
+	Restored     []int64 `json:"restored" nullable:"false" doc:"Beliefs current again."`
+	Retracted    []int64 `json:"retracted" nullable:"false" doc:"Beliefs the undone revision wrote, retracted as never true."`
+	Unreinforced *int64  `json:"unreinforced" doc:"The belief whose restatement was taken back (count, last seen, episodes), if any."`
+}
+
+// Audit answers GET /v1/audit: how precise a scope's revisions were.
+type Audit struct {
+	Scope       *string          `json:"scope" doc:"The scope audited, or null for a prefix."`
+	ScopePrefix *string          `json:"scope_prefix" doc:"The prefix whose scopes were audited, or null for one scope."`
+	Since       *time.Time       `json:"since" doc:"Only what was made at or after it; null: everything."`
+	Revisions   []AuditRevisions `json:"revisions" nullable:"false" doc:"Applied revisions by origin, action and reason (reverts apart)."`
+	Origins     []AuditOrigin    `json:"origins" nullable:"false" doc:"The same per writer, with its precision."`
+	Reverts     int              `json:"reverts" doc:"Reverts operators made."`
+	Refusals    []AuditRefusals  `json:"refusals" nullable:"false" doc:"Refused revisions by origin and cause, and how they were decided."`
+}
+
+// AuditRevisions counts the applied revisions of one origin, action and reason.
+type AuditRevisions struct {
+	Origin    string `json:"origin" enum:"extraction,consolidation,operator"`
+	Action    string `json:"action" enum:"supersede,retract,reinforce"`
+	Reason    string `json:"reason" enum:"correction,temporal,duplicate,restated"`
+	Applied   int    `json:"applied" doc:"Revisions made, reverted or not."`
+	Reverted  int    `json:"reverted" doc:"Undone by an operator's revert."`
+	Corrected int    `json:"corrected" doc:"Standing, but what they wrote an operator superseded or retracted since."`
+}
+
+// AuditOrigin is one writer's revisions and their precision.
+type AuditOrigin struct {
+	Origin    string   `json:"origin" enum:"extraction,consolidation,operator"`
+	Applied   int      `json:"applied"`
+	Reverted  int      `json:"reverted"`
+	Corrected int      `json:"corrected"`
+	Precision *float64 `json:"precision" minimum:"0" maximum:"1" doc:"1 - reverted / applied; null when nothing was applied."`
+}
+
+// AuditRefusals counts one origin's revisions refused for one cause, and their decisions.
+type AuditRefusals struct {
+	Origin    string `json:"origin" enum:"extraction,consolidation,operator"`
+	Cause     string `json:"cause" enum:"entrenchment,stale_target,time_order,invalid_index,event"`
+	Refused   int    `json:"refused"`
+	Open      int    `json:"open" doc:"Awaiting a decision."`
+	Applied   int    `json:"applied" doc:"Carried out by an operator."`
+	Dismissed int    `json:"dismissed" doc:"Dismissed by an operator."`
+	Closed    int    `json:"closed" doc:"Closed otherwise: the belief left memory."`
+}
+
+func auditOf(a *memory.Audit) *Audit {
+	out := &Audit{Scope: a.Scope, ScopePrefix: a.ScopePrefix, Since: a.Since, Reverts: a.Reverts,
+		Revisions: make([]AuditRevisions, len(a.Revisions)), Origins: make([]AuditOrigin, len(a.Origins)),
+		Refusals: make([]AuditRefusals, len(a.Refusals))}
+	for i, r := range a.Revisions {
+		out.Revisions[i] = AuditRevisions{Origin: string(r.Origin), Action: string(r.Action), Reason: string(r.Reason),
+			Applied: r.Applied, Reverted: r.Reverted, Corrected: r.Corrected}
+	}
+	for i, o := range a.Origins {
+		out.Origins[i] = AuditOrigin{Origin: string(o.Origin), Applied: o.Applied, Reverted: o.Reverted, Corrected: o.Corrected,
+			Precision: o.Precision}
+	}
+	for i, f := range a.Refusals {
+		out.Refusals[i] = AuditRefusals{Origin: string(f.Origin), Cause: string(f.Cause), Refused: f.Refused, Open: f.Open,
+			Applied: f.Applied, Dismissed: f.Dismissed, Closed: f.Closed}
+	}
+	return out
 }
 
 // Events answers GET /v1/events.

@@ -84,6 +84,7 @@ func (r *Report) WriteTable(w io.Writer, verbose bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writePrecision(w, r.Runs)
 	if !verbose {
 		return nil
 	}

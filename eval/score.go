@@ -96,6 +96,9 @@ type ScenarioResult struct {
 	// Errors are the steps that failed after extraction (consolidation, recall); the
 	// checks score what memory holds regardless.
 	Errors []string `json:"errors,omitempty"`
+	// Revisions are the scope's revisions per origin, with the ones an operator would
+	// revert and their precision, as `beliefs audit` reads a scope (see precision.go).
+	Revisions []memory.AuditOrigin `json:"revisions"`
 }
 
 // Score checks what o holds against what s expects.
@@ -106,6 +109,7 @@ func Score(s Scenario, o Observation) ScenarioResult {
 	}
 	sc := newScorer(o)
 	e := s.Expect
+	res.Revisions = revisionAudit(e, sc, o.Events)
 	for _, m := range e.Current {
 		res.Checks = append(res.Checks, sc.decide(CheckCurrent, m, Keep))
 	}
@@ -378,6 +382,8 @@ type Metrics struct {
 	Latency      Latency `json:"latency"`
 	// Errors counts consolidation passes and recalls that failed.
 	Errors int `json:"errors"`
+	// Revisions is the revision precision per origin, as `beliefs audit` reads it.
+	Revisions []memory.AuditOrigin `json:"revisions"`
 }
 
 // CategoryMetrics are the metrics of one category.
@@ -474,6 +480,7 @@ func metricsOf(results []ScenarioResult) Metrics {
 		c.ExamplesPerEpisode = round(float64(c.Examples)/n, 2)
 	}
 	m.Latency = Latency{P50: percentile(durations, 0.50), P95: percentile(durations, 0.95)}
+	m.Revisions = revisionsOf(results)
 	return m
 }
 

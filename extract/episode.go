@@ -89,7 +89,8 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, rep *Report) error 
 	}
 	pe := make([]prompts.Example, len(examples))
 	for i, e := range examples {
-		pe[i] = prompts.Example{Old: e.Old, Excerpt: e.Excerpt, New: e.New, Action: e.Action, Reason: e.Reason, Kept: e.Kept}
+		pe[i] = prompts.Example{Old: e.Old, Excerpt: e.Excerpt, New: e.New, Action: e.Action, Reason: e.Reason, Kept: e.Kept,
+			Reverted: e.Reverted, Note: e.Note}
 	}
 	system, user, err := w.prompts.Extraction(prompts.Extraction{
 		Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Examples: pe, Messages: ep.Messages,

@@ -202,3 +202,41 @@ func TestBrowser(t *testing.T) {
 		b.check(!wide, "%s fits 390 pixels", path)
 	}
 }
+
+// TestBrowserRevert: an operator reverts a wrong supersede from the belief's page,
+// through the confirmation, and sees the old belief current again and the scope's
+// precision fall.
+func TestBrowserRevert(t *testing.T) {
+	t.Parallel()
+	b := newTab(t)
+	st := newStory(t)
+	base := st.http.URL
+	evs, err := st.store.Events(context.Background(), st.scope, 0)
+	require.NoError(t, err)
+	require.Len(t, evs, 1, "the story's one revision: Miami superseded New York City")
+	event := evs[0].ID
+
+	b.do("open the inspector", chromedp.Navigate(base+"/ui/login"), chromedp.WaitVisible(chromedp.ID("key")))
+	b.do("type the key", chromedp.SendKeys(chromedp.ID("key"), st.token))
+	b.click(`form[action="/ui/login"] button[type="submit"]`)
+	b.do("open Miami", chromedp.Navigate(fmt.Sprintf("%s/ui/beliefs/%d", base, st.miami)), chromedp.WaitVisible(chromedp.ID("events-h")))
+
+	b.click(fmt.Sprintf(`a[href="/ui/events/%d/revert"]`, event))
+	confirm := b.text("section.confirm")
+	b.check(strings.Contains(confirm, "Revert this revision?") && strings.Contains(confirm, nyc) && strings.Contains(confirm, miami),
+		"the confirmation names both beliefs: %q", confirm)
+	b.do("say why", chromedp.SendKeys(chromedp.ID("note"), "she was only visiting Miami"))
+	b.click(`section.confirm button[type="submit"]`)
+	b.check(b.location() == fmt.Sprintf("%s/ui/beliefs/%d?done=reverted&n=%d", base, st.nyc, event), "on New York's page")
+	main := b.text("main")
+	b.check(strings.Contains(main, "was reverted"), "the flash says so: %q", main)
+	b.check(strings.Contains(b.text(".pagehead"), "active"), "New York City is current again")
+	events := b.text("section[aria-labelledby=events-h]")
+	b.check(strings.Contains(events, "reverted by") && strings.Contains(events, "she was only visiting Miami"), "the events show the revert: %q", events)
+
+	b.do("open the scope", chromedp.Navigate(base+"/ui/scopes/tenant:a%2Fuser:ana"), chromedp.WaitVisible(chromedp.ID("audit-h")))
+	current := b.text("table.beliefs")
+	b.check(strings.Contains(current, nyc) && !strings.Contains(current, miami), "current beliefs: %q", current)
+	precision := b.text("table.precision")
+	b.check(strings.Contains(precision, "extraction") && strings.Contains(precision, "0.0%"), "precision: %q", precision)
+}

@@ -33,7 +33,19 @@ func funcs() template.FuncMap {
 			}
 			return *n
 		},
-		"pct":    func(f float64) string { return fmt.Sprintf("%.2f", f) },
+		"derefTime": func(t *time.Time) time.Time {
+			if t == nil {
+				return time.Time{}
+			}
+			return *t
+		},
+		"pct": func(f float64) string { return fmt.Sprintf("%.2f", f) },
+		"percent": func(f *float64) string {
+			if f == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%.1f%%", *f*100)
+		},
 		"plural": plural,
 	}
 }
@@ -134,6 +146,8 @@ func flash(r *http.Request) string {
 		return "Review item " + n + " was applied."
 	case "dismissed":
 		return "Review item " + n + " was dismissed: memory stays as it was."
+	case "reverted":
+		return "Event " + n + " was reverted: memory is back as it was before it, and later extractions learn from it."
 	case "retried":
 		return "Episode " + n + " is pending again: its scope's extraction job takes it in its turn."
 	}

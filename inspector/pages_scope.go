@@ -54,6 +54,8 @@ type scopeView struct {
 	Mode    string
 	Beliefs []memory.Belief
 	Total   int // before the search
+	// Audit is how precise the scope's revisions were.
+	Audit *memory.Audit
 }
 
 // scopePage shows the scope's beliefs: current ones, with history the superseded and
@@ -88,6 +90,9 @@ func (s *Server) scopePage(w http.ResponseWriter, r *http.Request, p *api.Princi
 	v.Total = len(v.Beliefs)
 	v.Beliefs = search(v.Beliefs, v.Query)
 	if v.Head, err = s.scopeHead(ctx, p, scope, "beliefs"); err != nil {
+		return err
+	}
+	if v.Audit, err = s.store.Audit(ctx, memory.AuditQuery{Scope: scope}); err != nil {
 		return err
 	}
 	return s.render(w, r, p, "scope", scope, scopeCrumbs(scope), v)

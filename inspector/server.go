@@ -1,7 +1,7 @@
 // Package inspector is credo's web UI: server-rendered pages under /ui/ where an
 // operator sees memory change over time (scopes, beliefs and their supersession
-// chains, the review queue, episodes) and acts on it (review decisions, retries,
-// forget and purge, each behind a confirmation).
+// chains, the review queue, episodes, how precise revisions were) and acts on it
+// (review decisions, retries, reverts, forget and purge, each behind a confirmation).
 //
 // It is served on the API's listener with the API's keys and rules: a browser logs in
 // with a key, kept in an HttpOnly, SameSite=Strict cookie; a bearer header works too;
@@ -111,6 +111,8 @@ func (s *Server) routes() {
 	m.Handle("GET /ui/beliefs/{id}/forget", s.get(api.RightRead, s.confirmBelief))
 	m.Handle("POST /ui/beliefs/{id}/forget", s.post("", s.forgetBelief))
 	m.Handle("POST /ui/review/{id}", s.post(api.RightOperate, s.resolve))
+	m.Handle("GET /ui/events/{id}/revert", s.get(api.RightRead, s.confirmRevert))
+	m.Handle("POST /ui/events/{id}/revert", s.post(api.RightOperate, s.revert))
 	m.Handle("GET /ui/episodes/{id}", s.get(api.RightRead, s.episodePage))
 	m.Handle("POST /ui/episodes/{id}/retry", s.post(api.RightOperate, s.retry))
 	m.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {

@@ -35,17 +35,22 @@ type Example struct {
 	// Kept marks an operator's dismissal of a refused revision: Old was kept and the
 	// change to New was not made. It teaches what not to revise.
 	Kept bool
+	// Reverted marks a revision an operator undid, with the operator's Note: New did
+	// not revise Old. It teaches what not to revise, as Kept does.
+	Reverted bool
+	Note     string
 }
 
-// priority ranks what teaches most: an operator's correction, then any correction
-// (the old belief was wrong), then ordinary updates. It is subtracted from the distance.
+// priority ranks what teaches most: an operator's correction or revert, then any
+// correction (the old belief was wrong), then ordinary updates. It is subtracted from
+// the distance.
 func (e Example) priority() float64 {
 	p := 0.0
-	if e.Origin == "operator" {
-		p += 0.15
+	if e.Origin == "operator" || e.Reverted {
+		p += 0.15 // an operator's revert is an operator's decision
 	}
-	if e.Reason == "correction" {
-		p += 0.1
+	if e.Reason == "correction" || e.Reverted {
+		p += 0.1 // and it says the revision was wrong
 	}
 	return p
 }
@@ -88,7 +93,7 @@ func (r *Retriever) scopes(scope string) []string {
 func (r *Retriever) Available(ctx context.Context, scope, model string) (bool, error) {
 	var ok bool
 	err := r.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM revision_event e
-			WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND `+notForgotten+`)
+			WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND action <> 'revert' AND `+notForgotten+`)
 		OR EXISTS (SELECT 1 FROM belief_conflict c WHERE scope = ANY($1) AND embed_model = $2 AND resolution = 'dismissed')`,
 		r.scopes(scope), model).Scan(&ok)
 	if err != nil {
@@ -115,7 +120,7 @@ func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []floa
 		for _, ev := range evs {
 			found = append(found, Example{EventID: ev.ID, Scope: ev.Scope, Action: string(ev.Action), Reason: string(ev.Reason),
 				Origin: string(ev.Origin), Old: ev.OldStatement, New: deref(ev.NewStatement), Excerpt: deref(ev.Excerpt),
-				Distance: *ev.Distance})
+				Distance: *ev.Distance, Reverted: ev.Reverted(), Note: deref(ev.RevertNote)})
 		}
 	}
 	// Dismissals are few (operators make them one by one): an exact scan, as no index
@@ -139,7 +144,7 @@ func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []floa
 	seen := map[string]bool{}
 	out := make([]Example, 0, r.max)
 	for _, e := range found {
-		key := strings.ToLower(fmt.Sprint(e.Kept, "\x00", e.Old, "\x00", e.New))
+		key := strings.ToLower(fmt.Sprint(e.Kept, e.Reverted, "\x00", e.Old, "\x00", e.New))
 		if seen[key] {
 			continue
 		}

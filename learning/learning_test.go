@@ -52,14 +52,23 @@ func (b *testBundle) believe(t *testing.T, scope, statement string) int64 {
 // correct is an operator's correction of belief id, as `beliefs correct` applies it.
 func (b *testBundle) correct(t *testing.T, scope string, id int64, old, statement string) {
 	t.Helper()
-	res, err := b.p.Store.Apply(context.Background(), &memory.Batch{Scope: scope, Origin: memory.RevisionOperator,
+	b.supersede(t, scope, memory.RevisionOperator, memory.ReasonCorrection, id, old, statement, "operator correction")
+}
+
+// supersede supersedes belief id, which says old, by statement, from the words quote,
+// with the vectors an extraction or an operator stores, and returns the revision.
+func (b *testBundle) supersede(t *testing.T, scope string, origin memory.RevisionOrigin, reason memory.Reason, id int64,
+	old, statement, quote string) memory.Outcome {
+	t.Helper()
+	res, err := b.p.Store.Apply(context.Background(), &memory.Batch{Scope: scope, Origin: origin,
 		Candidates: []int64{id}, EmbedModel: b.p.Provider.EmbedModel(),
 		Facts: []memory.Fact{{Statement: statement, Attribute: "coffee", Kind: memory.KindPreference, Confidence: 1,
-			Origin: memory.OriginUserStated, Quote: "operator correction", Embedding: b.embed(statement),
-			EventEmbedding: b.embed(memory.EventText(old, "operator correction", statement)),
-			Resolves:       &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonCorrection}}}})
+			Origin: memory.OriginUserStated, Quote: quote, Embedding: b.embed(statement),
+			EventEmbedding: b.embed(memory.EventText(old, quote, statement)),
+			Resolves:       &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: reason}}}})
 	require.NoError(t, err)
 	require.Equal(t, memory.OutcomeSuperseded, res.Facts[0].Kind)
+	return res.Facts[0]
 }
 
 func TestOperatorCorrectionTeachesItsScopeOnly(t *testing.T) {

@@ -30,6 +30,19 @@ func (b *testBundle) refused(t *testing.T, scope string) *memory.Conflict {
 	return item
 }
 
+// promptsOf is the last extraction prompt of each of scopes, by scope.
+func (b *testBundle) promptsOf(scopes ...string) map[string]string {
+	out := map[string]string{}
+	for _, c := range b.p.LLM.Chats() {
+		for _, scope := range scopes {
+			if strings.Contains(c.Prompt, "\nScope: "+scope+"\n") {
+				out[scope] = c.Prompt
+			}
+		}
+	}
+	return out
+}
+
 // An operator's dismissal is a few-shot example of its scope: later extractions see
 // that the change was refused, ranked like operator corrections.
 func TestDismissalTeachesItsScope(t *testing.T) {
@@ -46,14 +59,7 @@ func TestDismissalTeachesItsScope(t *testing.T) {
 		pipelinetest.T("tenant:b", "b1", "2026-04-01T09:00:00Z", say))
 	b.p.Drain(t)
 
-	prompts := map[string]string{}
-	for _, c := range b.p.LLM.Chats() {
-		if strings.Contains(c.Prompt, "Scope: tenant:b") {
-			prompts["tenant:b"] = c.Prompt
-		} else {
-			prompts["tenant:a"] = c.Prompt
-		}
-	}
+	prompts := b.promptsOf("tenant:a", "tenant:b")
 	require.Contains(t, prompts["tenant:a"], "Believed: "+darkRoast+"\n  Said: coffee keeps me up\n  Kept: an operator refused to supersede it with \""+decaf+"\"")
 	require.NotContains(t, prompts["tenant:b"], "Past revisions", "an open item teaches nothing, and never another tenant")
 }

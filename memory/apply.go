@@ -343,7 +343,7 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 		return Outcome{}, err
 	}
 	ev, err := a.event(ctx, eventRow{action: ActionSupersede, reason: d.Reason, old: head, newID: &id,
-		newStatement: f.Statement, excerpt: f.Quote, rationale: rationale, embedding: embedding})
+		newStatement: f.Statement, excerpt: f.Quote, rationale: rationale, embedding: embedding, prior: storedNew()})
 	return Outcome{Kind: OutcomeSuperseded, BeliefID: id, TargetID: head.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
 }
 
@@ -407,7 +407,7 @@ func (a *applier) storeHistory(ctx context.Context, at place, f *Fact, d *Direct
 	}
 	if prev != nil {
 		ev, err = a.event(ctx, eventRow{action: ActionSupersede, reason: d.Reason, old: prev, newID: &id,
-			newStatement: f.Statement, excerpt: f.Quote, rationale: rationale})
+			newStatement: f.Statement, excerpt: f.Quote, rationale: rationale, prior: storedNew()})
 	}
 	return Outcome{Kind: OutcomeBackfilled, BeliefID: id, TargetID: succ.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
 }
@@ -447,19 +447,22 @@ func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive,
 		return a.conflict(ctx, CauseTimeOrder, d.Action, &d.Reason, &t.ID, f,
 			fmt.Sprintf("the retraction (%s) is older than the belief (valid from %s)", at.Format(time.RFC3339), t.ValidFrom.Format(time.RFC3339)))
 	}
-	var newID *int64
+	var (
+		newID *int64
+		prior *eventPrior
+	)
 	if f.Statement != "" {
 		id, err := a.insert(ctx, f, at, StatusActive, nil)
 		if err != nil {
 			return Outcome{}, err
 		}
-		newID = &id
+		newID, prior = &id, storedNew()
 	}
 	if err := a.retire(ctx, t.ID, StatusRetracted, until, newID, d.Reason); err != nil {
 		return Outcome{}, err
 	}
 	ev, err := a.event(ctx, eventRow{action: ActionRetract, reason: d.Reason, old: t, newID: newID,
-		newStatement: f.Statement, excerpt: f.Quote, rationale: d.Rationale, embedding: f.EventEmbedding})
+		newStatement: f.Statement, excerpt: f.Quote, rationale: d.Rationale, embedding: f.EventEmbedding, prior: prior})
 	o := Outcome{Kind: OutcomeRetracted, TargetID: t.ID, EventID: ev, Action: ActionRetract, Reason: d.Reason}
 	if newID != nil {
 		o.BeliefID = *newID
@@ -717,15 +720,21 @@ func (a *applier) episodeBefore(ctx context.Context, x, y int64) (bool, error) {
 	return before, nil
 }
 
-// reinforce counts one more statement of t and records it as event e.
+// reinforce counts one more statement of t and records it as event e, with what it
+// changed (t as loaded, before a restatement moved its start) so that a revert can put
+// it back.
 func (a *applier) reinforce(ctx context.Context, t *target, e eventRow) (Outcome, error) {
-	_, err := a.tx.Exec(ctx, `UPDATE belief SET reinforced_count = reinforced_count + 1,
-		last_seen_at = greatest(last_seen_at, $2), updated_at = $3 WHERE id = $1`, t.ID, a.b.At, a.now)
+	prior := &eventPrior{ValidFrom: &t.ValidFrom, EpisodeID: t.EpisodeID}
+	// The CTE reads the row as the statement found it: the last_seen_at before this.
+	err := a.tx.QueryRow(ctx, `WITH was AS (SELECT last_seen_at FROM belief WHERE id = $1)
+		UPDATE belief SET reinforced_count = reinforced_count + 1,
+			last_seen_at = greatest(last_seen_at, $2), updated_at = $3 WHERE id = $1
+		RETURNING (SELECT last_seen_at FROM was)`, t.ID, a.b.At, a.now).Scan(&prior.LastSeenAt)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("reinforce belief %d: %w", t.ID, err)
 	}
 	a.touched[t.ID] = true
-	e.action, e.reason, e.old = ActionReinforce, ReasonRestated, t
+	e.action, e.reason, e.old, e.prior = ActionReinforce, ReasonRestated, t, prior
 	ev, err := a.event(ctx, e)
 	return Outcome{Kind: OutcomeReinforced, TargetID: t.ID, EventID: ev, Action: ActionReinforce, Reason: ReasonRestated}, err
 }
@@ -809,7 +818,25 @@ type eventRow struct {
 	embedding []float32
 	// from, when set, is the episode the revision is credited to instead of the batch's.
 	from *int64
+	// prior is what a restatement changed, kept for its revert.
+	prior *eventPrior
+	// reverts is the event a revert undoes.
+	reverts *int64
 }
+
+// eventPrior is what a revision changed, kept with its event for its revert.
+type eventPrior struct {
+	// Wrote: the revision stored its new belief, rather than choosing an existing one.
+	Wrote bool `json:"wrote,omitempty"`
+	// The restated belief before a restatement: what its revert restores, or refuses
+	// to when the restatement moved the belief's start.
+	LastSeenAt *time.Time `json:"last_seen_at,omitempty"`
+	ValidFrom  *time.Time `json:"valid_from,omitempty"`
+	EpisodeID  *int64     `json:"episode_id,omitempty"`
+}
+
+// storedNew is the prior of a revision that stored its new belief.
+func storedNew() *eventPrior { return &eventPrior{Wrote: true} }
 
 func (a *applier) event(ctx context.Context, e eventRow) (int64, error) {
 	var (
@@ -826,10 +853,10 @@ func (a *applier) event(ctx context.Context, e eventRow) (int64, error) {
 		episode = e.from
 	}
 	err := a.tx.QueryRow(ctx, `INSERT INTO revision_event (scope, action, reason, origin, old_belief_id, new_belief_id,
-			old_statement, new_statement, excerpt, rationale, episode_id, created_at, embedding, embed_model)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::vector, $14) RETURNING id`,
+			old_statement, new_statement, excerpt, rationale, episode_id, created_at, embedding, embed_model, prior, reverts)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::vector, $14, $15, $16) RETURNING id`,
 		a.b.Scope, e.action, e.reason, a.b.Origin, e.old.ID, e.newID, e.old.Statement, nullText(e.newStatement),
-		nullText(e.excerpt), nullText(e.rationale), episode, a.now, embedding, model).Scan(&id)
+		nullText(e.excerpt), nullText(e.rationale), episode, a.now, embedding, model, e.prior, e.reverts).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert revision event: %w", err)
 	}

@@ -47,6 +47,8 @@ const (
 	ActionSupersede Action = "supersede"
 	ActionRetract   Action = "retract"
 	ActionReinforce Action = "reinforce"
+	// ActionRevert undoes an earlier revision; only an operator reverts (see Store.Revert).
+	ActionRevert Action = "revert"
 )
 
 // Reason says why a revision happened: the old belief was wrong (correction), the world
@@ -122,9 +124,20 @@ type Event struct {
 	Rationale    *string        `json:"rationale"`
 	EpisodeID    *int64         `json:"episode_id"`
 	CreatedAt    time.Time      `json:"created_at"`
+	// Reverts is the event a revert (action revert) undid; null for other events.
+	Reverts *int64 `json:"reverts"`
+	// RevertedBy is the revert that undid this event, at RevertedAt; null until then.
+	RevertedBy *int64     `json:"reverted_by"`
+	RevertedAt *time.Time `json:"reverted_at"`
+	// RevertNote is the operator's note on the revert of this event, read only for
+	// few-shot examples (NearestEvents); the revert event has it as its excerpt.
+	RevertNote *string `json:"-"`
 	// Distance is the cosine distance to the query vector of a ranked read.
 	Distance *float64 `json:"distance,omitempty"`
 }
+
+// Reverted says whether an operator undid the event.
+func (e *Event) Reverted() bool { return e.RevertedBy != nil }
 
 // ConflictKind is what a review item asks an operator to look at.
 type ConflictKind string

@@ -76,7 +76,8 @@ type ChangedBasis struct {
 	// ID is the basis, nil once purged.
 	ID        *int64
 	Statement string
-	// Status is superseded, retracted, forgotten, or erased when purged.
+	// Status is superseded, retracted, forgotten, erased when purged, or active when
+	// an operator's revert restored it.
 	Status string
 	// Now is what replaced a superseded basis, with NowID, if anything did.
 	Now   string
@@ -93,7 +94,7 @@ func (s *Store) Flagged(ctx context.Context, scope string, limit int) ([]Flagged
 			WHERE c.scope = $1 AND c.kind = 'basis_changed' AND c.status = 'open' AND b.status = 'active' AND b.origin = 'inferred'
 			GROUP BY c.belief_id ORDER BY first LIMIT $2
 		)
-		SELECT c.belief_id, c.target_belief_id, CASE WHEN t.status IN ('superseded', 'retracted') THEN t.statement ELSE '' END,
+		SELECT c.belief_id, c.target_belief_id, CASE WHEN t.status IN ('superseded', 'retracted', 'active') THEN t.statement ELSE '' END,
 			coalesce(t.status, 'erased'), n.id, coalesce(n.statement, '')
 		FROM items i JOIN belief_conflict c ON c.belief_id = i.belief_id AND c.kind = 'basis_changed' AND c.status = 'open'
 		LEFT JOIN belief t ON t.id = c.target_belief_id

@@ -14,7 +14,7 @@ import (
 // found as few-shot examples.
 func (s *Store) NearestEvents(ctx context.Context, scope, model string, vec []float32, k int) ([]Event, error) {
 	evs, err := nearest(ctx, s, nearestQuery{table: searchEvents, scope: scope, args: []any{scope}, model: model, vec: vec, k: k,
-		where: `b.scope = $1 AND b.action <> 'reinforce' AND NOT EXISTS (SELECT 1 FROM belief f
+		where: `b.scope = $1 AND b.action <> 'reinforce' AND b.action <> 'revert' AND NOT EXISTS (SELECT 1 FROM belief f
 			WHERE f.id IN (b.old_belief_id, b.new_belief_id) AND f.status = 'forgotten')`},
 		rankedEventColumns, scanRankedEvent)
 	if err != nil {
@@ -23,14 +23,15 @@ func (s *Store) NearestEvents(ctx context.Context, scope, model string, vec []fl
 	return evs, nil
 }
 
-// rankedEventColumns are eventColumns of an event aliased b, as nearest reads it.
+// rankedEventColumns are eventColumns of an event aliased b, as nearest reads it, and
+// the note of the revert that undid it: a reverted event is a negative example.
 const rankedEventColumns = `b.id, b.scope, b.action, b.reason, b.origin, b.old_belief_id, b.new_belief_id,
-	b.old_statement, b.new_statement, b.excerpt, b.rationale, b.episode_id, b.created_at`
+	b.old_statement, b.new_statement, b.excerpt, b.rationale, b.episode_id, b.created_at,
+	b.reverts, b.reverted_by, b.reverted_at, (SELECT r.excerpt FROM revision_event r WHERE r.id = b.reverted_by)`
 
 func scanRankedEvent(row pgx.CollectableRow) (Event, error) {
 	var e Event
-	err := row.Scan(&e.ID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.OldBeliefID, &e.NewBeliefID,
-		&e.OldStatement, &e.NewStatement, &e.Excerpt, &e.Rationale, &e.EpisodeID, &e.CreatedAt, &e.Distance)
-	e.CreatedAt = e.CreatedAt.UTC()
+	err := row.Scan(append(e.fields(), &e.RevertNote, &e.Distance)...)
+	e.CreatedAt, e.RevertedAt = e.CreatedAt.UTC(), utcPtr(e.RevertedAt)
 	return e, err
 }

@@ -62,7 +62,7 @@ func (s *Store) EventsAbout(ctx context.Context, scope string, ids []int64) ([]E
 // left out, earliest first: what a transcript taught memory.
 func (s *Store) FromEpisode(ctx context.Context, scope string, episode int64) ([]Belief, error) {
 	bs, err := s.queryBeliefs(ctx, `b.scope = $1 AND b.status <> 'forgotten' AND (b.episode_id = $2
-			OR b.id IN (SELECT r.old_belief_id FROM revision_event r WHERE r.episode_id = $2 AND r.action = 'reinforce'))
+			OR b.id IN (SELECT r.old_belief_id FROM revision_event r WHERE r.episode_id = $2 AND r.action = 'reinforce' AND r.reverted_by IS NULL))
 		ORDER BY b.valid_from, b.id`, scope, episode)
 	if err != nil {
 		return nil, fmt.Errorf("beliefs from episode %d: %w", episode, err)

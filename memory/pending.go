@@ -80,7 +80,7 @@ func (s *Store) unembedded(ctx context.Context, where string, args []any, stale,
 			WHERE %[1]s AND status <> 'forgotten' AND %[2]s %[4]s LIMIT $%[3]d)
 		UNION ALL
 		(SELECT true, id, old_statement, coalesce(excerpt, ''), coalesce(new_statement, '') FROM revision_event
-			WHERE %[1]s AND action <> 'reinforce' AND %[2]s %[5]s LIMIT $%[3]d)`, where, stale, n+2, beliefOrder, eventOrder),
+			WHERE %[1]s AND action <> 'reinforce' AND action <> 'revert' AND %[2]s %[5]s LIMIT $%[3]d)`, where, stale, n+2, beliefOrder, eventOrder),
 		append(args, model, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("unembedded rows: %w", err)
@@ -111,7 +111,7 @@ func (s *Store) ReembedPending(ctx context.Context, model, prefix string) (map[s
 	rows, err := s.db.Query(ctx, `SELECT scope, sum(n)::int FROM (
 			SELECT scope, count(*) AS n FROM belief WHERE `+stale+` AND status <> 'forgotten' AND starts_with(scope, $2) GROUP BY scope
 			UNION ALL
-			SELECT scope, count(*) FROM revision_event WHERE `+stale+` AND action <> 'reinforce' AND starts_with(scope, $2) GROUP BY scope
+			SELECT scope, count(*) FROM revision_event WHERE `+stale+` AND action <> 'reinforce' AND action <> 'revert' AND starts_with(scope, $2) GROUP BY scope
 		) c GROUP BY scope`, model, prefix)
 	return countsByScope(rows, err, "rows to re-embed")
 }

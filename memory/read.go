@@ -25,7 +25,7 @@ const (
 	(SELECT array_agg(s.id ORDER BY s.occurred_at, s.id) FROM (
 		SELECT e.id, e.occurred_at FROM episode e WHERE e.id = b.episode_id
 		UNION SELECT e.id, e.occurred_at FROM revision_event r JOIN episode e ON e.id = r.episode_id
-			WHERE r.old_belief_id = b.id AND r.action = 'reinforce') s) AS episodes`
+			WHERE r.old_belief_id = b.id AND r.action = 'reinforce' AND r.reverted_by IS NULL) s) AS episodes`
 )
 
 func scanBelief(row pgx.CollectableRow) (Belief, error) {
@@ -238,9 +238,33 @@ func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, e
 	return evs, nil
 }
 
+// Event is revision event id, or ErrNotFound; an event of a forgotten belief is not
+// found either, as Events leaves it out: it quotes the belief.
+func (s *Store) Event(ctx context.Context, id int64) (*Event, error) {
+	return one(ctx, s.db, "event", id, `SELECT `+eventColumns+` FROM revision_event e WHERE e.id = $1 AND `+eventNotForgotten, scanEvent)
+}
+
+// one is the row that sql, with id in $1, reads, scanned by scan; ErrNotFound, naming
+// what and id, when there is none.
+func one[T any](ctx context.Context, db DB, what string, id int64, sql string, scan pgx.RowToFunc[T]) (*T, error) {
+	rows, err := db.Query(ctx, sql, id)
+	if err != nil {
+		return nil, fmt.Errorf("%s %d: %w", what, id, err)
+	}
+	v, err := pgx.CollectExactlyOneRow(rows, scan)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%s %d: %w", what, id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %d: %w", what, id, err)
+	}
+	return &v, nil
+}
+
 // eventColumns are the columns of a revision event e, in scanEvent's order.
 const eventColumns = `e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_id, e.new_belief_id,
-	e.old_statement, e.new_statement, e.excerpt, e.rationale, e.episode_id, e.created_at`
+	e.old_statement, e.new_statement, e.excerpt, e.rationale, e.episode_id, e.created_at,
+	e.reverts, e.reverted_by, e.reverted_at`
 
 // eventNotForgotten keeps out the events of forgotten beliefs: they quote them.
 const eventNotForgotten = `NOT EXISTS (SELECT 1 FROM belief f
@@ -248,10 +272,16 @@ const eventNotForgotten = `NOT EXISTS (SELECT 1 FROM belief f
 
 func scanEvent(row pgx.CollectableRow) (Event, error) {
 	var e Event
-	err := row.Scan(&e.ID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.OldBeliefID, &e.NewBeliefID,
-		&e.OldStatement, &e.NewStatement, &e.Excerpt, &e.Rationale, &e.EpisodeID, &e.CreatedAt)
-	e.CreatedAt = e.CreatedAt.UTC()
+	err := row.Scan(e.fields()...)
+	e.CreatedAt, e.RevertedAt = e.CreatedAt.UTC(), utcPtr(e.RevertedAt)
 	return e, err
+}
+
+// fields are the scan destinations of eventColumns.
+func (e *Event) fields() []any {
+	return []any{&e.ID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.OldBeliefID, &e.NewBeliefID,
+		&e.OldStatement, &e.NewStatement, &e.Excerpt, &e.Rationale, &e.EpisodeID, &e.CreatedAt,
+		&e.Reverts, &e.RevertedBy, &e.RevertedAt}
 }
 
 // conflictColumns are the columns of a review item c, its statement taken from the
@@ -288,18 +318,7 @@ func (s *Store) Conflicts(ctx context.Context, scope string, all bool) ([]Confli
 
 // Conflict is review item id, open or closed, or ErrNotFound.
 func (s *Store) Conflict(ctx context.Context, id int64) (*Conflict, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+conflictColumns+` FROM belief_conflict c WHERE c.id = $1`, id)
-	if err != nil {
-		return nil, fmt.Errorf("review item %d: %w", id, err)
-	}
-	c, err := pgx.CollectExactlyOneRow(rows, scanConflict)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("review item %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("review item %d: %w", id, err)
-	}
-	return &c, nil
+	return one(ctx, s.db, "review item", id, `SELECT `+conflictColumns+` FROM belief_conflict c WHERE c.id = $1`, scanConflict)
 }
 
 // ActiveWithAttributes is, for a writer, up to limit active beliefs of scope filling

@@ -13,15 +13,16 @@ const (
 	OfBelief  = "belief"
 	OfEpisode = "episode"
 	OfItem    = "belief_conflict"
+	OfEvent   = "revision_event"
 )
 
-// ScopeOf is the scope of the belief, episode or review item id (what is OfBelief,
-// OfEpisode or OfItem), or ErrNotFound. It reads one index entry whether the id is
-// unknown or another tenant's, so that a caller checking access first answers both in
-// the same time, before any heavier read.
+// ScopeOf is the scope of the belief, episode, review item or revision event id (what
+// is OfBelief, OfEpisode, OfItem or OfEvent), or ErrNotFound. It reads one index entry
+// whether the id is unknown or another tenant's, so that a caller checking access first
+// answers both in the same time, before any heavier read.
 func (s *Store) ScopeOf(ctx context.Context, what string, id int64) (string, error) {
 	switch what {
-	case OfBelief, OfEpisode, OfItem:
+	case OfBelief, OfEpisode, OfItem, OfEvent:
 	default:
 		return "", fmt.Errorf("scope of %s %d: not a kind of thing with a scope", what, id)
 	}

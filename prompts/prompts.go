@@ -44,6 +44,9 @@ type Example struct {
 	Action, Reason    string
 	// Kept: an operator refused to change Old to New.
 	Kept bool
+	// Reverted: an operator undid the change of Old to New, because Note.
+	Reverted bool
+	Note     string
 }
 
 // Message is one message of the transcript.
@@ -114,7 +117,7 @@ func (p *Prompts) Extraction(e Extraction) (system, user string, err error) {
 	examples := make([]Example, len(e.Examples))
 	for i, x := range e.Examples {
 		examples[i] = Example{Old: oneLine(x.Old), Excerpt: oneLine(x.Excerpt), New: oneLine(x.New),
-			Action: oneLine(x.Action), Reason: oneLine(x.Reason), Kept: x.Kept}
+			Action: oneLine(x.Action), Reason: oneLine(x.Reason), Kept: x.Kept, Reverted: x.Reverted, Note: oneLine(x.Note)}
 	}
 	var buf bytes.Buffer
 	err = p.extractionUser.Execute(&buf, map[string]any{

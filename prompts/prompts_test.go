@@ -98,3 +98,22 @@ func requireStrict(t *testing.T, name string, schema json.RawMessage) {
 	}
 	walk("", root)
 }
+
+// A reverted revision reads as a mistake not to repeat, whatever its action, and its
+// note stays on one line.
+func TestExtractionRevertedExamples(t *testing.T) {
+	t.Parallel()
+	p, err := New()
+	require.NoError(t, err)
+	_, user, err := p.Extraction(Extraction{Scope: "s", OccurredAt: time.Now(), Messages: []Message{{Role: "user", Content: "hi"}},
+		Examples: []Example{
+			{Old: "User lives in NYC", Excerpt: "in Miami this week", New: "User lives in Miami", Action: "supersede", Reason: "temporal",
+				Reverted: true, Note: "a trip,\nnot a move"},
+			{Old: "User owns a bike", Excerpt: "sold it", Action: "retract", Reason: "temporal", Reverted: true},
+			{Old: "User likes tea", Excerpt: "tea again", Action: "supersede", Reason: "temporal", New: "User likes green tea"},
+		}})
+	require.NoError(t, err)
+	require.Contains(t, user, `  Wrong: an operator reverted it: "User lives in Miami" did not supersede "User lives in NYC", because a trip, not a move`)
+	require.Contains(t, user, `  Wrong: an operator reverted it: "User owns a bike" was not retracted`+"\n")
+	require.Contains(t, user, "  Changed to: User likes green tea (supersede, temporal)")
+}

@@ -11,7 +11,8 @@ type ReviewBasis struct {
 	// Statement is the basis as it was; "" when it was erased or forgotten, whose text
 	// is never shown.
 	Statement string
-	// Status is superseded, retracted, forgotten or erased.
+	// Status is superseded, retracted, forgotten or erased, or active when an
+	// operator's revert restored it.
 	Status string
 	// Now is the statement that replaced the basis, "" if none.
 	Now string

@@ -118,10 +118,10 @@ func eventsCommand() command {
 				if *asJSON {
 					return printJSON(e.stdout, evs)
 				}
-				tw := table(e.stdout, "ID", "WHEN", "ACTION", "REASON", "ORIGIN", "OLD", "NEW")
+				tw := table(e.stdout, "ID", "WHEN", "ACTION", "REASON", "ORIGIN", "OLD", "NEW", "REVERT")
 				for _, ev := range evs {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", ev.ID, ev.CreatedAt.Format(time.DateTime), ev.Action, ev.Reason,
-						ev.Origin, clip(ev.OldStatement), clip(deref(ev.NewStatement, "-")))
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ev.ID, ev.CreatedAt.Format(time.DateTime), ev.Action, ev.Reason,
+						ev.Origin, clip(ev.OldStatement), clip(deref(ev.NewStatement, "-")), revertState(ev))
 				}
 				return tw.Flush()
 			}

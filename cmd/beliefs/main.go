@@ -9,6 +9,8 @@
 //	beliefs events --scope S [--json]
 //	beliefs conflicts --scope S [--all] [--json]
 //	beliefs resolve --id ID (--apply | --dismiss) [--note TEXT] [--scope S] [--json]
+//	beliefs revert --event ID [--note TEXT] [--json]
+//	beliefs audit [--scope S | --scope-prefix P] [--since T] [--json]
 //	beliefs add --scope S --statement TEXT --attribute A [--subject S] [--authoritative]
 //	beliefs correct --id ID (--statement TEXT | --retract) [--reason correction|temporal]
 //	beliefs forget (--id ID | --match TEXT | --all) [--scope S] [--purge]
@@ -19,8 +21,8 @@
 //	beliefs keys create|list|revoke ...
 //	beliefs mcp [--key KEY]
 //
-// Exit codes: 0 done, 1 failed (a refused revision, an item already resolved), 2 bad
-// usage or input, 3 no such belief or review item.
+// Exit codes: 0 done, 1 failed (a refused revision or revert, an item already
+// resolved), 2 bad usage or input, 3 no such belief, review item or event.
 package main
 
 import (
@@ -109,7 +111,7 @@ type command struct {
 }
 
 func commands() []command {
-	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), episodesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand(), reembedCommand()},
+	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), episodesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), revertCommand(), auditCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand(), reembedCommand()},
 		append(keysCommands(), mcpCommand())...)
 }
 

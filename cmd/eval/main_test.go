@@ -394,8 +394,13 @@ func TestEvalCompareTable(t *testing.T) {
 	require.Regexp(t, `^move +on `, lines[5])
 	require.Regexp(t, `^move +off `, lines[6])
 	require.Regexp(t, `^TOTAL +off `, lines[18])
+	// Revision precision, as `beliefs audit` reads a scope: the scripted model makes no
+	// revision an operator would revert.
+	require.Equal(t, []string{"", "revision precision (1 - reverted/applied, as `beliefs audit` reads it; reverted: what an operator would revert):",
+		"  learning on: extraction 1.00 (5 applied, 0 to revert), consolidation 1.00 (1 applied, 0 to revert)",
+		"  learning off: extraction 1.00 (5 applied, 0 to revert), consolidation 1.00 (1 applied, 0 to revert)"}, lines[19:23])
 	// -v lists failed checks: there are none.
-	require.Equal(t, []string{"", "failed checks, learning on:", "", "failed checks, learning off:"}, lines[19:])
+	require.Equal(t, []string{"", "failed checks, learning on:", "", "failed checks, learning off:"}, lines[23:])
 }
 
 func TestEvalUsage(t *testing.T) {

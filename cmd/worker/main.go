@@ -84,6 +84,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	store := memory.NewStore(pool, &memory.Config{ConfidenceFloor: floor(cfg.ConfidenceFloor), ExactSearchLimit: cfg.ExactSearchLimit})
 	m.WatchBacklog(store)
 	m.WatchReembed(store, cfg.EmbedModel)
+	m.WatchReverts(store)
 	client, err := newClient(cfg, store, chat, embed, m, logger, drain)
 	if err != nil {
 		return err

@@ -12,7 +12,8 @@
 //     and counted with its tokens;
 //   - WatchRiver, which subscribes to a River client's job events and counts jobs by
 //     kind and outcome;
-//   - WatchBacklog, which reads the extraction backlog from the database at each scrape.
+//   - WatchBacklog, which reads the extraction backlog from the database at each scrape;
+//   - WatchReverts, which reads the reverted revisions by origin at each scrape.
 //
 // ConsolidationClusters is called by the consolidation pass; Curated, which makes
 // *Metrics a retention.Observer, by the history curator.

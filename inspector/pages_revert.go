@@ -1,0 +1,71 @@
+package inspector
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/credohq/credo/api"
+	"github.com/credohq/credo/memory"
+)
+
+type revertView struct {
+	Event  memory.Event
+	Action string
+	Back   string
+}
+
+// visibleEvent is revision event id, unless the key can't see it: then, as for an
+// unknown id, not found.
+func (s *Server) visibleEvent(r *http.Request, p *api.Principal) (*memory.Event, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := s.store.Event(r.Context(), id)
+	if errors.Is(err, memory.ErrNotFound) || (err == nil && !p.Sees(ev.Scope)) {
+		return nil, notFound()
+	}
+	return ev, err
+}
+
+// confirmRevert asks before reverting a revision event, saying what the revert does.
+func (s *Server) confirmRevert(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
+	if !p.Can(api.RightOperate) {
+		return forbiddenRight(api.RightOperate)
+	}
+	ev, err := s.visibleEvent(r, p)
+	if err != nil {
+		return err
+	}
+	v := revertView{Event: *ev, Action: r.URL.Path, Back: Prefix + "beliefs/" + itoa(ev.OldBeliefID)}
+	title := "Revert event " + itoa(ev.ID) + "?"
+	return s.render(w, r, p, "revert", title, append(scopeCrumbs(ev.Scope), crumb{Label: title}), v)
+}
+
+// revert undoes a revision event, as `beliefs revert` and the API do, then shows the
+// belief it restored.
+func (s *Server) revert(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
+	ev, err := s.visibleEvent(r, p)
+	if err != nil {
+		return err
+	}
+	note := strings.TrimSpace(r.PostForm.Get("note"))
+	if utf8.RuneCountInString(note) > maxNote {
+		return badRequest("The note is longer than 2000 characters.")
+	}
+	back := Prefix + "beliefs/" + itoa(ev.OldBeliefID)
+	_, err = s.store.Revert(r.Context(), memory.RevertParams{EventID: ev.ID, Note: note, By: "inspector, key " + p.Name})
+	var refused *memory.RevertRefusedError
+	switch {
+	case errors.As(err, &refused):
+		return conflict(refused.Error()+".", back)
+	case errors.Is(err, memory.ErrNotFound):
+		return notFound()
+	case err != nil:
+		return err
+	}
+	http.Redirect(w, r, done(back, "reverted", ev.ID), http.StatusSeeOther)
+	return nil
+}
