@@ -28,6 +28,10 @@ from .errors import (
 )
 from .types import (
     Answer,
+    Audit,
+    AuditOrigin,
+    AuditRefusals,
+    AuditRevisions,
     Belief,
     Beliefs,
     Conflict,
@@ -40,6 +44,7 @@ from .types import (
     Message,
     Proposal,
     Purged,
+    Reverted,
     Revision,
     ScopePurged,
     Subtree,
@@ -53,6 +58,7 @@ __all__ = [
     "Client",
     "APIError", "CredoError", "Forbidden", "InvalidRequest", "NotFound", "RateLimited", "Refused", "ServerError",
     "Timeout", "TransportError", "Unauthorized",
-    "Answer", "Belief", "Beliefs", "Conflict", "Context", "Decided", "Enqueued", "Episode", "Event", "Forgotten",
-    "Message", "Proposal", "Purged", "Revision", "ScopePurged", "Subtree", "Transcript",
+    "Answer", "Audit", "AuditOrigin", "AuditRefusals", "AuditRevisions", "Belief", "Beliefs", "Conflict", "Context",
+    "Decided", "Enqueued", "Episode", "Event", "Forgotten", "Message", "Proposal", "Purged", "Reverted", "Revision",
+    "ScopePurged", "Subtree", "Transcript",
 ]

@@ -17,6 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 from .errors import APIError, RateLimited, Timeout, TransportError, api_error
 from .types import (
     Answer,
+    Audit,
     Belief,
     Beliefs,
     Conflict,
@@ -27,6 +28,7 @@ from .types import (
     Event,
     Forgotten,
     MessageLike,
+    Reverted,
     Revision,
     Transcript,
     format_time,
@@ -128,6 +130,16 @@ class Client:
         got = self._call("GET", "/v1/events", query=_query(scope=scope, limit=limit))
         return [load(Event, e) for e in got["events"]]
 
+    def audit(self, scope: Optional[str] = None, *, scope_prefix: Optional[str] = None,
+              since: Optional[TimeLike] = None) -> Audit:
+        """How precise the revisions of a scope, or of every scope under ``scope_prefix``,
+        were (audit): applied revisions by origin, action and reason, how many an operator
+        reverted or corrected since, each writer's precision, and the refused revisions
+        with their decisions; only what was made at or after ``since`` when given. A key
+        with one scope prefix may give neither scope nor prefix: it audits its prefix."""
+        q = _query(scope=scope, scope_prefix=scope_prefix, since=_time_param(since))
+        return load(Audit, self._call("GET", "/v1/audit", query=q))
+
     def context(self, scope: str, query: Optional[str] = None, *, k: Optional[int] = None,
                 budget: Optional[int] = None, inherit: bool = False, as_of: Optional[TimeLike] = None) -> Context:
         """What memory holds for ``query``, as a block for a prompt (getContext);
@@ -176,6 +188,15 @@ class Client:
         ``reason`` is correction (never true, the default) or temporal (it changed)."""
         body = _body(statement=statement, retract=retract or None, reason=reason)
         return load(Revision, self._call("POST", f"/v1/beliefs/{int(id)}/correct", body=body))
+
+    def revert(self, event_id: int, *, note: Optional[str] = None) -> Reverted:
+        """Undo one applied revision, an event of ``events`` (revertEvent): a superseded
+        belief is current again as it was and the one that replaced it is retracted as
+        never true; ``note`` says why it was wrong. Only the latest revision of a chain:
+        raises Refused, with the reason, for one that a later revision built on, a revert,
+        or an event reverted already."""
+        body = _body(note=note)
+        return load(Reverted, self._call("POST", f"/v1/events/{int(event_id)}/revert", body=body or None))
 
     def forget(self, scope: Optional[str] = None, *, ids: Optional[Sequence[int]] = None, match: Optional[str] = None,
                all: bool = False, purge: bool = False, scope_prefix: Optional[str] = None) -> Forgotten:

@@ -53,8 +53,9 @@ class NotFound(APIError):
 
 
 class Refused(APIError):
-    """409: the revision engine refused an operator's revision, or a review item is
-    already resolved or no longer applies."""
+    """409: the revision engine refused an operator's revision, a review item is
+    already resolved or no longer applies, or a revision cannot be reverted (only the
+    latest of a chain can)."""
 
 
 class RateLimited(APIError):

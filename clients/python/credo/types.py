@@ -117,11 +117,12 @@ class Beliefs:
 
 @dataclass
 class Event:
-    """An applied revision: supersede, retract or reinforce, with what caused it."""
+    """An applied revision: supersede, retract, reinforce, or an operator's revert of
+    another event, with what caused it."""
 
     id: int
     scope: str
-    action: str
+    action: str  # supersede, retract, reinforce, revert
     reason: str
     origin: str
     old_belief_id: int
@@ -132,6 +133,74 @@ class Event:
     excerpt: Optional[str] = None
     rationale: Optional[str] = None
     episode_id: Optional[int] = None
+    reverts: Optional[int] = None  # for a revert, the event it undid
+    reverted_by: Optional[int] = None  # the revert that undid this event, if one did
+    reverted_at: Optional[datetime] = _time(default=None)
+
+
+@dataclass
+class Reverted:
+    """What ``revert`` did: the revert's own event (action revert, ``reverts`` naming the
+    event undone), the event undone with ``reverted_by`` and ``reverted_at``, and the
+    beliefs current again (``restored``) or retracted as never true (``retracted``)."""
+
+    revert: Event = field(metadata={"load": lambda v: _load(Event, v)})
+    event: Event = field(metadata={"load": lambda v: _load(Event, v)})
+    restored: List[int] = field(default_factory=list, metadata=_IDS)
+    retracted: List[int] = field(default_factory=list, metadata=_IDS)
+    unreinforced: Optional[int] = None  # the belief whose restatement was taken back
+
+
+@dataclass
+class AuditRevisions:
+    """The applied revisions of one origin, action and reason: how many an operator
+    reverted, and how many stand but had what they wrote corrected since."""
+
+    origin: str  # extraction, consolidation, operator
+    action: str  # supersede, retract, reinforce
+    reason: str
+    applied: int
+    reverted: int
+    corrected: int
+
+
+@dataclass
+class AuditOrigin:
+    """One writer's revisions, and its precision: 1 - reverted / applied (None when it
+    applied nothing)."""
+
+    origin: str
+    applied: int
+    reverted: int
+    corrected: int
+    precision: Optional[float] = None
+
+
+@dataclass
+class AuditRefusals:
+    """The revisions of one origin refused for one cause, and how they were decided."""
+
+    origin: str
+    cause: str  # entrenchment, stale_target, time_order, invalid_index, event
+    refused: int
+    open: int
+    applied: int
+    dismissed: int
+    closed: int
+
+
+@dataclass
+class Audit:
+    """How precise the revisions of a scope (or of the scopes under ``scope_prefix``)
+    were, made at or after ``since`` when given: an answer of ``audit``."""
+
+    revisions: List[AuditRevisions] = _list(lambda v: _load(AuditRevisions, v))  # reverts apart
+    origins: List[AuditOrigin] = _list(lambda v: _load(AuditOrigin, v))
+    refusals: List[AuditRefusals] = _list(lambda v: _load(AuditRefusals, v))
+    reverts: int  # reverts operators made
+    scope: Optional[str] = None  # None for a prefix
+    scope_prefix: Optional[str] = None  # None for one scope
+    since: Optional[datetime] = _time(default=None)
 
 
 @dataclass
@@ -341,6 +410,7 @@ def load(cls: Type[T], data: Mapping[str, Any]) -> T:
 
 
 __all__ = [
-    "Answer", "Belief", "Beliefs", "Conflict", "Context", "Decided", "Enqueued", "Episode", "Event", "Forgotten",
-    "Message", "Proposal", "Purged", "Revision", "ScopePurged", "Subtree", "Transcript", "parse_time", "format_time",
+    "Answer", "Audit", "AuditOrigin", "AuditRefusals", "AuditRevisions", "Belief", "Beliefs", "Conflict", "Context",
+    "Decided", "Enqueued", "Episode", "Event", "Forgotten", "Message", "Proposal", "Purged", "Reverted", "Revision",
+    "ScopePurged", "Subtree", "Transcript", "parse_time", "format_time",
 ]

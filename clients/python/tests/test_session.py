@@ -177,6 +177,76 @@ class Session(unittest.TestCase):
         self.assertEqual("refused", again.exception.code)
         self.assertIn("already resolved", again.exception.message)
 
+    def test_revert_and_audit(self) -> None:
+        c, trip = self.client, self.prefix + "trip/"
+        a, b = trip + "a", trip + "b"
+        # The session's story in two scopes: New York, then Miami superseding it.
+        for said, at in (("I live in New York City.", "2026-01-15T10:00:00Z"),
+                         ("I moved to Miami last month.", "2026-03-20T14:00:00Z")):
+            c.wait(c.add_transcripts([Transcript(s, [Message("user", said)], occurred_at=at) for s in (a, b)]),
+                   timeout=60)
+        [moved] = c.events(a)
+        self.assertEqual(("supersede", "extraction", NYC, MIAMI),
+                         (moved.action, moved.origin, moved.old_statement, moved.new_statement))
+        self.assertEqual((None, None, None), (moved.reverts, moved.reverted_by, moved.reverted_at))
+        # In b, an operator corrects Miami: that supersede is no longer the latest of its chain.
+        [moved_b] = c.events(b)
+        boston = c.correct(moved_b.new_belief_id or 0, "User lives in Boston")
+        self.assertEqual(("superseded", moved_b.new_belief_id), (boston.outcome, boston.target_id))
+        corrected = c.events(b)[0]
+
+        # She was only visiting: the operator reverts the supersede of a.
+        got = c.revert(moved.id, note="She was only visiting Miami.")
+        self.assertEqual(("revert", "operator", moved.id), (got.revert.action, got.revert.origin, got.revert.reverts))
+        self.assertEqual("She was only visiting Miami.", got.revert.excerpt)
+        self.assertEqual((moved.id, got.revert.id), (got.event.id, got.event.reverted_by))
+        self.assertIsNotNone(got.event.reverted_at)
+        self.assertEqual(([moved.old_belief_id], [moved.new_belief_id], None),
+                         (got.restored, got.retracted, got.unreinforced))
+        # New York is current again, as it was; Miami is retracted as never true.
+        now = c.beliefs(a)
+        self.assertEqual([NYC], now.statements())
+        self.assertEqual((moved.old_belief_id, "active", None),
+                         (now.beliefs[0].id, now.beliefs[0].status, now.beliefs[0].valid_until))
+        self.assertEqual({NYC: "active", MIAMI: "retracted"},
+                         {x.statement: x.status for x in c.beliefs(a, history=True).beliefs})
+        # The events, newest first: the revert, and the supersede it undid.
+        revert, reverted = c.events(a)
+        self.assertEqual((got.revert.id, "revert", moved.id), (revert.id, revert.action, revert.reverts))
+        self.assertEqual((moved.id, got.revert.id, got.event.reverted_at),
+                         (reverted.id, reverted.reverted_by, reverted.reverted_at))
+
+        # Refused, and nothing changes: an event reverted already, and one a later revision built on.
+        with self.assertRaises(credo.Refused) as again:
+            c.revert(moved.id)
+        self.assertEqual((409, "refused"), (again.exception.status, again.exception.code))
+        self.assertIn(f"reverted already, by event {got.revert.id}", again.exception.message)
+        with self.assertRaises(credo.Refused) as built_on:
+            c.revert(moved_b.id, note="too late")
+        self.assertEqual((409, "refused"), (built_on.exception.status, built_on.exception.code))
+        self.assertIn(f"revert event {corrected.id} first", built_on.exception.message)
+        self.assertEqual(["User lives in Boston"], c.beliefs(b).statements())
+        self.assertEqual(2, len(c.events(b)))
+
+        # The audit: extraction's supersede of a was reverted; b's stands, corrected by the operator.
+        audit = c.audit(a)
+        self.assertEqual((a, None, None), (audit.scope, audit.scope_prefix, audit.since))
+        self.assertEqual(
+            [credo.AuditRevisions("extraction", "supersede", "temporal", applied=1, reverted=1, corrected=0)],
+            audit.revisions)
+        self.assertEqual([credo.AuditOrigin("extraction", applied=1, reverted=1, corrected=0, precision=0.0)],
+                         audit.origins)
+        self.assertEqual((1, []), (audit.reverts, audit.refusals))
+        both = c.audit(scope_prefix=trip)
+        self.assertEqual((None, trip), (both.scope, both.scope_prefix))
+        self.assertEqual([("extraction", 2, 1, 1, 0.5), ("operator", 1, 0, 0, 1.0)],
+                         [(o.origin, o.applied, o.reverted, o.corrected, o.precision) for o in both.origins])
+        self.assertEqual(1, both.reverts)
+        # Since the revert: the revert alone.
+        since = c.audit(scope_prefix=trip, since=got.revert.created_at)
+        self.assertEqual(got.revert.created_at, since.since)
+        self.assertEqual(([], [], 1), (since.revisions, since.origins, since.reverts))
+
     def test_correct_and_forget(self) -> None:
         c, scope = self.client, self.prefix + "music"
         cello = c.assert_belief(scope, "User plays the cello", "instrument")

@@ -77,11 +77,12 @@ class Retries(unittest.TestCase):
         for call in (lambda: c.assert_belief("user:1", "User is tall", "height"),
                      lambda: c.correct(1, "User is short"),
                      lambda: c.resolve(1, "apply"),
-                     lambda: c.forget("user:1", all=True)):
+                     lambda: c.forget("user:1", all=True),
+                     lambda: c.revert(1, note="wrong")):
             with self.assertRaises(credo.ServerError):
                 call()
         self.assertEqual(["POST /v1/beliefs", "POST /v1/beliefs/1/correct", "POST /v1/conflicts/1/resolve",
-                          "POST /v1/forget"], s.requests)
+                          "POST /v1/forget", "POST /v1/events/1/revert"], s.requests)
 
     def test_429_retried_after_retry_after_for_any_call(self) -> None:
         s = self.stub(429, "rate_limited", ("Retry-After", "0"))

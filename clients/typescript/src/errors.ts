@@ -59,7 +59,7 @@ export class NotFound extends APIError {
   override name = "NotFound";
 }
 
-/** 409: the revision engine refused an operator's revision, or a review item is already resolved or no longer applies. */
+/** 409: the revision engine refused an operator's revision, a review item is already resolved or no longer applies, or a revision cannot be reverted (only the latest of a chain can). */
 export class Refused extends APIError {
   override name = "Refused";
 }

@@ -10,6 +10,11 @@ type Schemas = components["schemas"];
 export type Belief = Schemas["Belief"];
 export type Beliefs = Schemas["Beliefs"];
 export type Event = Schemas["Event"];
+export type Reverted = Schemas["Reverted"];
+export type Audit = Schemas["Audit"];
+export type AuditRevisions = Schemas["AuditRevisions"];
+export type AuditOrigin = Schemas["AuditOrigin"];
+export type AuditRefusals = Schemas["AuditRefusals"];
 export type Conflict = Schemas["Conflict"];
 export type Proposal = Schemas["Proposal"];
 export type Decided = Schemas["Decided"];
@@ -26,6 +31,7 @@ export type AssertRequest = Schemas["AssertRequest"];
 export type CorrectRequest = Schemas["CorrectRequest"];
 export type ForgetRequest = Schemas["ForgetRequest"];
 export type ResolveRequest = Schemas["ResolveRequest"];
+export type RevertRequest = Schemas["RevertRequest"];
 
 /** An answer to a question, with the cited beliefs themselves. */
 export type Answer = AskAnswer & { cited: Belief[] };
@@ -176,6 +182,18 @@ export class Client {
     return (await this.call("listEvents", "GET", "/v1/events", { query })).events;
   }
 
+  /**
+   * How precise the revisions of a scope, or of every scope under scopePrefix, were
+   * (audit): applied revisions by origin, action and reason, how many an operator
+   * reverted or corrected since, each writer's precision, and the refused revisions with
+   * their decisions; only what was made at or after since when given. A key with one
+   * scope prefix may give neither scope nor scopePrefix: it audits its prefix.
+   */
+  audit(options: { scope?: string; scopePrefix?: string; since?: TimeLike } = {}): Promise<Audit> {
+    const query: QueryOf<"audit"> = { scope: options.scope, scope_prefix: options.scopePrefix, since: time(options.since) };
+    return this.call("audit", "GET", "/v1/audit", { query });
+  }
+
   /** What memory holds for query, as a block for a prompt (getContext): the block is .context. */
   context(
     scope: string,
@@ -228,6 +246,17 @@ export class Client {
   /** Correct one belief with a statement, or retract it (correctBelief). */
   correct(id: number, correction: CorrectRequest): Promise<Revision> {
     return this.call("correctBelief", "POST", `/v1/beliefs/${id}/correct`, { body: correction });
+  }
+
+  /**
+   * Undo one applied revision, an event of events() (revertEvent): a superseded belief is
+   * current again as it was and the one that replaced it is retracted as never true;
+   * note says why it was wrong. Only the latest revision of a chain: throws Refused, with
+   * the reason, for one that a later revision built on, a revert, or an event reverted already.
+   */
+  revert(eventId: number, options: { note?: string } = {}): Promise<Reverted> {
+    const body: RevertRequest | undefined = options.note === undefined ? undefined : { note: options.note };
+    return this.call("revertEvent", "POST", `/v1/events/${eventId}/revert`, { body });
   }
 
   /** Forget beliefs by ids, match or all (forget): softly, or erased for good with purge. */

@@ -22,6 +22,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How precise a scope's revisions were
+         * @description Applied revisions by origin, action and reason, how many an operator reverted or corrected since, each writer's precision (1 - reverted / applied), and the refused revisions with their decisions (open, applied, dismissed), as `beliefs audit` prints. Needs the read right.
+         */
+        get: operations["audit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/beliefs": {
         parameters: {
             query?: never;
@@ -186,6 +206,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/{id}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revert one applied revision as an operator
+         * @description Undoes the revision, as `beliefs revert` does: a superseded belief is current again exactly as before and the belief that replaced it is retracted as never true; a retracted belief is current again; a restatement's count and provenance go back. The revert is a revision event of its own (action revert, origin operator, reverts naming this event), this event gains reverted_by and reverted_at, beliefs concluded from those involved are flagged for review, and the undone revision becomes a negative few-shot example. Only the latest revision of a chain: one that later revisions built on, a revert, or an event reverted already is refused with 409 and the reason, and nothing is changed. Needs the operate right. An event outside the key's scopes is not found, like an unknown id.
+         */
+        post: operations["revertEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/forget": {
         parameters: {
             query?: never;
@@ -287,6 +327,94 @@ export interface components {
              * @description When it became true; default now.
              */
             valid_from?: string;
+        };
+        Audit: {
+            /** @description The same per writer, with its precision. */
+            origins: components["schemas"]["AuditOrigin"][];
+            /** @description Refused revisions by origin and cause, and how they were decided. */
+            refusals: components["schemas"]["AuditRefusals"][];
+            /**
+             * Format: int64
+             * @description Reverts operators made.
+             */
+            reverts: number;
+            /** @description Applied revisions by origin, action and reason (reverts apart). */
+            revisions: components["schemas"]["AuditRevisions"][];
+            /** @description The scope audited, or null for a prefix. */
+            scope: string | null;
+            /** @description The prefix whose scopes were audited, or null for one scope. */
+            scope_prefix: string | null;
+            /**
+             * Format: date-time
+             * @description Only what was made at or after it; null: everything.
+             */
+            since: string | null;
+        };
+        AuditOrigin: {
+            /** Format: int64 */
+            applied: number;
+            /** Format: int64 */
+            corrected: number;
+            /** @enum {string} */
+            origin: "extraction" | "consolidation" | "operator";
+            /**
+             * Format: double
+             * @description 1 - reverted / applied; null when nothing was applied.
+             */
+            precision: number | null;
+            /** Format: int64 */
+            reverted: number;
+        };
+        AuditRefusals: {
+            /**
+             * Format: int64
+             * @description Carried out by an operator.
+             */
+            applied: number;
+            /** @enum {string} */
+            cause: "entrenchment" | "stale_target" | "time_order" | "invalid_index" | "event";
+            /**
+             * Format: int64
+             * @description Closed otherwise: the belief left memory.
+             */
+            closed: number;
+            /**
+             * Format: int64
+             * @description Dismissed by an operator.
+             */
+            dismissed: number;
+            /**
+             * Format: int64
+             * @description Awaiting a decision.
+             */
+            open: number;
+            /** @enum {string} */
+            origin: "extraction" | "consolidation" | "operator";
+            /** Format: int64 */
+            refused: number;
+        };
+        AuditRevisions: {
+            /** @enum {string} */
+            action: "supersede" | "retract" | "reinforce";
+            /**
+             * Format: int64
+             * @description Revisions made, reverted or not.
+             */
+            applied: number;
+            /**
+             * Format: int64
+             * @description Standing, but what they wrote an operator superseded or retracted since.
+             */
+            corrected: number;
+            /** @enum {string} */
+            origin: "extraction" | "consolidation" | "operator";
+            /** @enum {string} */
+            reason: "correction" | "temporal" | "duplicate" | "restated";
+            /**
+             * Format: int64
+             * @description Undone by an operator's revert.
+             */
+            reverted: number;
         };
         Belief: {
             /** @description The slot it fills, e.g. location. */
@@ -509,12 +637,16 @@ export interface components {
             message: string;
         };
         Event: {
-            /** @enum {string} */
-            action: "supersede" | "retract" | "reinforce";
+            /**
+             * @description revert: an operator undid the event named by reverts.
+             * @enum {string}
+             */
+            action: "supersede" | "retract" | "reinforce" | "revert";
             /** Format: date-time */
             created_at: string;
             /** Format: int64 */
             episode_id: number | null;
+            /** @description The words that caused it; for a revert, the operator's note. */
             excerpt: string | null;
             /** Format: int64 */
             id: number;
@@ -529,6 +661,21 @@ export interface components {
             rationale: string | null;
             /** @enum {string} */
             reason: "correction" | "temporal" | "duplicate" | "restated";
+            /**
+             * Format: date-time
+             * @description When it was reverted; null until then.
+             */
+            reverted_at: string | null;
+            /**
+             * Format: int64
+             * @description The revert that undid this event; null until one does.
+             */
+            reverted_by: number | null;
+            /**
+             * Format: int64
+             * @description For a revert, the event it undid; null otherwise.
+             */
+            reverts: number | null;
             scope: string;
         };
         Events: {
@@ -611,6 +758,25 @@ export interface components {
             action: "apply" | "dismiss";
             /** @description Why; kept with the item. */
             note?: string;
+        };
+        RevertRequest: {
+            /** @description Why the revision was wrong: kept as the revert's excerpt, and shown to later extractions with the negative example. */
+            note?: string;
+        };
+        Reverted: {
+            /** @description The event undone, with reverted_by and reverted_at. */
+            event: components["schemas"]["Event"];
+            /** @description Beliefs current again. */
+            restored: number[];
+            /** @description Beliefs the undone revision wrote, retracted as never true. */
+            retracted: number[];
+            /** @description The revert's own event: action revert, origin operator, reverts naming the event undone. */
+            revert: components["schemas"]["Event"];
+            /**
+             * Format: int64
+             * @description The belief whose restatement was taken back (count, last seen, episodes), if any.
+             */
+            unreinforced: number | null;
         };
         Revision: {
             /**
@@ -760,6 +926,87 @@ export interface operations {
             };
             /** @description Bad Gateway */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    audit: {
+        parameters: {
+            query?: {
+                /** @description The scope to audit; give this or scope_prefix. It must start with one of the key's scope prefixes. */
+                scope?: string;
+                /** @description Audit every scope starting with this prefix, which the key's prefixes must cover. Without scope and scope_prefix, a key with one prefix audits it. */
+                scope_prefix?: string;
+                /** @description Only revisions and refusals made at or after this time (RFC 3339 or a date like 2026-03-20). */
+                since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Audit"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1632,6 +1879,123 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revertEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Revision event id, from GET /v1/events. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RevertRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reverted"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

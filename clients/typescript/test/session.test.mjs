@@ -202,6 +202,85 @@ describe("a scope's story: New York in January, Miami since February", () => {
     });
   });
 
+  test("a revision reverted, a revert refused, and the audit", async () => {
+    const trip = `${prefix}trip/`;
+    const [a, b] = [`${trip}a`, `${trip}b`];
+    // The session's story in two scopes: New York, then Miami superseding it.
+    for (const [said, at] of [
+      ["I live in New York City.", "2026-01-15T10:00:00Z"],
+      ["I moved to Miami last month.", "2026-03-20T14:00:00Z"],
+    ]) {
+      const batch = [a, b].map((s) => ({ scope: s, occurred_at: at, messages: [{ role: "user", content: said }] }));
+      await client.wait(await client.addTranscripts(batch), { timeout: 60_000 });
+    }
+    const [moved, ...noMore] = await client.events(a);
+    assert.deepEqual(noMore, []);
+    assert.deepEqual([moved.action, moved.origin, moved.old_statement, moved.new_statement], ["supersede", "extraction", NYC, MIAMI]);
+    assert.deepEqual([moved.reverts, moved.reverted_by, moved.reverted_at], [null, null, null]);
+    // In b, an operator corrects Miami: that supersede is no longer the latest of its chain.
+    const [movedB] = await client.events(b);
+    const boston = await client.correct(movedB.new_belief_id, { statement: "User lives in Boston" });
+    assert.deepEqual([boston.outcome, boston.target_id], ["superseded", movedB.new_belief_id]);
+    const [corrected] = await client.events(b);
+
+    // She was only visiting: the operator reverts the supersede of a.
+    const got = await client.revert(moved.id, { note: "She was only visiting Miami." });
+    assert.deepEqual([got.revert.action, got.revert.origin, got.revert.reverts], ["revert", "operator", moved.id]);
+    assert.equal(got.revert.excerpt, "She was only visiting Miami.");
+    assert.deepEqual([got.event.id, got.event.reverted_by], [moved.id, got.revert.id]);
+    assert.ok(got.event.reverted_at);
+    assert.deepEqual([got.restored, got.retracted, got.unreinforced], [[moved.old_belief_id], [moved.new_belief_id], null]);
+    // New York is current again, as it was; Miami is retracted as never true.
+    const now = (await client.beliefs(a)).beliefs;
+    assert.deepEqual(statements(now), [NYC]);
+    assert.deepEqual([now[0].id, now[0].status, now[0].valid_until], [moved.old_belief_id, "active", null]);
+    const all = (await client.beliefs(a, { history: true })).beliefs;
+    assert.deepEqual(Object.fromEntries(all.map((x) => [x.statement, x.status])), { [NYC]: "active", [MIAMI]: "retracted" });
+    // The events, newest first: the revert, and the supersede it undid.
+    const [revert, reverted] = await client.events(a);
+    assert.deepEqual([revert.id, revert.action, revert.reverts], [got.revert.id, "revert", moved.id]);
+    assert.deepEqual([reverted.id, reverted.reverted_by, reverted.reverted_at], [moved.id, got.revert.id, got.event.reverted_at]);
+
+    // Refused, and nothing changes: an event reverted already, and one a later revision built on.
+    await assert.rejects(client.revert(moved.id), (e) => {
+      assert.ok(e instanceof Refused);
+      assert.deepEqual([e.status, e.code], [409, "refused"]);
+      assert.ok(e.message.includes(`reverted already, by event ${got.revert.id}`), e.message);
+      return true;
+    });
+    await assert.rejects(client.revert(movedB.id, { note: "too late" }), (e) => {
+      assert.ok(e instanceof Refused);
+      assert.deepEqual([e.status, e.code], [409, "refused"]);
+      assert.ok(e.message.includes(`revert event ${corrected.id} first`), e.message);
+      return true;
+    });
+    assert.deepEqual(statements((await client.beliefs(b)).beliefs), ["User lives in Boston"]);
+    assert.equal((await client.events(b)).length, 2);
+
+    // The audit: extraction's supersede of a was reverted; b's stands, corrected by the operator.
+    const audit = await client.audit({ scope: a });
+    assert.deepEqual([audit.scope, audit.scope_prefix, audit.since], [a, null, null]);
+    assert.deepEqual(audit.revisions, [
+      { origin: "extraction", action: "supersede", reason: "temporal", applied: 1, reverted: 1, corrected: 0 },
+    ]);
+    assert.deepEqual(audit.origins, [{ origin: "extraction", applied: 1, reverted: 1, corrected: 0, precision: 0 }]);
+    assert.deepEqual([audit.reverts, audit.refusals], [1, []]);
+    const both = await client.audit({ scopePrefix: trip });
+    assert.deepEqual([both.scope, both.scope_prefix], [null, trip]);
+    assert.deepEqual(
+      both.origins.map((o) => [o.origin, o.applied, o.reverted, o.corrected, o.precision]),
+      [
+        ["extraction", 2, 1, 1, 0.5],
+        ["operator", 1, 0, 0, 1],
+      ],
+    );
+    assert.equal(both.reverts, 1);
+    // Since the revert: the revert alone.
+    const since = await client.audit({ scopePrefix: trip, since: got.revert.created_at });
+    assert.equal(Date.parse(since.since), Date.parse(got.revert.created_at));
+    assert.deepEqual([since.revisions, since.origins, since.reverts], [[], [], 1]);
+  });
+
   test("correct and forget", async () => {
     const music = `${prefix}music`;
     const cello = await client.assertBelief({ scope: music, statement: "User plays the cello", attribute: "instrument" });

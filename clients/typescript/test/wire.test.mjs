@@ -39,7 +39,14 @@ test("5xx is not retried when not safe to repeat", async (t) => {
   await assert.rejects(c.correct(1, { statement: "User is short" }), ServerError);
   await assert.rejects(c.resolve(1, "apply"), ServerError);
   await assert.rejects(c.forget({ scope: "user:1", all: true }), ServerError);
-  assert.deepEqual(s.requests, ["POST /v1/beliefs", "POST /v1/beliefs/1/correct", "POST /v1/conflicts/1/resolve", "POST /v1/forget"]);
+  await assert.rejects(c.revert(1, { note: "wrong" }), ServerError);
+  assert.deepEqual(s.requests, [
+    "POST /v1/beliefs",
+    "POST /v1/beliefs/1/correct",
+    "POST /v1/conflicts/1/resolve",
+    "POST /v1/forget",
+    "POST /v1/events/1/revert",
+  ]);
 });
 
 test("429 is retried after Retry-After, for any call", async (t) => {
