@@ -12,6 +12,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/memory"
 )
 
@@ -63,7 +64,7 @@ func newDrainProgress(ctx context.Context, store *memory.Store, stderr io.Writer
 		return nil, err
 	}
 	p := &drainProgress{store: store, logger: logger, start: time.Now(), total: b.Pending, lastPending: b.Pending, lastLog: time.Now()}
-	if isTerminal(stderr) && b.Pending > 0 {
+	if f, ok := stderr.(*os.File); ok && app.IsTerminal(f) && b.Pending > 0 {
 		p.bars = mpb.NewWithContext(ctx, mpb.WithOutput(stderr), mpb.WithWidth(40))
 		p.bar = p.bars.AddBar(int64(b.Pending),
 			mpb.PrependDecorators(decor.Name("episodes "), decor.CountersNoUnit("%d / %d")),
@@ -112,14 +113,4 @@ func (p *drainProgress) close() {
 		p.bar.SetTotal(int64(p.total), true)
 		p.bars.Wait()
 	}
-}
-
-// isTerminal says whether w is a terminal, where a progress bar can redraw itself.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -319,4 +320,21 @@ func TestDrainChecksTheModels(t *testing.T) {
 	go func() { done <- run(runCtx, nil, b.getenv, &stderr, func(string) { cancel() }) }()
 	require.NoError(t, <-done)
 	require.Equal(t, 1, strings.Count(stderr.String(), "model check failed"), stderr.String())
+}
+
+// /dev/null is a character device but no terminal: a drain run whose stderr goes there
+// logs its progress and draws no bar.
+func TestDrainDrawsNoBarOnDevNull(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	require.NoError(t, enqueueFile(ctx, b, "../../examples/move.jsonl"))
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer null.Close()
+	var logs bytes.Buffer
+	p, err := newDrainProgress(ctx, memory.NewStore(b.schema.Pool, nil), null, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, err)
+	require.Nil(t, p.bar)
+	require.Contains(t, logs.String(), `msg="drain: extracting" pending=4`)
 }
