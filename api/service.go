@@ -55,10 +55,10 @@ func checkScope(scope string) error {
 // checkInput is the shared rule's verdict as a 400 naming the field: the same rule, and
 // the same limits, as the CLI, MCP and the web UI apply.
 func checkInput(err error) error {
-	if err != nil {
-		return invalid(strings.TrimPrefix(err.Error(), transcript.ErrInput.Error()+": "))
+	if msg, ok := transcript.InputMessage(err); ok {
+		return invalid(msg)
 	}
-	return nil
+	return err
 }
 
 // enqueue stores transcripts as episodes with their extraction jobs, all or nothing.

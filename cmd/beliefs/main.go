@@ -235,8 +235,8 @@ func requireScope(scope string) error {
 // checkInput is the shared rule's verdict on a flag as bad usage: the same rule, and the
 // same limits, as the API, MCP and the web UI apply.
 func checkInput(err error) error {
-	if err != nil {
-		return usageError{strings.TrimPrefix(err.Error(), transcript.ErrInput.Error()+": ")}
+	if msg, ok := transcript.InputMessage(err); ok {
+		return usageError{msg}
 	}
-	return nil
+	return err
 }
