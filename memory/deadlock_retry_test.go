@@ -2,9 +2,13 @@ package memory
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,9 +22,22 @@ func TestPurgeRetriesADeadlock(t *testing.T) {
 	first := mustApply(t, store, extraction("u", "2026-01-01", nil, fact(nyc, "location", ""))).Facts[0].BeliefID
 	mustApply(t, store, extraction("u", "2026-02-01", []int64{first}, resolves(fact(miami, "location", ""), 0, ActionSupersede, ReasonTemporal)))
 
+	// Postgres looks for a deadlock once, deadlock_timeout after a session starts to wait,
+	// and aborts the session that finds it. The purge's look comes seconds after it waits,
+	// however slow the machine is to ask for the other lock; the other side's never.
+	cfg, err := pgxpool.ParseConfig(bundle.schema.URL)
+	require.NoError(t, err)
+	cfg.ConnConfig.RuntimeParams["deadlock_timeout"] = "5s"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+	store = NewStore(pool, nil)
+
 	other, err := bundle.schema.Pool.Begin(ctx)
 	require.NoError(t, err)
 	defer other.Rollback(ctx)
+	_, err = other.Exec(ctx, "SET LOCAL deadlock_timeout = '10min'")
+	require.NoError(t, err)
 	_, err = other.Exec(ctx, "LOCK TABLE belief IN SHARE MODE")
 	require.NoError(t, err)
 
@@ -46,4 +63,30 @@ func TestPurgeRetriesADeadlock(t *testing.T) {
 	require.NoError(t, <-done, "the purge ran again")
 	require.EqualValues(t, 2, purged.Counts["belief"])
 	require.Empty(t, mentions(t, bundle, "Miami"))
+}
+
+// A statement aborted to break a deadlock runs again, up to deadlockAttempts times; any
+// other error is returned at once.
+func TestRetryingDeadlocks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	deadlock := &pgconn.PgError{Code: "40P01"}
+	calls := 0
+	require.NoError(t, retryingDeadlocks(ctx, func() error {
+		calls++
+		if calls == 1 {
+			return fmt.Errorf("drop index: %w", deadlock)
+		}
+		return nil
+	}))
+	require.Equal(t, 2, calls)
+
+	calls = 0
+	other := errors.New("disk full")
+	require.ErrorIs(t, retryingDeadlocks(ctx, func() error { calls++; return other }), other)
+	require.Equal(t, 1, calls)
+
+	calls = 0
+	require.ErrorIs(t, retryingDeadlocks(ctx, func() error { calls++; return deadlock }), deadlock)
+	require.Equal(t, deadlockAttempts, calls)
 }

@@ -210,7 +210,8 @@ func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeInde
 		name := scopeIndexName(st.table, scope, model, dim)
 		switch st.change(s.exactLimit) {
 		case indexBuild:
-			if err := buildScopeIndex(ctx, conn, st.table, scope, model, dim, name); err != nil {
+			err := retryingDeadlocks(ctx, func() error { return buildScopeIndex(ctx, conn, st.table, scope, model, dim, name) })
+			if err != nil {
 				return nil, fmt.Errorf("index scope %q: %w", scope, err)
 			}
 			res.Created = append(res.Created, string(st.table))
@@ -220,7 +221,13 @@ func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeInde
 				scope, string(st.table), model); err != nil {
 				return nil, fmt.Errorf("index scope %q: %w", scope, err)
 			}
-			if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+			// Dropped again if a deadlock aborted it: the registration is gone already, so
+			// a later run would not find the index to drop.
+			err := retryingDeadlocks(ctx, func() error {
+				_, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+pgx.Identifier{name}.Sanitize())
+				return err
+			})
+			if err != nil {
 				return nil, fmt.Errorf("index scope %q: drop %s: %w", scope, name, err)
 			}
 			res.Dropped = append(res.Dropped, string(st.table))
