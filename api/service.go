@@ -112,11 +112,12 @@ func (s *Server) recall(ctx context.Context, p *Principal, q RecallRequest) (*Be
 	if err := s.scope(p, RightRead, q.Scope); err != nil {
 		return nil, err
 	}
-	// The key reads the ancestors' beliefs through inheritance only, never their scopes.
 	if err := checkInput(transcript.CheckText("query", q.Query, transcript.MaxQueryLen)); err != nil {
 		return nil, err
 	}
-	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, K: q.K, History: q.All, Inherit: q.Inherit}
+	// The key reads an ancestor it does not hold through inheritance only: its current
+	// defaults, never its history, quotes or transcripts.
+	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, K: q.K, History: q.All, Inherit: q.Inherit, Sees: p.Sees}
 	var err error
 	if rq.AsOf, err = parseTime("as_of", q.AsOf); err != nil {
 		return nil, err
