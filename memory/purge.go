@@ -2,8 +2,6 @@ package memory
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -62,8 +60,8 @@ type Purged struct {
 // spans: a model's quotes may overlap.
 //
 // One purge_tombstone row records that a purge happened, with the counts (deleted rows
-// per table, and episode_redacted when episodes were redacted) and a hash of the scope,
-// never what was purged. Deleted rows, and the old versions of redacted ones, leave the
+// per table, and episode_redacted when episodes were redacted), never the scope or
+// what was purged. Deleted rows, and the old versions of redacted ones, leave the
 // disk when Postgres vacuums.
 func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
 	if err := sel.normalize(); err != nil {
@@ -329,22 +327,23 @@ func (p *purge) consolidation(ctx context.Context) error {
 }
 
 func (p *purge) tombstone(ctx context.Context) error {
-	id, err := writeTombstone(ctx, p.tx, p.sel.Scope, p.out.What, p.out.Counts, p.now)
+	id, err := writeTombstone(ctx, p.tx, p.out.What, p.out.Counts, p.now)
 	p.out.TombstoneID = id
 	return err
 }
 
-// writeTombstone records that rows of scope were purged: what, how many per table and
-// when, with the scope as a hash, never in clear.
-func writeTombstone(ctx context.Context, tx pgx.Tx, scope, what string, counts map[string]int64, now time.Time) (int64, error) {
+// writeTombstone records that rows were purged: what, how many per table and when, with
+// no trace of the scope. A scope's name is guessable (user:1234), so a hash of it, even
+// salted with a secret in the same database, would give it back to whoever reads the
+// database; the caller gets the tombstone's id, to keep the link to the scope elsewhere.
+func writeTombstone(ctx context.Context, tx pgx.Tx, what string, counts map[string]int64, now time.Time) (int64, error) {
 	raw, err := json.Marshal(counts)
 	if err != nil {
 		return 0, fmt.Errorf("encode counts: %w", err)
 	}
-	hash := sha256.Sum256([]byte(scope))
 	var id int64
-	err = tx.QueryRow(ctx, `INSERT INTO purge_tombstone (scope_hash, what, counts, created_at)
-		VALUES ($1, $2, $3, $4) RETURNING id`, hex.EncodeToString(hash[:]), what, raw, now).Scan(&id)
+	err = tx.QueryRow(ctx, `INSERT INTO purge_tombstone (what, counts, created_at)
+		VALUES ($1, $2, $3) RETURNING id`, what, raw, now).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("write tombstone: %w", err)
 	}
