@@ -372,3 +372,18 @@ func mentionsJSON(expr, needles string) string {
 		OR EXISTS (SELECT 1 FROM jsonb_path_query(%[1]s, 'strict $.**') v
 			WHERE jsonb_typeof(v) = 'string' AND strpos(lower(v #>> '{}'), lower(n)) > 0))`, expr, needles)
 }
+
+// DropJobOfErasedScope deletes the row of job, a job of scope just completed in tx, when
+// the scope holds no episode and no belief any more: a purge erased it while the job
+// ran, and let the job finish rather than delete its row under it. The row, whose
+// arguments name the scope, then goes with the job instead of staying until River's
+// cleaner removes it a day later. River finds no row to mark completed, and skips it.
+func (s *Store) DropJobOfErasedScope(ctx context.Context, tx pgx.Tx, jobID int64, scope string) (bool, error) {
+	tag, err := tx.Exec(ctx, `DELETE FROM river_job WHERE id = $1
+		AND NOT EXISTS (SELECT 1 FROM episode WHERE scope = $2) AND NOT EXISTS (SELECT 1 FROM belief WHERE scope = $2)`,
+		jobID, scope)
+	if err != nil {
+		return false, fmt.Errorf("drop job %d of erased scope: %w", jobID, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}

@@ -277,3 +277,24 @@ func TestPurgeErasesRestatingEpisodes(t *testing.T) {
 	require.Empty(t, mentions(t, bundle, "Taiwanese"))
 	require.Equal(t, 1, count(t, bundle, fmt.Sprintf("episode WHERE id = %d", other)), "an unrelated transcript stays")
 }
+
+// The job of a scope that holds nothing any more (a purge erased it while the job ran)
+// leaves no row once it finishes; the job of a scope that holds anything keeps its row.
+func TestDropJobOfErasedScope(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, bundle := setup(t)
+	mustApply(t, store, extraction("user:kept", "2026-01-01", nil, fact(nyc, "location", "")))
+	jobs := map[string]int64{}
+	for _, scope := range []string{"user:gone", "user:kept"} {
+		jobs[scope] = insertJob(t, bundle, "credo.extract_scope", map[string]string{"scope": scope})
+		tx, err := bundle.schema.Pool.Begin(ctx)
+		require.NoError(t, err)
+		dropped, err := store.DropJobOfErasedScope(ctx, tx, jobs[scope], scope)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit(ctx))
+		require.Equal(t, scope == "user:gone", dropped, scope)
+	}
+	require.Equal(t, 0, count(t, bundle, fmt.Sprintf("river_job WHERE id = %d", jobs["user:gone"])))
+	require.Equal(t, 1, count(t, bundle, fmt.Sprintf("river_job WHERE id = %d", jobs["user:kept"])))
+}
