@@ -153,10 +153,11 @@ func ListKeys(ctx context.Context, db DB) ([]Key, error) {
 	return keys, nil
 }
 
-// RevokeKey revokes key id at once: its next request is refused. Revoking a revoked key
-// changes nothing.
+// RevokeKey revokes key id at once: its next request is refused, and its inspector
+// sessions end. Revoking a revoked key changes nothing.
 func RevokeKey(ctx context.Context, db DB, id int64) (*Key, error) {
-	rows, err := db.Query(ctx, `UPDATE api_key SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
+	rows, err := db.Query(ctx, `WITH ended AS (DELETE FROM inspector_session WHERE key_id = $1)
+		UPDATE api_key SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
 		RETURNING id, name, prefix, scope_prefixes, rights, created_at, revoked_at`, id)
 	if err != nil {
 		return nil, fmt.Errorf("revoke key %d: %w", id, err)

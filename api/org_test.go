@@ -4,9 +4,12 @@ import (
 	"context"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/internal/pipelinetest"
+	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
 )
 
@@ -85,4 +88,86 @@ func TestSubtreePurge(t *testing.T) {
 
 	h.ok("POST", "/v1/forget", purger, body("acme/"), 200, &got)
 	require.Empty(t, got.Subtree.Scopes, "nothing left to erase is not an error")
+}
+
+// A key that holds only a user's sessions reads through inheritance the current
+// defaults of the user and the organisation: statement, slot, dates and scope, never
+// their history, quotes or transcripts, in any view and on every read; a key for the
+// ancestors reads them in full, as before.
+func TestInheritedReadsShowDefaultsOnly(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	const user, session = "org:x/user:1", "org:x/user:1/session:7"
+	h.p.Enqueue(t, pipelinetest.T(user, "conv-0115", "2026-01-15T10:00:00Z", "I live in New York City."))
+	h.p.Drain(t)
+	between := time.Now().UTC().Format(time.RFC3339Nano)
+	h.p.Enqueue(t, pipelinetest.T(user, "conv-0320", "2026-03-20T14:00:00Z", "I moved to Miami last month."))
+	h.p.Drain(t)
+	_, err := h.p.Store.Apply(context.Background(), &memory.Batch{Scope: "org:x", Origin: memory.RevisionOperator,
+		Facts: []memory.Fact{fact("Support hours are 9 to 5", "support_hours")}})
+	require.NoError(t, err)
+	h.p.LLM.Handle(func(req llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Content: `{"reasoning": "r", "answer": "Miami", "citations": [0]}`}
+	})
+
+	sessions := h.key(user+"/", RightRead)
+	defaultsOnly := func(what string, bs []Belief) {
+		t.Helper()
+		for _, b := range bs {
+			require.NotEqual(t, nyc, b.Statement, "%s: no history", what)
+			require.Equal(t, "active", b.Status, what)
+			require.Nil(t, b.Quote, "%s: %s", what, b.Statement)
+			require.Nil(t, b.EpisodeID, "%s: %s", what, b.Statement)
+			require.Nil(t, b.Episodes, "%s: %s", what, b.Statement)
+			require.Nil(t, b.Supersedes, "%s: %s", what, b.Statement)
+			require.Nil(t, b.SupersededBy, "%s: %s", what, b.Statement)
+		}
+	}
+	read := "/v1/beliefs?inherit=true&scope=" + url.QueryEscape(session)
+	past := url.QueryEscape("Where did the user live before?")
+	for _, q := range []string{"", "&all=true", "&as_of=2026-02-01", "&as_of=2026-03-01", "&known_at=" + url.QueryEscape(between),
+		"&query=" + past, "&query=" + past + "&all=true", "&query=" + past + "&as_of=2026-02-01"} {
+		var got Beliefs
+		h.ok("GET", read+q, sessions, nil, 200, &got)
+		defaultsOnly(q, got.Beliefs)
+		if q == "" || q == "&all=true" {
+			require.ElementsMatch(t, []string{miami, "Support hours are 9 to 5"}, statements(got.Beliefs), q)
+		}
+	}
+	var ctxGot ContextAnswer
+	for _, q := range []string{"&query=" + past, "&query=" + past + "&as_of=2026-02-01", ""} {
+		h.ok("GET", "/v1/context?inherit=true&scope="+url.QueryEscape(session)+q, sessions, nil, 200, &ctxGot)
+		defaultsOnly("context"+q, ctxGot.Beliefs)
+		require.NotContains(t, ctxGot.Context, "New York", q)
+	}
+	require.Contains(t, ctxGot.Context, miami)
+
+	var ans AskAnswer
+	h.ok("POST", "/v1/ask", sessions, map[string]any{"scope": session, "question": "Where did the user live before?", "inherit": true}, 200, &ans)
+	defaultsOnly("ask", ans.Beliefs)
+	chats := h.p.LLM.Chats()
+	require.NotContains(t, chats[len(chats)-1].Prompt, "New York", "ask's prompt")
+
+	mcp := h.mcpSession(t, sessions)
+	var mcpGot Beliefs
+	callTool(t, mcp, "recall", map[string]any{"scope": session, "inherit": true, "history": true}, &mcpGot)
+	defaultsOnly("mcp recall", mcpGot.Beliefs)
+	callTool(t, mcp, "context", map[string]any{"scope": session, "inherit": true, "query": "Where did the user live before?"}, &ctxGot)
+	defaultsOnly("mcp context", ctxGot.Beliefs)
+	require.NotContains(t, ctxGot.Context, "New York")
+
+	// A key for the ancestors sees everything, as before.
+	org := h.key("org:x", RightRead)
+	var got Beliefs
+	h.ok("GET", read+"&all=true", org, nil, 200, &got)
+	require.Contains(t, statements(got.Beliefs), nyc)
+	for _, b := range got.Beliefs {
+		if b.Statement == miami {
+			require.NotNil(t, b.Quote)
+			require.NotNil(t, b.EpisodeID)
+			require.NotEmpty(t, b.Supersedes)
+		}
+	}
+	h.ok("GET", read+"&known_at="+url.QueryEscape(between), org, nil, 200, &got)
+	require.Contains(t, statements(got.Beliefs), nyc, "what memory held then")
 }

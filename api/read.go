@@ -70,7 +70,7 @@ func (s *Server) context(ctx context.Context, p *Principal, in *contextInput) (*
 	if err := s.scope(p, RightRead, in.Scope); err != nil {
 		return nil, err
 	}
-	q := recall.Query{Scope: in.Scope, Query: in.Query, K: in.K, Budget: in.Budget, Inherit: in.Inherit}
+	q := recall.Query{Scope: in.Scope, Query: in.Query, K: in.K, Budget: in.Budget, Inherit: in.Inherit, Sees: p.Sees}
 	var err error
 	if q.AsOf, err = parseTime("as_of", in.AsOf); err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func (s *Server) ask(ctx context.Context, p *Principal, in AskRequest) (*AskAnsw
 	if err := s.scope(p, RightRead, in.Scope); err != nil {
 		return nil, err
 	}
-	got, err := s.reader.Ask(ctx, recall.Query{Scope: in.Scope, Query: in.Question, Inherit: in.Inherit})
+	got, err := s.reader.Ask(ctx, recall.Query{Scope: in.Scope, Query: in.Question, Inherit: in.Inherit, Sees: p.Sees})
 	if err != nil {
 		return nil, s.readError(ctx, err)
 	}

@@ -82,7 +82,7 @@ type (
 		All     bool   `query:"all" doc:"Include superseded and retracted beliefs (history). Forgotten ones are never returned."`
 		AsOf    string `query:"as_of" doc:"What was true in the world at this time (RFC 3339 or a date like 2026-03-20)."`
 		KnownAt string `query:"known_at" doc:"What memory believed current at this time (RFC 3339 or a date)."`
-		Inherit bool   `query:"inherit" doc:"Add the ancestor scopes' beliefs (acme/team:x/user:1 inherits from acme/team:x and acme) on the slots (subject, attribute) the scope does not fill; the nearest scope wins, and each belief keeps its own scope. The key needs no access to the ancestors."`
+		Inherit bool   `query:"inherit" doc:"Add the ancestor scopes' beliefs (acme/team:x/user:1 inherits from acme/team:x and acme) on the slots (subject, attribute) the scope does not fill; the nearest scope wins, and each belief keeps its own scope. The key needs no access to the ancestors; of one it does not hold, only the current beliefs show, without quotes, episodes or links."`
 	}
 	idParam struct {
 		ID int64 `path:"id" minimum:"1" doc:"Belief id."`

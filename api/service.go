@@ -55,10 +55,10 @@ func checkScope(scope string) error {
 // checkInput is the shared rule's verdict as a 400 naming the field: the same rule, and
 // the same limits, as the CLI, MCP and the web UI apply.
 func checkInput(err error) error {
-	if err != nil {
-		return invalid(strings.TrimPrefix(err.Error(), transcript.ErrInput.Error()+": "))
+	if msg, ok := transcript.InputMessage(err); ok {
+		return invalid(msg)
 	}
-	return nil
+	return err
 }
 
 // enqueue stores transcripts as episodes with their extraction jobs, all or nothing.
@@ -112,11 +112,12 @@ func (s *Server) recall(ctx context.Context, p *Principal, q RecallRequest) (*Be
 	if err := s.scope(p, RightRead, q.Scope); err != nil {
 		return nil, err
 	}
-	// The key reads the ancestors' beliefs through inheritance only, never their scopes.
 	if err := checkInput(transcript.CheckText("query", q.Query, transcript.MaxQueryLen)); err != nil {
 		return nil, err
 	}
-	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, K: q.K, History: q.All, Inherit: q.Inherit}
+	// The key reads an ancestor it does not hold through inheritance only: its current
+	// defaults, never its history, quotes or transcripts.
+	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, K: q.K, History: q.All, Inherit: q.Inherit, Sees: p.Sees}
 	var err error
 	if rq.AsOf, err = parseTime("as_of", q.AsOf); err != nil {
 		return nil, err

@@ -212,7 +212,8 @@ func (w *Worker) yield(ctx context.Context, job *river.Job[Args]) error {
 }
 
 // finish completes the job if, under the scope's queue lock, no pending episode is
-// left; see Enqueue. It reports whether it did.
+// left; see Enqueue. It reports whether it did. The job of a scope a purge erased
+// meanwhile leaves no row.
 func (w *Worker) finish(ctx context.Context, job *river.Job[Args]) (bool, error) {
 	done := false
 	err := pgx.BeginFunc(ctx, w.cfg.Store.Pool(), func(tx pgx.Tx) error {
@@ -233,6 +234,10 @@ func (w *Worker) finish(ctx context.Context, job *river.Job[Args]) (bool, error)
 		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 		if err != nil && !errors.Is(err, rivertype.ErrNotFound) { // not found: deleted, nothing to complete
 			return fmt.Errorf("complete job %d: %w", job.ID, err)
+		}
+		// A scope erased while the job ran keeps no row naming it.
+		if _, err := w.cfg.Store.DropJobOfErasedScope(ctx, tx, job.ID, job.Args.Scope); err != nil {
+			return err
 		}
 		done = true
 		return nil

@@ -4,15 +4,17 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 
 	"github.com/credohq/credo/api"
 )
 
-// cookieName holds the key of a browser that logged in. The key itself, not a session
-// of its own: every request is checked against the key's row, so a revoked key is
-// refused at its next page, as in the API.
-const cookieName = "credo_key"
+// cookieName holds the session id of a browser that logged in: random, stored only
+// hashed, expiring, and ended with its key (see api.Server.StartSession). The key itself
+// never leaves the login form. Every request is checked against the session's key, so a
+// revoked key is refused at its next page, as in the API.
+const cookieName = "credo_session"
 
 // page is a handler acting for an admitted principal.
 type page func(w http.ResponseWriter, r *http.Request, p *api.Principal) error
@@ -83,17 +85,28 @@ func withKey(r *http.Request, token string) *http.Request {
 	return c
 }
 
-// admit finds who r acts for: its bearer header, else its cookie's key, else the API's
-// keyless mode. When it is nobody it answers, sending a browser to the login page, and
-// reports false.
-func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*api.Principal, bool) {
-	req, fromCookie := r, false
-	if r.Header.Get("Authorization") == "" {
-		if c, err := r.Cookie(cookieName); err == nil && c.Value != "" {
-			req, fromCookie = withKey(r, c.Value), true
-		}
+// session is the session id of r's cookie, or "".
+func session(r *http.Request) string {
+	if c, err := r.Cookie(cookieName); err == nil {
+		return c.Value
 	}
-	p, err := s.gate.Admit(req)
+	return ""
+}
+
+// admit finds who r acts for: its bearer header, else its cookie's session, else the
+// API's keyless mode. When it is nobody it answers, sending a browser to the login page,
+// and reports false.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*api.Principal, bool) {
+	var (
+		p   *api.Principal
+		err error
+	)
+	fromCookie := r.Header.Get("Authorization") == "" && session(r) != ""
+	if fromCookie {
+		p, err = s.gate.AdmitSession(r, session(r))
+	} else {
+		p, err = s.gate.Admit(r)
+	}
 	if err == nil {
 		return p, true
 	}
@@ -103,7 +116,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*api.Principal, 
 		s.fail(w, r, nil, err)
 	case e.Status() == http.StatusUnauthorized && r.Header.Get("Authorization") == "":
 		if fromCookie {
-			clearCookie(w, r)
+			s.clearCookie(w, r)
 		}
 		http.Redirect(w, r, loginURL(r, fromCookie), http.StatusSeeOther)
 	default:
@@ -129,22 +142,47 @@ func loginURL(r *http.Request, expired bool) string {
 }
 
 // safeNext is next when it is a page of the inspector, else the scopes page: a login
-// never sends the browser elsewhere.
+// never sends the browser elsewhere. The path is cleaned as a browser resolves it
+// ("/ui/../..//evil.com" is "/evil.com", and so is "/ui/%2e%2e/..//evil.com"), escaped
+// and unescaped, and both must stay under Prefix; the cleaned path is returned.
 func safeNext(next string) string {
 	u, err := url.Parse(next)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, Prefix) ||
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
 		strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
 		return Prefix
 	}
-	return next
+	escaped := cleanPath(strings.NewReplacer("%2e", ".", "%2E", ".").Replace(u.EscapedPath()))
+	for _, p := range []string{cleanPath(u.Path), escaped} {
+		if !strings.HasPrefix(p, Prefix) || strings.HasPrefix(p, "//") {
+			return Prefix
+		}
+	}
+	if u.RawQuery != "" {
+		return escaped + "?" + u.RawQuery
+	}
+	return escaped
 }
 
-func setCookie(w http.ResponseWriter, r *http.Request, token string) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: token, Path: Prefix, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+// cleanPath is p with its dot segments resolved and repeated slashes merged, keeping a
+// final slash.
+func cleanPath(p string) string {
+	clean := path.Clean("/" + p)
+	if strings.HasSuffix(p, "/") && clean != "/" {
+		clean += "/"
+	}
+	return clean
 }
 
-func clearCookie(w http.ResponseWriter, r *http.Request) {
+func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, sess *api.Session) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: sess.Token, Path: Prefix, Expires: sess.ExpiresAt,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.secureCookie(r)})
+}
+
+func (s *Server) clearCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		SameSite: http.SameSiteStrictMode, Secure: s.secureCookie(r)})
 }
+
+// secureCookie says whether the cookie is for https only: browsers reach the worker over
+// https (PUBLIC_URL), or this request came over TLS.
+func (s *Server) secureCookie(r *http.Request) bool { return s.secure || r.TLS != nil }

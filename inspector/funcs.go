@@ -104,17 +104,26 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-// checkScope refuses a scope no episode could have (empty, padded, too long), and one
-// outside the key's prefixes, with the same answer whether it exists or not.
+// checkScope refuses a scope no episode could have, by the shared rule (empty, padded,
+// too long, invalid UTF-8, a NUL or other control character), and one outside the key's
+// prefixes, with the same answer whether it exists or not.
 func checkScope(seen interface{ Sees(string) bool }, scope string) error {
-	switch {
-	case strings.TrimSpace(scope) == "", scope != strings.TrimSpace(scope),
-		len([]rune(scope)) > transcript.DefaultMaxScopeLen:
-		return badRequest("That is not a scope name.")
-	case !seen.Sees(scope):
+	if err := checkInput(transcript.CheckScope("scope", scope)); err != nil {
+		return err
+	}
+	if !seen.Sees(scope) {
 		return forbiddenScope()
 	}
 	return nil
+}
+
+// checkInput is the shared rule's verdict (transcript.CheckScope, CheckText) as a 400
+// page naming the field: the same rule as the API, MCP and the CLI apply.
+func checkInput(err error) error {
+	if msg, ok := transcript.InputMessage(err); ok {
+		return badRequest("Nothing was read or changed: the " + msg + ".")
+	}
+	return err
 }
 
 // pathID is the id in the path, or not found.

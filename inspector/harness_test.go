@@ -192,6 +192,27 @@ func (b *browser) post(path, origin string, form url.Values) response {
 	return b.do(req)
 }
 
+// cookie is the session id the browser holds for the inspector.
+func (b *browser) cookie() string {
+	b.h.t.Helper()
+	u, err := url.Parse(b.h.http.URL + "/ui/")
+	require.NoError(b.h.t, err)
+	for _, c := range b.c.Jar.Cookies(u) {
+		if c.Name == "credo_session" {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// setCookie makes the browser hold session id for the inspector.
+func (b *browser) setCookie(id string) {
+	b.h.t.Helper()
+	u, err := url.Parse(b.h.http.URL + "/ui/")
+	require.NoError(b.h.t, err)
+	b.c.Jar.SetCookies(u, []*http.Cookie{{Name: "credo_session", Value: id, Path: "/ui/"}})
+}
+
 // login logs in through the form and checks where it leads.
 func (b *browser) login(token string) {
 	b.h.t.Helper()

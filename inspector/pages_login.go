@@ -29,8 +29,9 @@ func (s *Server) loginForm(w http.ResponseWriter, r *http.Request) {
 	s.show(w, r, http.StatusOK, "login", frame{Title: "Log in"}, v)
 }
 
-// login checks the key of the form, as the API would, and keeps it in a cookie only
-// when it is valid. The key goes nowhere else: not in a URL, not in a log.
+// login checks the key of the form, as the API would, and when it is valid starts a
+// session whose random id the cookie keeps. The key goes nowhere: not in a cookie, a
+// URL or a log.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if err := s.sameOrigin(r); err != nil {
 		s.fail(w, r, nil, err)
@@ -52,7 +53,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	var e *api.Error
 	switch {
 	case err == nil && p.KeyID != 0:
-		setCookie(w, r, token)
+		sess, err := s.gate.StartSession(r.Context(), p, s.sessionTTL)
+		if err != nil {
+			s.fail(w, r, nil, err)
+			return
+		}
+		s.setCookie(w, r, sess)
 		http.Redirect(w, r, v.Next, http.StatusSeeOther)
 	case err == nil:
 		s.fail(w, r, nil, errors.New("inspector: a bearer key was admitted without a key id"))
@@ -66,12 +72,18 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// logout forgets the browser's key.
+// logout ends the browser's session: its id is no longer admitted, whoever holds it.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	if err := s.sameOrigin(r); err != nil {
 		s.fail(w, r, nil, err)
 		return
 	}
-	clearCookie(w, r)
+	if token := session(r); token != "" {
+		if err := s.gate.EndSession(r.Context(), token); err != nil {
+			s.fail(w, r, nil, err)
+			return
+		}
+	}
+	s.clearCookie(w, r)
 	http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
 }

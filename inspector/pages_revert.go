@@ -4,10 +4,10 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/credohq/credo/api"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/transcript"
 )
 
 type revertView struct {
@@ -52,8 +52,8 @@ func (s *Server) revert(w http.ResponseWriter, r *http.Request, p *api.Principal
 		return err
 	}
 	note := strings.TrimSpace(r.PostForm.Get("note"))
-	if utf8.RuneCountInString(note) > maxNote {
-		return badRequest("The note is longer than 2000 characters.")
+	if err := checkInput(transcript.CheckText("note", note, memory.MaxNoteLen)); err != nil {
+		return err
 	}
 	back := Prefix + "beliefs/" + itoa(ev.OldBeliefID)
 	_, err = s.store.Revert(r.Context(), memory.RevertParams{EventID: ev.ID, Note: note, By: "inspector, key " + p.Name})

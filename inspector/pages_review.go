@@ -4,15 +4,12 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/credohq/credo/api"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/review"
+	"github.com/credohq/credo/transcript"
 )
-
-// maxNote is the longest note a decision keeps, as in the API.
-const maxNote = 2000
 
 type reviewView struct {
 	Head  scopeHead
@@ -47,8 +44,8 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, p *api.Principa
 	}
 	verdict := memory.Verdict(r.PostForm.Get("action"))
 	note := strings.TrimSpace(r.PostForm.Get("note"))
-	if utf8.RuneCountInString(note) > maxNote {
-		return badRequest("The note is longer than 2000 characters.")
+	if err := checkInput(transcript.CheckText("note", note, memory.MaxNoteLen)); err != nil {
+		return err
 	}
 	ctx := r.Context()
 	item, err := s.store.Conflict(ctx, id)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/credohq/credo/api"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/transcript"
 )
 
 // scopeHead is what every page of a scope shows above its own content: the scope, its
@@ -66,6 +67,9 @@ func (s *Server) scopePage(w http.ResponseWriter, r *http.Request, p *api.Princi
 		return err
 	}
 	q := r.URL.Query()
+	if err := checkInput(transcript.CheckText("search", q.Get("q"), transcript.MaxQueryLen)); err != nil {
+		return err
+	}
 	v := scopeView{History: q.Get("history") == "1", AsOf: strings.TrimSpace(q.Get("as_of")),
 		Query: strings.TrimSpace(q.Get("q")), Mode: "current"}
 	ctx := r.Context()

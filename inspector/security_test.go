@@ -2,7 +2,9 @@ package inspector_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -155,7 +157,7 @@ func TestLogin(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, r.Status)
 	require.Equal(t, "/ui/scopes/tenant:a%2Fuser:ana", r.Header.Get("Location"))
 	cookie := r.Header.Get("Set-Cookie")
-	require.Contains(t, cookie, "credo_key=")
+	require.Contains(t, cookie, "credo_session=")
 	require.Contains(t, cookie, "HttpOnly")
 	require.Contains(t, cookie, "SameSite=Strict")
 	require.Contains(t, cookie, "Path=/ui/")
@@ -163,10 +165,14 @@ func TestLogin(t *testing.T) {
 	require.Contains(t, b.page(scopePath(anaScope)), miami)
 
 	// Only pages of the inspector are gone back to.
-	for _, next := range []string{"https://evil.example/", "//evil.example/ui/", "/v1/beliefs", "/ui/\\evil"} {
+	for _, next := range []string{"https://evil.example/", "//evil.example/ui/", "/v1/beliefs", "/ui/\\evil",
+		"/ui/../..//evil.com", "/ui/..", "/ui/%2e%2e/v1/beliefs", "/ui/./../evil", "/ui/scopes/../../..//evil.com/ui/"} {
 		r := h.browser().post("/ui/login", "self", url.Values{"key": {token}, "next": {next}})
 		require.Equal(t, "/ui/", r.Header.Get("Location"), next)
 	}
+
+	r = h.browser().post("/ui/login", "self", url.Values{"key": {token}, "next": {"/ui/scopes/x/../tenant:a%2Fuser:ana?history=1"}})
+	require.Equal(t, "/ui/scopes/tenant:a%2Fuser:ana?history=1", r.Header.Get("Location"), "a page under /ui/ once cleaned")
 
 	// Logout clears the cookie.
 	r = b.post("/ui/logout", "self", nil)
@@ -190,6 +196,77 @@ func TestLogin(t *testing.T) {
 		require.NotContains(t, u, token[:20])
 	}
 	require.NotContains(t, h.logs.String(), token[:20])
+}
+
+// The cookie carries a random session id, never the key; only its hash is stored; the
+// session ends when it expires, at logout (whoever replays the id) and with its key.
+func TestSession(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	token := h.key("tenant:a/", api.RightRead)
+	_, secret, _ := strings.Cut(strings.TrimPrefix(token, "credo_"), "_")
+
+	b := h.browser()
+	b.login(token)
+	id := b.cookie()
+	require.NotEmpty(t, id)
+	require.NotContains(t, id, secret)
+	require.NotContains(t, token, id)
+	sum := sha256.Sum256([]byte(id))
+	var hashed int
+	require.NoError(t, h.p.Schema.Pool.QueryRow(ctx, "SELECT count(*) FROM inspector_session WHERE token_hash = $1",
+		hex.EncodeToString(sum[:])).Scan(&hashed))
+	require.Equal(t, 1, hashed, "the id is stored hashed")
+	require.Empty(t, h.p.Schema.Mentions(t, id), "and nowhere in clear")
+	require.Contains(t, b.page(scopePath(anaScope)), miami)
+
+	// A session that expired sends the browser to log in again.
+	_, err := h.p.Schema.Pool.Exec(ctx, "UPDATE inspector_session SET expires_at = now() - interval '1 second'")
+	require.NoError(t, err)
+	r := b.get("/ui/")
+	require.Equal(t, http.StatusSeeOther, r.Status)
+	require.Equal(t, "/ui/login?expired=1", r.Header.Get("Location"))
+
+	// After logout, the id is worth nothing, even to whoever kept a copy.
+	b.login(token)
+	kept := b.cookie()
+	require.Equal(t, http.StatusSeeOther, b.post("/ui/logout", "self", nil).Status)
+	replay := h.browser()
+	replay.setCookie(kept)
+	require.Equal(t, http.StatusSeeOther, replay.get("/ui/").Status)
+
+	// Revoking the key ends its sessions.
+	b.login(token)
+	keys, err := api.ListKeys(ctx, h.p.Schema.Pool)
+	require.NoError(t, err)
+	_, err = api.RevokeKey(ctx, h.p.Schema.Pool, keys[len(keys)-1].ID)
+	require.NoError(t, err)
+	var left int
+	require.NoError(t, h.p.Schema.Pool.QueryRow(ctx, "SELECT count(*) FROM inspector_session").Scan(&left))
+	require.Zero(t, left)
+	require.Equal(t, http.StatusSeeOther, b.get("/ui/").Status)
+}
+
+// Behind a TLS proxy the worker speaks plain HTTP: an https PUBLIC_URL makes the cookie
+// Secure all the same.
+func TestSecureCookieBehindAProxy(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	token := h.key("tenant:a/", api.RightRead)
+	v1, err := api.New(context.Background(), api.Config{Store: h.p.Store, Addr: "127.0.0.1:0", RateLimit: -1})
+	require.NoError(t, err)
+	ui, err := inspector.New(inspector.Config{Store: h.p.Store, Gate: v1, SecureCookies: true})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	ui.Mount(mux)
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:9464/ui/login", strings.NewReader(url.Values{"key": {token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "http://127.0.0.1:9464")
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Header().Get("Set-Cookie"), "; Secure")
 }
 
 func TestSecureCookieOverTLS(t *testing.T) {

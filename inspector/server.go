@@ -11,6 +11,8 @@
 package inspector
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"html/template"
 	"log/slog"
@@ -34,9 +36,13 @@ const maxForm = 64 << 10
 const csp = "default-src 'self'; script-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; " +
 	"frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
 
-// Gate admits requests by the API's rules; *api.Server is one.
+// Gate admits requests by the API's rules, and keeps the sessions of browsers that
+// logged in; *api.Server is one.
 type Gate interface {
 	Admit(r *http.Request) (*api.Principal, error)
+	AdmitSession(r *http.Request, token string) (*api.Principal, error)
+	StartSession(ctx context.Context, p *api.Principal, ttl time.Duration) (*api.Session, error)
+	EndSession(ctx context.Context, token string) error
 }
 
 // Config configures a Server.
@@ -51,6 +57,12 @@ type Config struct {
 	EmbedModel string
 	Logger     *slog.Logger
 	Now        func() time.Time
+	// SecureCookies marks the login cookie Secure on every request, as browsers reach
+	// the worker over https (PUBLIC_URL) even when a proxy forwards plain HTTP; without
+	// it, only requests that arrive over TLS get a Secure cookie.
+	SecureCookies bool
+	// SessionTTL is how long a login lasts (api.DefaultSessionTTL when 0).
+	SessionTTL time.Duration
 }
 
 // Server serves the inspector's pages.
@@ -64,6 +76,9 @@ type Server struct {
 	pages    map[string]*template.Template
 	csrf     *http.CrossOriginProtection
 	mux      *http.ServeMux
+	// secure and sessionTTL are Config.SecureCookies and SessionTTL.
+	secure     bool
+	sessionTTL time.Duration
 }
 
 // New returns a Server.
@@ -76,7 +91,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{store: cfg.Store, gate: cfg.Gate, jobs: cfg.Jobs, log: cfg.Logger, now: cfg.Now, pages: pages,
-		csrf: http.NewCrossOriginProtection(), mux: http.NewServeMux()}
+		csrf: http.NewCrossOriginProtection(), mux: http.NewServeMux(),
+		secure: cfg.SecureCookies, sessionTTL: cmp.Or(cfg.SessionTTL, api.DefaultSessionTTL)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

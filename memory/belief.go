@@ -109,6 +109,15 @@ type Belief struct {
 	Distance *float64 `json:"distance,omitempty"`
 }
 
+// AsDefault is b as an inherited read shows it to a reader who may not read b's scope:
+// what it says, on which slot, when it holds and whose default it is; never the
+// transcripts and quotes it came from, nor the beliefs it replaced or rests on.
+func (b Belief) AsDefault() Belief {
+	b.EpisodeID, b.Quote, b.Episodes = nil, nil, nil
+	b.Supersedes, b.SupersededBy, b.DependsOn, b.NeedsReview = nil, nil, nil, false
+	return b
+}
+
 // Event is one applied revision, kept as a labeled example.
 type Event struct {
 	ID           int64          `json:"id"`

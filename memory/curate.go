@@ -148,7 +148,7 @@ func (c *curation) run(ctx context.Context, s *Store) error {
 	if c.dryRun {
 		return nil
 	}
-	if c.out.TombstoneID, err = writeTombstone(ctx, tx, c.scope, PurgedHistory, c.out.Counts, c.now); err != nil {
+	if c.out.TombstoneID, err = writeTombstone(ctx, tx, PurgedHistory, c.out.Counts, c.now); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)

@@ -2,9 +2,12 @@ package memory
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 )
@@ -19,17 +22,23 @@ func TestPurgeRetriesADeadlock(t *testing.T) {
 	first := mustApply(t, store, extraction("u", "2026-01-01", nil, fact(nyc, "location", ""))).Facts[0].BeliefID
 	mustApply(t, store, extraction("u", "2026-02-01", []int64{first}, resolves(fact(miami, "location", ""), 0, ActionSupersede, ReasonTemporal)))
 
-	// PostgreSQL breaks a deadlock from the side whose deadlock_timeout fires first once
-	// the cycle exists, and checks each wait only once. The purge's check comes 8 s
-	// after it starts waiting, long after the other side closes the cycle even on a
-	// loaded machine; the other side's would come after 60 s. So the purge is the one
-	// aborted, every time. (Setting deadlock_timeout needs a superuser, as the test
-	// database's owner is in CI and in the compose file.)
-	purgePool := poolWith(t, bundle.schema.URL, "8s")
-	store = NewStore(purgePool, &Config{Now: bundle.clock.Now})
-	other, err := poolWith(t, bundle.schema.URL, "60s").Begin(ctx)
+	// Postgres looks for a deadlock once, deadlock_timeout after a session starts to wait,
+	// and aborts the session that finds it. The purge's look comes seconds after it waits,
+	// however slow the machine is to ask for the other lock; the other side's only after
+	// a minute, a clear failure rather than a hang.
+	cfg, err := pgxpool.ParseConfig(bundle.schema.URL)
+	require.NoError(t, err)
+	cfg.ConnConfig.RuntimeParams["deadlock_timeout"] = "5s"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer pool.Close()
+	store = NewStore(pool, nil)
+
+	other, err := bundle.schema.Pool.Begin(ctx)
 	require.NoError(t, err)
 	defer other.Rollback(ctx)
+	_, err = other.Exec(ctx, "SET LOCAL deadlock_timeout = '60s'")
+	require.NoError(t, err)
 	_, err = other.Exec(ctx, "LOCK TABLE belief IN SHARE MODE")
 	require.NoError(t, err)
 
@@ -57,15 +66,28 @@ func TestPurgeRetriesADeadlock(t *testing.T) {
 	require.Empty(t, mentions(t, bundle, "Miami"))
 }
 
-// poolWith is a pool on the test schema whose sessions wait deadlockTimeout before they
-// look for a deadlock.
-func poolWith(t *testing.T, url, deadlockTimeout string) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(url)
-	require.NoError(t, err)
-	cfg.ConnConfig.RuntimeParams["deadlock_timeout"] = deadlockTimeout
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	return pool
+// A statement aborted to break a deadlock runs again, up to deadlockAttempts times; any
+// other error is returned at once.
+func TestRetryingDeadlocks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	deadlock := &pgconn.PgError{Code: "40P01"}
+	calls := 0
+	require.NoError(t, retryingDeadlocks(ctx, func() error {
+		calls++
+		if calls == 1 {
+			return fmt.Errorf("drop index: %w", deadlock)
+		}
+		return nil
+	}))
+	require.Equal(t, 2, calls)
+
+	calls = 0
+	other := errors.New("disk full")
+	require.ErrorIs(t, retryingDeadlocks(ctx, func() error { calls++; return other }), other)
+	require.Equal(t, 1, calls)
+
+	calls = 0
+	require.ErrorIs(t, retryingDeadlocks(ctx, func() error { calls++; return deadlock }), deadlock)
+	require.Equal(t, deadlockAttempts, calls)
 }

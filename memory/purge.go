@@ -2,8 +2,6 @@ package memory
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -62,8 +60,8 @@ type Purged struct {
 // spans: a model's quotes may overlap.
 //
 // One purge_tombstone row records that a purge happened, with the counts (deleted rows
-// per table, and episode_redacted when episodes were redacted) and a hash of the scope,
-// never what was purged. Deleted rows, and the old versions of redacted ones, leave the
+// per table, and episode_redacted when episodes were redacted), never the scope or
+// what was purged. Deleted rows, and the old versions of redacted ones, leave the
 // disk when Postgres vacuums.
 func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
 	if err := sel.normalize(); err != nil {
@@ -329,22 +327,23 @@ func (p *purge) consolidation(ctx context.Context) error {
 }
 
 func (p *purge) tombstone(ctx context.Context) error {
-	id, err := writeTombstone(ctx, p.tx, p.sel.Scope, p.out.What, p.out.Counts, p.now)
+	id, err := writeTombstone(ctx, p.tx, p.out.What, p.out.Counts, p.now)
 	p.out.TombstoneID = id
 	return err
 }
 
-// writeTombstone records that rows of scope were purged: what, how many per table and
-// when, with the scope as a hash, never in clear.
-func writeTombstone(ctx context.Context, tx pgx.Tx, scope, what string, counts map[string]int64, now time.Time) (int64, error) {
+// writeTombstone records that rows were purged: what, how many per table and when, with
+// no trace of the scope. A scope's name is guessable (user:1234), so a hash of it, even
+// salted with a secret in the same database, would give it back to whoever reads the
+// database; the caller gets the tombstone's id, to keep the link to the scope elsewhere.
+func writeTombstone(ctx context.Context, tx pgx.Tx, what string, counts map[string]int64, now time.Time) (int64, error) {
 	raw, err := json.Marshal(counts)
 	if err != nil {
 		return 0, fmt.Errorf("encode counts: %w", err)
 	}
-	hash := sha256.Sum256([]byte(scope))
 	var id int64
-	err = tx.QueryRow(ctx, `INSERT INTO purge_tombstone (scope_hash, what, counts, created_at)
-		VALUES ($1, $2, $3, $4) RETURNING id`, hex.EncodeToString(hash[:]), what, raw, now).Scan(&id)
+	err = tx.QueryRow(ctx, `INSERT INTO purge_tombstone (what, counts, created_at)
+		VALUES ($1, $2, $3) RETURNING id`, what, raw, now).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("write tombstone: %w", err)
 	}
@@ -372,4 +371,19 @@ func mentionsJSON(expr, needles string) string {
 	return fmt.Sprintf(`EXISTS (SELECT 1 FROM unnest(%[2]s::text[]) n WHERE strpos(lower(%[1]s::text), lower(n)) > 0
 		OR EXISTS (SELECT 1 FROM jsonb_path_query(%[1]s, 'strict $.**') v
 			WHERE jsonb_typeof(v) = 'string' AND strpos(lower(v #>> '{}'), lower(n)) > 0))`, expr, needles)
+}
+
+// DropJobOfErasedScope deletes the row of job, a job of scope just completed in tx, when
+// the scope holds no episode and no belief any more: a purge erased it while the job
+// ran, and let the job finish rather than delete its row under it. The row, whose
+// arguments name the scope, then goes with the job instead of staying until River's
+// cleaner removes it a day later. River finds no row to mark completed, and skips it.
+func (s *Store) DropJobOfErasedScope(ctx context.Context, tx pgx.Tx, jobID int64, scope string) (bool, error) {
+	tag, err := tx.Exec(ctx, `DELETE FROM river_job WHERE id = $1
+		AND NOT EXISTS (SELECT 1 FROM episode WHERE scope = $2) AND NOT EXISTS (SELECT 1 FROM belief WHERE scope = $2)`,
+		jobID, scope)
+	if err != nil {
+		return false, fmt.Errorf("drop job %d of erased scope: %w", jobID, err)
+	}
+	return tag.RowsAffected() > 0, nil
 }

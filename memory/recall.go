@@ -45,7 +45,20 @@ type RecallQuery struct {
 	// Inherit adds the beliefs of the scope's ancestors (see Ancestors) on the slots the
 	// scope does not fill itself in the view read; the nearest scope wins each slot.
 	Inherit bool
+	// Sees says which ancestors the reader may read in full, as a key's prefixes do; nil:
+	// every one (the database's owner). Of an ancestor it may not see, an inherited read
+	// shows only the current beliefs that fall in the view, as defaults (see
+	// Belief.AsDefault): never its history, quotes or transcripts.
+	Sees func(scope string) bool
 }
+
+// defaultsOnly says whether an inherited read shows only sc's current defaults.
+func (q *RecallQuery) defaultsOnly(sc string) bool {
+	return sc != q.Scope && q.Sees != nil && !q.Sees(sc)
+}
+
+// defaultsView narrows view to the current beliefs in it.
+func defaultsView(view string) string { return view + " AND b.status = 'active'" }
 
 // RecallMode is the view a recall read.
 type RecallMode string
@@ -116,14 +129,17 @@ func (s *Store) Recall(ctx context.Context, q RecallQuery) (*Recollection, error
 	// read is the answer of one scope.
 	read := func(ctx context.Context, scope string) ([]Belief, error) {
 		args := append([]any{scope}, at...)
-		switch {
-		case !rec.Ranked:
-			return s.queryBeliefs(ctx, view+" ORDER BY b.attribute, b.valid_from, b.recorded_at, b.id", args...)
-		case rec.Mode == RecallHistory:
-			return s.rankedChains(ctx, scope, q.EmbedModel, q.Vector, k)
-		default:
-			return s.ranked(ctx, beliefColumns, view, args, q.EmbedModel, q.Vector, k)
+		if q.defaultsOnly(scope) {
+			bs, err := s.readView(ctx, defaultsView(view), args, rec.Ranked, q, k)
+			for i := range bs {
+				bs[i] = bs[i].AsDefault()
+			}
+			return bs, err
 		}
+		if rec.Ranked && rec.Mode == RecallHistory {
+			return s.rankedChains(ctx, scope, q.EmbedModel, q.Vector, k)
+		}
+		return s.readView(ctx, view, args, rec.Ranked, q, k)
 	}
 	var err error
 	switch {
@@ -132,7 +148,7 @@ func (s *Store) Recall(ctx context.Context, q RecallQuery) (*Recollection, error
 	case !rec.Ranked:
 		rec.Beliefs, err = s.Inherited(ctx, q.Scope, read)
 	default:
-		rec.Beliefs, err = s.recallInherited(ctx, rec, q.Scope, read, view, at, k)
+		rec.Beliefs, err = s.recallInherited(ctx, rec, &q, read, view, at, k)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("recall %s of %q: %w", rec.Mode, q.Scope, err)
@@ -143,16 +159,28 @@ func (s *Store) Recall(ctx context.Context, q RecallQuery) (*Recollection, error
 // recallInherited is a ranked read of scope with its ancestors: a slot counts as filled
 // by what the whole view holds, not by the k nearest beliefs, and the nearest k beliefs
 // of all scopes are kept (whole chains, for history).
-func (s *Store) recallInherited(ctx context.Context, rec *Recollection, scope string, read ScopeRead, view string, at []any, k int) ([]Belief, error) {
+func (s *Store) recallInherited(ctx context.Context, rec *Recollection, q *RecallQuery, read ScopeRead, view string, at []any, k int) ([]Belief, error) {
 	fills := func(ctx context.Context, sc string) (map[slot]bool, error) {
+		if q.defaultsOnly(sc) {
+			return s.slots(ctx, defaultsView(view), append([]any{sc}, at...))
+		}
 		return s.slots(ctx, view, append([]any{sc}, at...))
 	}
-	bs, err := inherit(ctx, scope, read, fills)
+	bs, err := inherit(ctx, q.Scope, read, fills)
 	if err != nil || rec.Mode == RecallHistory {
 		return bs, err
 	}
 	slices.SortStableFunc(bs, func(a, b Belief) int { return cmp.Compare(deref(a.Distance), deref(b.Distance)) })
 	return bs[:min(k, len(bs))], nil
+}
+
+// readView reads the beliefs of view: the k nearest to q's vector when ranked, else
+// all, by attribute and valid time.
+func (s *Store) readView(ctx context.Context, view string, args []any, ranked bool, q RecallQuery, k int) ([]Belief, error) {
+	if ranked {
+		return s.ranked(ctx, beliefColumns, view, args, q.EmbedModel, q.Vector, k)
+	}
+	return s.queryBeliefs(ctx, view+" ORDER BY b.attribute, b.valid_from, b.recorded_at, b.id", args...)
 }
 
 // rankedChains is the supersession chains through the k non-forgotten beliefs of scope

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
@@ -194,7 +195,7 @@ func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeInde
 	defer conn.Release()
 	// A session lock, as CREATE INDEX CONCURRENTLY cannot run in a transaction.
 	lockKey := "credo:scope_index:" + scope
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext($1))", lockKey); err != nil {
+	if err := trySessionLock(ctx, conn, lockKey); err != nil {
 		return nil, fmt.Errorf("index scope %q: %w", scope, err)
 	}
 	defer func() {
@@ -210,7 +211,8 @@ func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeInde
 		name := scopeIndexName(st.table, scope, model, dim)
 		switch st.change(s.exactLimit) {
 		case indexBuild:
-			if err := buildScopeIndex(ctx, conn, st.table, scope, model, dim, name); err != nil {
+			err := retryingDeadlocks(ctx, func() error { return buildScopeIndex(ctx, conn, st.table, scope, model, dim, name) })
+			if err != nil {
 				return nil, fmt.Errorf("index scope %q: %w", scope, err)
 			}
 			res.Created = append(res.Created, string(st.table))
@@ -220,13 +222,43 @@ func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeInde
 				scope, string(st.table), model); err != nil {
 				return nil, fmt.Errorf("index scope %q: %w", scope, err)
 			}
-			if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+			// Dropped again if a deadlock aborted it: the registration is gone already, so
+			// a later run would not find the index to drop.
+			err := retryingDeadlocks(ctx, func() error {
+				_, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+pgx.Identifier{name}.Sanitize())
+				return err
+			})
+			if err != nil {
 				return nil, fmt.Errorf("index scope %q: drop %s: %w", scope, name, err)
 			}
 			res.Dropped = append(res.Dropped, string(st.table))
 		}
 	}
 	return res, nil
+}
+
+// scopeLockPoll is how often a session lock held by another session is tried again.
+const scopeLockPoll = 50 * time.Millisecond
+
+// trySessionLock takes the session advisory lock of key, trying again until it is free.
+// It polls rather than waits: a statement waiting for the lock holds a snapshot, and the
+// CREATE INDEX CONCURRENTLY of the session that holds the lock waits for every older
+// snapshot to end, a deadlock.
+func trySessionLock(ctx context.Context, conn DB, key string) error {
+	for {
+		var ok bool
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext($1))", key).Scan(&ok); err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(scopeLockPoll):
+		}
+	}
 }
 
 // ScopeIndexDue says whether IndexScope would build or drop an index of scope for

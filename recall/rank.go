@@ -65,7 +65,7 @@ func poolSize(k int) int { return min(memory.MaxRecallK, max(4*k, 40)) }
 
 // selectFor reads and ranks what q selects.
 func (r *Reader) selectFor(ctx context.Context, q Query) (*selection, error) {
-	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, Inherit: q.Inherit, AsOf: q.AsOf}
+	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, Inherit: q.Inherit, Sees: q.Sees, AsOf: q.AsOf}
 	if q.Query != "" && r.cfg.Embed != nil && r.cfg.EmbedModel != "" {
 		vec, err := r.embedQuery(ctx, q.Scope, q.Query)
 		if err != nil {

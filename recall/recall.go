@@ -46,6 +46,9 @@ type Query struct {
 	K int
 	// Inherit adds the ancestor scopes' beliefs on the slots the scope does not fill.
 	Inherit bool
+	// Sees says which ancestors the reader may read in full (see memory.RecallQuery);
+	// nil: every one.
+	Sees func(scope string) bool
 	// AsOf reads what was true at that time instead of now.
 	AsOf *time.Time
 	// Budget bounds the context block's characters (DefaultBudget when 0); the

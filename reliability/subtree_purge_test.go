@@ -49,6 +49,7 @@ func TestSubtreePurgeDuringExtraction(t *testing.T) {
 
 	require.Empty(t, p.Schema.Mentions(t, "wombat"), "an extraction in flight stores nothing of a purged scope")
 	require.Empty(t, p.Schema.Mentions(t, "Note 0 of acme"), "no transcript of the subtree is left")
+	require.Empty(t, p.Schema.Mentions(t, "acme/"), "no row names a scope of the subtree, the job rows of extractions in flight included")
 	other, err := p.Store.Current(ctx, "other/user:1")
 	require.NoError(t, err)
 	require.Len(t, other, 3, "the scope outside the subtree is extracted in full")

@@ -35,3 +35,13 @@ func TestCheckScopeAndText(t *testing.T) {
 		require.ErrorContains(t, err, want)
 	}
 }
+
+// A surface shows the field and its problem from the typed error, not from its text.
+func TestInputMessage(t *testing.T) {
+	t.Parallel()
+	msg, ok := InputMessage(CheckScope("--scope", "a\x07b"))
+	require.True(t, ok)
+	require.Equal(t, "--scope contains the control character U+0007", msg)
+	_, ok = InputMessage(nil)
+	require.False(t, ok)
+}

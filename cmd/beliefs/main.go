@@ -61,16 +61,21 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	var confirm confirmer
-	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		confirm = askOn(bufio.NewReader(os.Stdin), os.Stderr)
-	}
-	os.Exit(exitCode(runWith(ctx, os.Args[1:], os.Getenv, confirm, os.Stdout, os.Stderr), os.Stderr))
+	os.Exit(exitCode(runWith(ctx, os.Args[1:], os.Getenv, confirmerOn(os.Stdin, os.Stderr), os.Stdout, os.Stderr), os.Stderr))
 }
 
 // confirmer asks the person at the terminal a yes-or-no question; nil when no one is
-// there (a script, a pipe).
+// there (a script, a pipe, /dev/null).
 type confirmer func(question string) (bool, error)
+
+// confirmerOn asks on w when in is a terminal, and is nil otherwise, so that --yes must
+// say it.
+func confirmerOn(in *os.File, w io.Writer) confirmer {
+	if !app.IsTerminal(in) {
+		return nil
+	}
+	return askOn(bufio.NewReader(in), w)
+}
 
 // askOn asks on w and reads the answer from r: yes only for "y" or "yes".
 func askOn(r *bufio.Reader, w io.Writer) confirmer {
@@ -232,8 +237,8 @@ func requireScope(scope string) error {
 // checkInput is the shared rule's verdict on a flag as bad usage: the same rule, and the
 // same limits, as the API, MCP and the web UI apply.
 func checkInput(err error) error {
-	if err != nil {
-		return usageError{strings.TrimPrefix(err.Error(), transcript.ErrInput.Error()+": ")}
+	if msg, ok := transcript.InputMessage(err); ok {
+		return usageError{msg}
 	}
-	return nil
+	return err
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -91,13 +93,30 @@ func TestErasureIsConfirmed(t *testing.T) {
 	require.Equal(t, 1, left("user:9"))
 	require.Equal(t, 1, left("acme/user:1"))
 
+	getenv := func(k string) string { return map[string]string{"DATABASE_URL": c.schema.URL}[k] }
+	// /dev/null and a pipe are no terminal: nobody is asked, --yes must say it.
+	null, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer null.Close()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	for _, in := range []*os.File{null, r} {
+		confirm := confirmerOn(in, io.Discard)
+		require.Nil(t, confirm, in.Name())
+		var out, errOut bytes.Buffer
+		err := runWith(context.Background(), []string{"forget", "--scope", "user:9", "--all", "--purge"}, getenv, confirm, &out, &errOut)
+		require.Equal(t, exitUsage, exitCode(err, io.Discard), in.Name())
+	}
+	require.Equal(t, 1, left("user:9"))
+
 	ask := func(answer bool) (*[]string, confirmer) {
 		var asked []string
 		return &asked, func(q string) (bool, error) { asked = append(asked, q); return answer, nil }
 	}
 	asked, no := ask(false)
 	var out, errOut bytes.Buffer
-	getenv := func(k string) string { return map[string]string{"DATABASE_URL": c.schema.URL}[k] }
 	require.NoError(t, runWith(context.Background(), []string{"forget", "--scope-prefix", "acme/", "--all", "--purge"}, getenv, no, &out, &errOut))
 	require.Contains(t, (*asked)[0], `Erasing 1 scope starting with "acme/" (acme/user:1)`, "the question names what goes")
 	require.Contains(t, out.String(), "nothing was erased")

@@ -58,10 +58,11 @@ const groups = config.GroupDB | config.GroupLLM | config.GroupWorker | config.Gr
 // It returns when ctx is canceled (after a graceful stop) or, with --drain, when no job
 // is left.
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, ready func(addr string)) error {
-	cfg, drain, err := parseFlags(args, getenv, stderr)
+	cfg, mode, err := parseFlags(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
+	drain := mode.drain
 	logger := app.Logger(cfg, stderr)
 
 	// Connections are taken per query and never held across an LLM call, so a pool a
@@ -90,7 +91,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 
-	if cfg.HTTPAddr != "" {
+	// A drain run serves no HTTP unless asked: it runs beside the service it drains for,
+	// which holds HTTP_ADDR.
+	if cfg.HTTPAddr != "" && (!drain || mode.http) {
 		srv, err := startHTTP(ctx, cfg, pool, store, client, chat, embed, m, logger)
 		if err != nil {
 			return err
@@ -132,25 +135,37 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	return errors.Join(runErr, shutdown(client, cfg.ShutdownTimeout, logger))
 }
 
-// parseFlags reads the worker's settings from the environment and its flags: whether
-// to drain, and the rest of the configuration, checked.
-func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (cfg *config.Config, drain bool, err error) {
+// runMode is how the worker runs, from its flags.
+type runMode struct {
+	// drain: exit once no job is left to run.
+	drain bool
+	// http: serve HTTP_ADDR in a drain run too.
+	http bool
+}
+
+// parseFlags reads the worker's settings from the environment and its flags: how to
+// run, and the rest of the configuration, checked.
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (cfg *config.Config, mode runMode, err error) {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	drainFlag := fs.Bool("drain", false, "exit once no job is left to run, retries included")
+	fs.BoolVar(&mode.drain, "drain", false, "exit once no job is left to run, retries included; serves no HTTP unless --http")
+	fs.BoolVar(&mode.http, "http", false, "with --drain, serve the API, MCP, inspector, /healthz and /metrics at HTTP_ADDR too")
 	if cfg, err = config.Load(fs, groups, getenv); err != nil {
-		return nil, false, &config.UsageError{Err: err}
+		return nil, runMode{}, &config.UsageError{Err: err}
 	}
 	if err := config.ParseFlags(fs, args); err != nil {
-		return nil, false, err
+		return nil, runMode{}, err
 	}
 	if fs.NArg() > 0 {
-		return nil, false, config.Usagef("unexpected arguments: %v", fs.Args())
+		return nil, runMode{}, config.Usagef("unexpected arguments: %v", fs.Args())
+	}
+	if mode.http && !mode.drain {
+		return nil, runMode{}, config.Usagef("--http goes with --drain: a worker without it always serves HTTP_ADDR")
 	}
 	if err := cfg.Checked(groups); err != nil {
-		return nil, false, err
+		return nil, runMode{}, err
 	}
-	return cfg, *drainFlag, nil
+	return cfg, mode, nil
 }
 
 // startHTTP serves the API, MCP, the web inspector (on the same listener, with the
@@ -161,7 +176,8 @@ func startHTTP(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, stor
 	if err != nil {
 		return nil, err
 	}
-	ui, err := inspector.New(inspector.Config{Store: store, Gate: v1, Jobs: client, Embed: embed, Logger: logger})
+	ui, err := inspector.New(inspector.Config{Store: store, Gate: v1, Jobs: client, Embed: embed, Logger: logger,
+		SecureCookies: cfg.SecureCookies(), SessionTTL: cfg.InspectorSessionTTL})
 	if err != nil {
 		return nil, err
 	}

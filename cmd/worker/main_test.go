@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -288,6 +290,7 @@ func TestBadUsageIsAUsageError(t *testing.T) {
 		{[]string{"--drian"}, none, "-drian (worker -h lists the flags)"},
 		{[]string{"extra"}, func(k string) string { return map[string]string{"DATABASE_URL": "postgres://x"}[k] }, "unexpected arguments"},
 		{nil, func(k string) string { return map[string]string{"DATABASE_URL": "postgres://x", "WORKERS": "many"}[k] }, "WORKERS"},
+		{[]string{"--http"}, func(k string) string { return map[string]string{"DATABASE_URL": "postgres://x"}[k] }, "--http goes with --drain"},
 	} {
 		var stderr bytes.Buffer
 		err := run(context.Background(), tc.args, tc.env, &stderr, nil)
@@ -319,4 +322,46 @@ func TestDrainChecksTheModels(t *testing.T) {
 	go func() { done <- run(runCtx, nil, b.getenv, &stderr, func(string) { cancel() }) }()
 	require.NoError(t, <-done)
 	require.Equal(t, 1, strings.Count(stderr.String(), "model check failed"), stderr.String())
+}
+
+// A drain run serves no HTTP unless asked, so it runs beside the worker that holds
+// HTTP_ADDR; with --http it serves there.
+func TestDrainBesideARunningWorker(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.moveStory()
+	ctx := context.Background()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	b.env["HTTP_ADDR"] = taken.Addr().String()
+	require.NoError(t, enqueueFile(ctx, b, "../../examples/move.jsonl"))
+	served := func(addr string) { t.Errorf("a drain run without --http served %s", addr) }
+	require.NoError(t, run(ctx, []string{"--drain"}, b.getenv, io.Discard, served))
+	require.Equal(t, map[string]int{"applied": 4}, b.episodes(t))
+
+	err = run(ctx, []string{"--drain", "--http"}, b.getenv, io.Discard, nil)
+	require.ErrorContains(t, err, "address already in use", "--http asks for HTTP_ADDR")
+
+	b.env["HTTP_ADDR"] = "127.0.0.1:0"
+	var addr string
+	require.NoError(t, run(ctx, []string{"--drain", "--http"}, b.getenv, io.Discard, func(a string) { addr = a }))
+	require.NotEmpty(t, addr, "--http serves")
+}
+
+// /dev/null is a character device but no terminal: a drain run whose stderr goes there
+// logs its progress and draws no bar.
+func TestDrainDrawsNoBarOnDevNull(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	require.NoError(t, enqueueFile(ctx, b, "../../examples/move.jsonl"))
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer null.Close()
+	var logs bytes.Buffer
+	p, err := newDrainProgress(ctx, memory.NewStore(b.schema.Pool, nil), null, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, err)
+	require.Nil(t, p.bar)
+	require.Contains(t, logs.String(), `msg="drain: extracting" pending=4`)
 }

@@ -3,14 +3,15 @@ package app
 import (
 	"io"
 	"os"
+
+	"golang.org/x/term"
 )
 
-// IsTerminal says whether w is a terminal, where a progress bar can redraw itself.
+// IsTerminal says whether w is a terminal: a person who can answer a question or watch a
+// progress bar redraw itself. A character device is not enough: /dev/null is one, and a
+// question asked there reads nothing but its end. (Stdin qualifies too: an *os.File is a
+// writer.)
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && f != nil && term.IsTerminal(int(f.Fd()))
 }

@@ -54,7 +54,16 @@ type Config struct {
 	APIMaxRecords   int
 	APIRateLimit    float64
 	APIRateBurst    int
+
+	// PublicURL is where browsers reach the worker ("": as they connect); an https URL
+	// makes the inspector's cookie Secure behind a TLS proxy.
+	PublicURL string
+	// InspectorSessionTTL is how long an inspector login lasts.
+	InspectorSessionTTL time.Duration
 }
+
+// SecureCookies says whether browsers reach the worker over https by PublicURL.
+func (c *Config) SecureCookies() bool { return strings.HasPrefix(c.PublicURL, "https://") }
 
 // Group selects the settings a command registers.
 type Group int
@@ -116,6 +125,8 @@ func settings() []setting {
 		{GroupWorker, "api-max-body-bytes", "API_MAX_BODY_BYTES", "4MiB", "largest HTTP API request body (bytes, or with KiB/MiB); larger ones get 413", byteSize(func(c *Config) *int64 { return &c.APIMaxBodyBytes }, 1<<10, 1<<30)},
 		{GroupWorker, "api-max-records", "API_MAX_RECORDS", "1000", "most transcripts per HTTP API request; more get 413", intRange(func(c *Config) *int { return &c.APIMaxRecords }, 1, 100_000)},
 		{GroupWorker, "api-rate-limit", "API_RATE_LIMIT", "20", "requests per second per API key (0: no limit); more get 429", floatRange(func(c *Config) *float64 { return &c.APIRateLimit }, 0, 1e6)},
+		{GroupWorker, "public-url", "PUBLIC_URL", "", "the address browsers reach the worker at, e.g. https://credo.example.com behind a TLS proxy: an https URL makes the inspector's login cookie Secure", optURL(func(c *Config) *string { return &c.PublicURL })},
+		{GroupWorker, "inspector-session-ttl", "INSPECTOR_SESSION_TTL", "12h", "how long an inspector login lasts before the key must be entered again", duration(func(c *Config) *time.Duration { return &c.InspectorSessionTTL })},
 		{GroupWorker, "api-rate-burst", "API_RATE_BURST", "40", "requests an API key may send at once before API_RATE_LIMIT applies", intRange(func(c *Config) *int { return &c.APIRateBurst }, 1, 1_000_000)},
 		{GroupDB, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", oneOf(func(c *Config) *string { return &c.LogLevel }, "debug", "info", "warn", "error")},
 		{GroupDB, "log-format", "LOG_FORMAT", "text", "text or json", oneOf(func(c *Config) *string { return &c.LogFormat }, "text", "json")},
@@ -320,6 +331,18 @@ func byteSize(field func(*Config) *int64, lo, hi int64) func(*Config, string) er
 }
 
 // httpAddr reads a listen address; "off" (or an empty flag) means no HTTP server.
+// optURL is urlValue, or no URL when v is empty.
+func optURL(field func(*Config) *string) func(*Config, string) error {
+	set := urlValue(field)
+	return func(c *Config, v string) error {
+		if strings.TrimSpace(v) == "" {
+			*field(c) = ""
+			return nil
+		}
+		return set(c, strings.TrimSpace(v))
+	}
+}
+
 func httpAddr(field func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		v = strings.TrimSpace(v)

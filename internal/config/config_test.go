@@ -35,6 +35,12 @@ func TestLoad(t *testing.T) {
 	require.Equal(t, 150*time.Second, cfg.RescueAfter, "RESCUE_AFTER defaults a little above JOB_TIMEOUT")
 	require.Equal(t, "ollama", cfg.EmbedProvider, "EMBED_PROVIDER defaults to LLM_PROVIDER")
 	require.Empty(t, cfg.HTTPAddr, "off")
+	require.False(t, cfg.SecureCookies(), "no PUBLIC_URL: Secure only over TLS")
+	require.Equal(t, 12*time.Hour, cfg.InspectorSessionTTL)
+
+	cfg, err = load(t, map[string]string{"DATABASE_URL": "postgres://x", "PUBLIC_URL": "https://credo.example.com/"})
+	require.NoError(t, err)
+	require.True(t, cfg.SecureCookies(), "browsers reach the worker over https")
 
 	cfg, err = load(t, map[string]string{"DATABASE_URL": "postgres://x", "WORKERS": "2"}, "--workers", "7")
 	require.NoError(t, err)
@@ -44,11 +50,13 @@ func TestLoad(t *testing.T) {
 func TestLoadNamesTheBadVariable(t *testing.T) {
 	t.Parallel()
 	for env, want := range map[string]string{
-		"JOB_TIMEOUT":      "JOB_TIMEOUT: \"soon\" is not a positive duration",
-		"WORKERS":          "WORKERS: \"soon\" is not a whole number",
-		"LLM_PROVIDER":     "LLM_PROVIDER: \"soon\" is not one of ollama, openai",
-		"OLLAMA_HOST":      "OLLAMA_HOST: \"soon\" is not an http(s) URL",
-		"CONFIDENCE_FLOOR": "CONFIDENCE_FLOOR: \"soon\" is not a number",
+		"JOB_TIMEOUT":           "JOB_TIMEOUT: \"soon\" is not a positive duration",
+		"WORKERS":               "WORKERS: \"soon\" is not a whole number",
+		"LLM_PROVIDER":          "LLM_PROVIDER: \"soon\" is not one of ollama, openai",
+		"OLLAMA_HOST":           "OLLAMA_HOST: \"soon\" is not an http(s) URL",
+		"CONFIDENCE_FLOOR":      "CONFIDENCE_FLOOR: \"soon\" is not a number",
+		"PUBLIC_URL":            "PUBLIC_URL: \"soon\" is not an http(s) URL",
+		"INSPECTOR_SESSION_TTL": "INSPECTOR_SESSION_TTL: \"soon\" is not a positive duration",
 	} {
 		_, err := load(t, map[string]string{"DATABASE_URL": "postgres://x", env: "soon"})
 		require.ErrorContains(t, err, want)
