@@ -1040,7 +1040,7 @@ export interface operations {
                 as_of?: string;
                 /** @description What memory believed current at this time (RFC 3339 or a date). */
                 known_at?: string;
-                /** @description Add the ancestor scopes' beliefs (acme/team:x/user:1 inherits from acme/team:x and acme) on the slots (subject, attribute) the scope does not fill; the nearest scope wins, and each belief keeps its own scope. The key needs no access to the ancestors. */
+                /** @description Add the ancestor scopes' beliefs (acme/team:x/user:1 inherits from acme/team:x and acme) on the slots (subject, attribute) the scope does not fill; the nearest scope wins, and each belief keeps its own scope. The key needs no access to the ancestors; of one it does not hold, only the current beliefs show, without quotes, episodes or links. */
                 inherit?: boolean;
             };
             header?: never;
