@@ -763,7 +763,7 @@ func (a *applier) insert(ctx context.Context, f *Fact, validFrom time.Time, stat
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::vector, $18, $11)
 			RETURNING id
 		), dependencies AS (
-			INSERT INTO belief_dependency (belief_id, basis_id) SELECT inserted.id, basis FROM inserted, unnest($19::bigint[]) basis
+			INSERT INTO belief_dependency (scope, belief_id, basis_id) SELECT $1, inserted.id, basis FROM inserted, unnest($19::bigint[]) basis
 		)
 		SELECT id FROM inserted`,
 		a.b.Scope, f.Subject, f.Attribute, f.Kind, f.Statement, status, f.Confidence,

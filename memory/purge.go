@@ -310,10 +310,31 @@ func (p *purge) deleteBeliefs(ctx context.Context) error {
 	return p.exec(ctx, "belief", "DELETE FROM belief WHERE id = ANY($1)", p.beliefs)
 }
 
-// deleteEpisodes deletes the selected episodes that were not redacted.
+// deleteEpisodes deletes the selected episodes that were not redacted, once the rows
+// that came from them no longer name them.
 func (p *purge) deleteEpisodes(ctx context.Context) error {
 	deleted := slices.DeleteFunc(slices.Clone(p.episodes), func(id int64) bool { return slices.Contains(p.redacted, id) })
-	return p.exec(ctx, "episode", "DELETE FROM episode WHERE id = ANY($1)", deleted)
+	if err := unlinkEpisodes(ctx, p.tx, p.sel.Scope, deleted); err != nil {
+		return err
+	}
+	return p.exec(ctx, "episode", "DELETE FROM episode WHERE scope = $1 AND id = ANY($2)", p.sel.Scope, deleted)
+}
+
+// unlinkEpisodes clears the references of scope's beliefs, events and review items to
+// the episodes ids, which are about to be deleted. The keys naming an episode only
+// check: Citus allows no ON DELETE SET NULL on a key that includes the scope.
+func unlinkEpisodes(ctx context.Context, tx pgx.Tx, scope string, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	batch := &pgx.Batch{}
+	for _, table := range []string{"belief", "revision_event", "belief_conflict"} {
+		batch.Queue("UPDATE "+table+" SET episode_id = NULL WHERE scope = $1 AND episode_id = ANY($2)", scope, ids)
+	}
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		return fmt.Errorf("unlink episodes %v: %w", ids, err)
+	}
+	return nil
 }
 
 // consolidation forgets the scope's judged clusters, which may include purged beliefs;

@@ -1,0 +1,2 @@
+-- Placeholder keeping versions contiguous (River requires it) until the branches that
+-- own migrations 007 and 008 (issues 28 and 29) merge: delete this file then.
