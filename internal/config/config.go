@@ -46,6 +46,10 @@ type Config struct {
 	// ExactSearchLimit is memory.Config.ExactSearchLimit.
 	ExactSearchLimit int
 
+	// CitusShardCount is migrations.Config.ShardCount: the shards of each table the
+	// migrations distribute on Citus.
+	CitusShardCount int
+
 	// RetainHistory is how long retired beliefs are kept; zero keeps them forever.
 	RetainHistory time.Duration
 
@@ -117,6 +121,7 @@ func settings() []setting {
 		{GroupWorker, "api-max-records", "API_MAX_RECORDS", "1000", "most transcripts per HTTP API request; more get 413", intRange(func(c *Config) *int { return &c.APIMaxRecords }, 1, 100_000)},
 		{GroupWorker, "api-rate-limit", "API_RATE_LIMIT", "20", "requests per second per API key (0: no limit); more get 429", floatRange(func(c *Config) *float64 { return &c.APIRateLimit }, 0, 1e6)},
 		{GroupWorker, "api-rate-burst", "API_RATE_BURST", "40", "requests an API key may send at once before API_RATE_LIMIT applies", intRange(func(c *Config) *int { return &c.APIRateBurst }, 1, 1_000_000)},
+		{GroupDB, "citus-shard-count", "CITUS_SHARD_COUNT", "32", "on Citus: shards of each table distributed by scope, set when the migrations first distribute it (plain PostgreSQL: unused)", intRange(func(c *Config) *int { return &c.CitusShardCount }, 1, 64000)},
 		{GroupDB, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", oneOf(func(c *Config) *string { return &c.LogLevel }, "debug", "info", "warn", "error")},
 		{GroupDB, "log-format", "LOG_FORMAT", "text", "text or json", oneOf(func(c *Config) *string { return &c.LogFormat }, "text", "json")},
 	}
