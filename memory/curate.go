@@ -213,7 +213,7 @@ func (c *curation) conflicts(ctx context.Context) error {
 }
 
 func (c *curation) relink(ctx context.Context) error {
-	n, err := relinkOver(ctx, c.tx, c.out.BeliefIDs, c.now)
+	n, err := relinkOver(ctx, c.tx, c.scope, c.out.BeliefIDs, c.now)
 	c.out.Relinked = n
 	return err
 }

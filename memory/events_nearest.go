@@ -15,7 +15,7 @@ import (
 func (s *Store) NearestEvents(ctx context.Context, scope, model string, vec []float32, k int) ([]Event, error) {
 	evs, err := nearest(ctx, s, nearestQuery{table: searchEvents, scope: scope, args: []any{scope}, model: model, vec: vec, k: k,
 		where: `b.scope = $1 AND b.action <> 'reinforce' AND NOT EXISTS (SELECT 1 FROM belief f
-			WHERE f.id IN (b.old_belief_id, b.new_belief_id) AND f.status = 'forgotten')`},
+			WHERE f.scope = $1 AND f.id IN (b.old_belief_id, b.new_belief_id) AND f.status = 'forgotten')`},
 		rankedEventColumns, scanRankedEvent)
 	if err != nil {
 		return nil, fmt.Errorf("nearest events of %q: %w", scope, err)

@@ -177,7 +177,7 @@ func (s *Store) rankedChains(ctx context.Context, scope, model string, vec []flo
 		), chain AS (
 			SELECT id, min(rank) AS rank FROM (SELECT id, rank FROM back UNION ALL SELECT id, rank FROM fwd) c GROUP BY id
 		)
-		SELECT `+beliefColumns+`, CASE WHEN b.embed_model = $2 THEN b.embedding <=> $3::vector END AS distance
+		SELECT `+scoped(beliefColumns, "b.scope = $1 ")+`, CASE WHEN b.embed_model = $2 THEN b.embedding <=> $3::vector END AS distance
 		FROM chain JOIN belief b ON b.id = chain.id
 		WHERE b.scope = $1 AND b.status <> 'forgotten'
 		ORDER BY chain.rank, b.valid_from, b.recorded_at, b.id`, scope, model, pgvector.NewVector(vec), seeds)

@@ -100,7 +100,7 @@ func (s *Store) Decide(ctx context.Context, d Decision) (*Decided, error) {
 		if err := lockScope(ctx, tx, scope); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "SELECT "+conflictColumns+" FROM belief_conflict c WHERE c.id = $1 FOR UPDATE OF c", d.ID)
+		rows, err := tx.Query(ctx, "SELECT "+conflictByID+" FROM belief_conflict c WHERE c.id = $1 FOR UPDATE OF c", d.ID)
 		if err != nil {
 			return fmt.Errorf("read review item: %w", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,4 +27,22 @@ func RequireCitus(tb testing.TB) int {
 		EnvURL, URL(), EnvURL)
 	require.Positive(tb, workers, "the Citus coordinator has no active worker")
 	return workers
+}
+
+// RouterPool is a pool on s's schema where every query that Citus would run on more
+// than one shard fails: citus.multi_task_query_log_level = error. A per-scope path run
+// on it proves that it is a single-shard (router) query or transaction. The pool closes
+// when the test ends.
+func (s *Schema) RouterPool(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	cfg, err := pgxpool.ParseConfig(URL())
+	require.NoError(tb, err)
+	cfg.ConnConfig.RuntimeParams["search_path"] = s.Name + ",public"
+	cfg.ConnConfig.RuntimeParams["application_name"] = s.Name
+	cfg.ConnConfig.RuntimeParams["citus.multi_task_query_log_level"] = "error"
+	cfg.MaxConns = 10
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(tb, err)
+	tb.Cleanup(pool.Close)
+	return pool
 }

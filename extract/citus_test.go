@@ -1,0 +1,49 @@
+//go:build citus
+
+package extract_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/internal/pipelinetest"
+	"github.com/credohq/credo/llm/llmtest"
+)
+
+// TestCitusRouterExtraction: ingest and extraction through River on Citus are
+// single-shard work per scope: the episodes' insert, the scope's next pending episode,
+// its candidates and examples, the apply and the episode's state, with the store and
+// the workers where any multi-shard query fails.
+func TestCitusRouterExtraction(t *testing.T) {
+	dbtest.RequireCitus(t)
+	ctx := context.Background()
+	p := pipelinetest.New(t, &pipelinetest.Options{Router: true})
+	p.LLM.OnPrompt("I moved to Miami.", llmtest.Reply{Content: pipelinetest.Answer(pipelinetest.Fact{Statement: "User lives in Miami", Attribute: "home",
+		Resolves: &pipelinetest.Resolves{Index: 0, Action: "supersede", Reason: "temporal"}})})
+	p.LLM.OnPrompt("I live in New York.", llmtest.Reply{Content: pipelinetest.Answer(pipelinetest.Fact{Statement: "User lives in New York", Attribute: "home"})})
+
+	const scope = "acme/user:1"
+	res := p.Enqueue(t, pipelinetest.T(scope, "c1", "2026-02-01T10:00:00Z", "I live in New York."),
+		pipelinetest.T(scope, "c2", "2026-03-01T10:00:00Z", "I moved to Miami."),
+		pipelinetest.T("acme/user:2", "c1", "2026-02-01T10:00:00Z", "I live in New York."))
+	require.Len(t, res.EpisodeIDs, 3)
+	p.Drain(t)
+
+	for _, id := range res.EpisodeIDs {
+		require.Equal(t, "applied", p.Episode(t, id).State, "episode %d", id)
+	}
+	current, err := p.Store.Current(ctx, scope)
+	require.NoError(t, err)
+	require.Len(t, current, 1)
+	require.Equal(t, "User lives in Miami", current[0].Statement, "the second episode revised the first one's belief")
+	events, err := p.Store.Events(ctx, scope, 0)
+	require.NoError(t, err)
+	require.Len(t, events, 1)
+
+	// The same transcripts again are duplicates, found on their scope's shard.
+	again := p.Enqueue(t, pipelinetest.T(scope, "c1", "2026-02-01T10:00:00Z", "I live in New York."))
+	require.Equal(t, res.EpisodeIDs[:1], again.EpisodeIDs)
+}
