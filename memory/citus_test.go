@@ -48,6 +48,10 @@ func TestCitusRouter(t *testing.T) {
 	require.NoError(t, err)
 	_, err = store.NearestEvents(ctx, scope, model, []float32{1, 0, 0}, 3)
 	require.NoError(t, err)
+	// A belief concluded from the first home: its review item opens when that goes.
+	coast := fact("User lives on the east coast", "coast", "")
+	coast.Origin, coast.DependsOn = OriginInferred, []int{0}
+	mustApply(t, store, batch("2026-01-16", []int64{nycID}, embedded(coast, 0, 0, 1)))
 	second := mustApply(t, store, batch("2026-03-20", []int64{nycID},
 		embedded(resolves(fact(miami, "location", "2026-02-20"), 0, ActionSupersede, ReasonTemporal), 0.9, 0.1, 0)))
 	require.Equal(t, OutcomeSuperseded, second.Facts[0].Kind)
@@ -66,8 +70,9 @@ func TestCitusRouter(t *testing.T) {
 	events, err := store.Events(ctx, scope, 0)
 	require.NoError(t, err)
 	require.Len(t, events, 1)
-	_, err = store.Conflicts(ctx, scope, true)
+	items, err := store.Conflicts(ctx, scope, false)
 	require.NoError(t, err)
+	require.Len(t, items, 1, "the east coast's basis changed")
 	_, err = store.Snapshot(ctx, scope)
 	require.NoError(t, err)
 	rec, err := store.Recall(ctx, RecallQuery{Scope: scope, Text: "where does the user live?", Vector: []float32{1, 0, 0}, EmbedModel: model})
@@ -77,6 +82,25 @@ func TestCitusRouter(t *testing.T) {
 	_, err = store.Recall(ctx, RecallQuery{Scope: scope, Text: "where does the user live?", Vector: []float32{1, 0, 0}, EmbedModel: model, Inherit: true})
 	require.NoError(t, err)
 
+	history, err := store.Recall(ctx, RecallQuery{Scope: scope, Text: "where did the user live?", Vector: []float32{1, 0, 0},
+		EmbedModel: model, History: true})
+	require.NoError(t, err)
+	require.Len(t, history.Beliefs, 4, "both homes, chained, the coast and the tea")
+
+	// The inspector's and the CLI's reads of the scope.
+	ids := []int64{nycID, second.Facts[0].BeliefID}
+	about, err := store.EventsAbout(ctx, scope, ids)
+	require.NoError(t, err)
+	require.Len(t, about, 1)
+	_, err = store.Episodes(ctx, EpisodeQuery{Scope: scope})
+	require.NoError(t, err)
+	_, _, err = store.Unprocessed(ctx, scope)
+	require.NoError(t, err)
+	_, err = store.Unembedded(ctx, scope, model, 10)
+	require.NoError(t, err)
+	_, err = store.ScopeIndexDue(ctx, scope, model)
+	require.NoError(t, err)
+
 	// Consolidation's reads of the scope.
 	_, err = store.Neighbors(ctx, NeighborQuery{Scope: scope, Model: model, Seeds: []int64{second.Facts[0].BeliefID}, K: 3, MaxDistance: 1})
 	require.NoError(t, err)
@@ -84,6 +108,15 @@ func TestCitusRouter(t *testing.T) {
 	require.NoError(t, err)
 	_, err = store.Flagged(ctx, scope, 10)
 	require.NoError(t, err)
+
+	// Resolving a review item.
+	// With the scope, as the API and the inspector know it, the whole decision is the
+	// scope's transaction; without it the scope is first found by id on every shard.
+	_, err = store.Decide(ctx, Decision{ID: items[0].ID, Verdict: VerdictDismiss})
+	require.ErrorContains(t, err, "multi-task query", "a lookup by id alone reads every shard")
+	decided, err := store.Decide(ctx, Decision{ID: items[0].ID, Scope: scope, Verdict: VerdictDismiss, Note: "still east"})
+	require.NoError(t, err)
+	require.Equal(t, "resolved", decided.Item.Status)
 
 	// Forget.
 	_, err = store.Forget(ctx, Selection{Scope: scope, Match: "tea"})
