@@ -6,8 +6,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/internal/dbtest"
 	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
@@ -46,4 +48,29 @@ func TestCitusRouterExtraction(t *testing.T) {
 	// The same transcripts again are duplicates, found on their scope's shard.
 	again := p.Enqueue(t, pipelinetest.T(scope, "c1", "2026-02-01T10:00:00Z", "I live in New York."))
 	require.Equal(t, res.EpisodeIDs[:1], again.EpisodeIDs)
+}
+
+// TestCitusReconcile: the reconcile, which spans scopes, finds on every shard the scopes
+// with pending episodes and no job.
+func TestCitusReconcile(t *testing.T) {
+	dbtest.RequireCitus(t)
+	ctx := context.Background()
+	p := pipelinetest.New(t, nil)
+	require.NoError(t, p.Client.Stop(ctx)) // the jobs stay queued: this test counts them
+	for i, scope := range []string{"user:1", "user:2", "acme/user:3"} {
+		tr := pipelinetest.T(scope, "c", "2026-02-01T10:00:00Z", "I live in New York.")
+		_, err := p.Schema.Pool.Exec(ctx, `INSERT INTO episode (scope, messages, content_hash, occurred_at)
+			VALUES ($1, $2, $3, $4), ($1, $2, $3 || 'b', $4)`, tr.Scope, tr.Messages, tr.ContentHash(), *tr.OccurredAt)
+		require.NoError(t, err, "scope %d", i)
+	}
+	reconcile := func() int {
+		var n int
+		require.NoError(t, pgx.BeginFunc(ctx, p.Schema.Pool, func(tx pgx.Tx) (err error) {
+			n, err = extract.Reconcile(ctx, tx, p.Client)
+			return err
+		}))
+		return n
+	}
+	require.Equal(t, 3, reconcile(), "one job per scope with pending episodes")
+	require.Zero(t, reconcile(), "each scope has its job now")
 }
