@@ -3,3 +3,12 @@
 .PHONY: test
 test:
 	scripts/test
+
+# The tests on a real Citus cluster: a coordinator and two workers on local ports
+# (scripts/citus-cluster; Citus is built from ../shared/vendor/citus when missing). Every
+# test built with the citus tag runs against the coordinator; without a cluster they fail.
+CITUS_PACKAGES = $(shell grep -rl --include='*_test.go' '^//go:build citus' . | xargs -n1 dirname | sort -u)
+.PHONY: test-citus
+test-citus:
+	scripts/citus-cluster up
+	CREDO_TEST_DATABASE_URL="$$(scripts/citus-cluster url)" go test -race -count=1 -tags citus -run '^TestCitus' $(CITUS_PACKAGES)

@@ -450,7 +450,7 @@ func (w *Worker) clusters(ctx context.Context, scope string, groups [][]int64) (
 	for _, g := range groups {
 		ids = append(ids, g...)
 	}
-	bs, err := w.cfg.Store.BeliefsByID(ctx, ids)
+	bs, err := w.cfg.Store.BeliefsByID(ctx, scope, ids)
 	if err != nil {
 		return nil, err
 	}

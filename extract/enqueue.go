@@ -132,20 +132,36 @@ func insertScopeJobs(ctx context.Context, tx pgx.Tx, jobs Inserter, scopes []str
 	return n, nil
 }
 
+// pendingScopesSQL is the scopes with pending episodes: a skip scan over the pending
+// index, one probe per scope, however long its backlog.
+const pendingScopesSQL = `
+	WITH RECURSIVE scopes AS (
+		(SELECT scope FROM episode WHERE state = 'pending' ORDER BY scope LIMIT 1)
+		UNION ALL
+		SELECT (SELECT e.scope FROM episode e WHERE e.state = 'pending' AND e.scope > s.scope ORDER BY e.scope LIMIT 1)
+		FROM scopes s WHERE s.scope IS NOT NULL
+	)
+	SELECT scope FROM scopes WHERE scope IS NOT NULL`
+
+// shardedPendingScopesSQL is pendingScopesSQL on Citus, which runs no recursive query
+// across shards: each shard lists its scopes from its own pending index, reading each
+// pending episode once (the reconcile spans scopes; docs/operations.md lists it).
+const shardedPendingScopesSQL = `SELECT DISTINCT scope FROM episode WHERE state = 'pending' ORDER BY scope`
+
 // Reconcile inserts, in tx, a job for every scope that has pending episodes and none
 // (an upgrade from per-episode jobs, a job discarded after a database outage outlasted
 // its attempts), and returns how many it inserted. Scopes that have a job are skipped
 // by River's uniqueness, so it is safe at any time.
 func Reconcile(ctx context.Context, tx pgx.Tx, jobs Inserter) (int, error) {
-	// A skip scan over the pending index: one probe per scope, however long its backlog.
-	rows, err := tx.Query(ctx, `
-		WITH RECURSIVE scopes AS (
-			(SELECT scope FROM episode WHERE state = 'pending' ORDER BY scope LIMIT 1)
-			UNION ALL
-			SELECT (SELECT e.scope FROM episode e WHERE e.state = 'pending' AND e.scope > s.scope ORDER BY e.scope LIMIT 1)
-			FROM scopes s WHERE s.scope IS NOT NULL
-		)
-		SELECT scope FROM scopes WHERE scope IS NOT NULL`)
+	var citus bool
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&citus); err != nil {
+		return 0, fmt.Errorf("find scopes with pending episodes: %w", err)
+	}
+	query := pendingScopesSQL
+	if citus {
+		query = shardedPendingScopesSQL
+	}
+	rows, err := tx.Query(ctx, query)
 	if err != nil {
 		return 0, fmt.Errorf("find scopes with pending episodes: %w", err)
 	}

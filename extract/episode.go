@@ -138,7 +138,7 @@ func (w *Worker) apply(ctx context.Context, ep *episode, batch *memory.Batch, re
 		b := &pgx.Batch{}
 		memory.QueueLockScope(b, ep.Scope)
 		b.Queue(`UPDATE episode SET state = 'applied', processed_at = now(), attempts = $2,
-			last_error = NULL WHERE id = $1 AND state = 'pending'`, ep.ID, ep.Attempts+1)
+			last_error = NULL WHERE scope = $3 AND id = $1 AND state = 'pending'`, ep.ID, ep.Attempts+1, ep.Scope)
 		br := tx.SendBatch(ctx, b)
 		_, err := br.Exec()
 		var tag pgconn.CommandTag

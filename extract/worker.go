@@ -291,7 +291,7 @@ func (w *Worker) work(ctx context.Context, st *state, readErr error) error {
 	w.log.WarnContext(ctx, "extraction failed", "episode", ep.ID, "scope", ep.Scope,
 		"attempt", attempt, "final", final, "error", llm.LogKind(err, "see the episode's last_error"))
 	w.log.DebugContext(ctx, "extraction failed", "episode", ep.ID, "error", err)
-	if rerr := w.recordFailure(ctx, ep.ID, attempt, err, final); rerr != nil {
+	if rerr := w.recordFailure(ctx, ep.Scope, ep.ID, attempt, err, final); rerr != nil {
 		return rerr
 	}
 	if final {
@@ -301,13 +301,13 @@ func (w *Worker) work(ctx context.Context, st *state, readErr error) error {
 	return river.JobSnooze(max(0, time.Until(retryAt)))
 }
 
-func (w *Worker) recordFailure(ctx context.Context, id int64, attempt int, cause error, final bool) error {
+func (w *Worker) recordFailure(ctx context.Context, scope string, id int64, attempt int, cause error, final bool) error {
 	state := "pending"
 	if final {
 		state = "failed"
 	}
 	_, err := w.cfg.Store.Pool().Exec(ctx, `UPDATE episode SET attempts = $2, last_error = $3, state = $4
-		WHERE id = $1 AND state = 'pending'`, id, attempt, cause.Error(), state)
+		WHERE scope = $5 AND id = $1 AND state = 'pending'`, id, attempt, cause.Error(), state, scope)
 	if err != nil {
 		return fmt.Errorf("record failure of episode %d: %w", id, err)
 	}

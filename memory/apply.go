@@ -154,11 +154,12 @@ func lockAndCheck(ctx context.Context, tx pgx.Tx, b *Batch) error {
 	}
 	batch := &pgx.Batch{}
 	batch.Queue(lockScopeSQL, b.Scope)
+	// Every subquery names the scope: on Citus the check runs on the scope's shard alone.
+	// Only when something is missing does checkElsewhere look at other scopes.
 	batch.Queue(`SELECT
-			(SELECT count(*) FROM belief WHERE id = ANY($1)),
-			(SELECT count(*) FROM belief WHERE id = ANY($1) AND scope = $2),
+			(SELECT count(*) FROM belief WHERE scope = $2 AND id = ANY($1)),
 			(SELECT count(*) FROM belief WHERE $3 >= 0 AND scope = $2 AND id > $3 AND status = 'active'),
-			EXISTS (SELECT 1 FROM episode WHERE id = $4 AND scope <> $2)`,
+			$4::bigint IS NULL OR EXISTS (SELECT 1 FROM episode WHERE scope = $2 AND id = $4)`,
 		b.Candidates, b.Scope, latest, b.EpisodeID)
 	br := tx.SendBatch(ctx, batch)
 	defer br.Close()
@@ -166,13 +167,36 @@ func lockAndCheck(ctx context.Context, tx pgx.Tx, b *Batch) error {
 		return fmt.Errorf("lock scope %q: %w", b.Scope, err)
 	}
 	var (
-		found, inScope, unseen int
-		foreignEpisode         bool
+		inScope, unseen int
+		episodeInScope  bool
 	)
-	if err := br.QueryRow().Scan(&found, &inScope, &unseen, &foreignEpisode); err != nil {
+	if err := br.QueryRow().Scan(&inScope, &unseen, &episodeInScope); err != nil {
 		return fmt.Errorf("check candidates: %w", err)
 	}
 	if err := br.Close(); err != nil {
+		return fmt.Errorf("check candidates: %w", err)
+	}
+	if want := len(uniq(b.Candidates)); inScope != want || !episodeInScope {
+		if err := checkElsewhere(ctx, tx, b, inScope, want); err != nil {
+			return err
+		}
+	}
+	if unseen > 0 {
+		return fmt.Errorf("%w: %d active beliefs of %q appeared since the writer read it", ErrStale, unseen, b.Scope)
+	}
+	return nil
+}
+
+// checkElsewhere tells why candidates or the episode were not found in b's scope: rows
+// of another scope (ErrScope), or candidates purged since they were shown (ErrStale). It
+// reads every scope, so it runs only on this rare path, never on a good batch.
+func checkElsewhere(ctx context.Context, tx pgx.Tx, b *Batch, inScope, want int) error {
+	var found int
+	var foreignEpisode bool
+	err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM belief WHERE id = ANY($1)),
+			EXISTS (SELECT 1 FROM episode WHERE id = $3 AND scope <> $2)`,
+		b.Candidates, b.Scope, b.EpisodeID).Scan(&found, &foreignEpisode)
+	if err != nil {
 		return fmt.Errorf("check candidates: %w", err)
 	}
 	if inScope != found {
@@ -182,13 +206,11 @@ func lockAndCheck(ctx context.Context, tx pgx.Tx, b *Batch) error {
 		// Provenance of another scope would let a purge of this one rewrite it.
 		return fmt.Errorf("%w: episode %d is not of scope %q", ErrScope, *b.EpisodeID, b.Scope)
 	}
-	if want := len(uniq(b.Candidates)); found != want {
+	if found != want {
 		// Purged since they were shown: the writer decides again from what is left.
 		return fmt.Errorf("%w: %d of %d candidates no longer exist", ErrStale, want-found, want)
 	}
-	if unseen > 0 {
-		return fmt.Errorf("%w: %d active beliefs of %q appeared since the writer read it", ErrStale, unseen, b.Scope)
-	}
+	// The episode is gone (purged): the belief's key to it fails as it always did.
 	return nil
 }
 
@@ -236,7 +258,7 @@ type applier struct {
 }
 
 func (a *applier) load(ctx context.Context, id int64) (*target, error) {
-	t, err := scanTarget(a.tx.QueryRow(ctx, "SELECT "+targetColumns+" FROM belief WHERE id = $1 FOR UPDATE", id))
+	t, err := scanTarget(a.tx.QueryRow(ctx, "SELECT "+targetColumns+" FROM belief WHERE scope = $2 AND id = $1 FOR UPDATE", id, a.b.Scope))
 	if err != nil {
 		return nil, fmt.Errorf("load belief %d: %w", id, err)
 	}
@@ -418,12 +440,12 @@ func (a *applier) storeHistory(ctx context.Context, at place, f *Fact, d *Direct
 func (a *applier) insertIntoChain(ctx context.Context, prev, next, nt *target, validFrom time.Time) (rewritten int64, err error) {
 	// least: prev never ends later than it did.
 	if _, err := a.tx.Exec(ctx, `UPDATE belief SET superseded_by = $2, valid_until = least(valid_until, $3), updated_at = $4
-		WHERE id = $1`, prev.ID, nt.ID, validFrom, a.now); err != nil {
+		WHERE scope = $5 AND id = $1`, prev.ID, nt.ID, validFrom, a.now, a.b.Scope); err != nil {
 		return 0, fmt.Errorf("relink belief %d: %w", prev.ID, err)
 	}
 	// A rewritten event's vector no longer matches its text: it is computed again.
 	tag, err := a.tx.Exec(ctx, `UPDATE revision_event SET old_belief_id = $3, old_statement = $4, embedding = NULL, embed_model = NULL
-		WHERE old_belief_id = $1 AND new_belief_id = $2 AND action = 'supersede'`, prev.ID, next.ID, nt.ID, nt.Statement)
+		WHERE scope = $5 AND old_belief_id = $1 AND new_belief_id = $2 AND action = 'supersede'`, prev.ID, next.ID, nt.ID, nt.Statement, a.b.Scope)
 	if err != nil {
 		return 0, fmt.Errorf("rewrite events of belief %d: %w", prev.ID, err)
 	}
@@ -583,9 +605,9 @@ func (a *applier) keep(ctx context.Context, index int) (Outcome, error) {
 	id := a.b.Candidates[index]
 	_, err := a.tx.Exec(ctx, `WITH closed AS (
 			UPDATE belief_conflict SET status = 'resolved', resolution = 'kept', resolved_at = $2
-			WHERE belief_id = $1 AND kind = 'basis_changed' AND status = 'open'
+			WHERE scope = $3 AND belief_id = $1 AND kind = 'basis_changed' AND status = 'open'
 		)
-		UPDATE belief SET needs_review = false WHERE id = $1 AND needs_review`, id, a.now)
+		UPDATE belief SET needs_review = false WHERE scope = $3 AND id = $1 AND needs_review`, id, a.now, a.b.Scope)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("keep belief %d: %w", id, err)
 	}
@@ -659,7 +681,7 @@ func (a *applier) restate(ctx context.Context, t *target, f *Fact, validFrom tim
 		e.rationale = joinText(rationale, "said earlier: holds from "+validFrom.Format(time.RFC3339))
 		// What held before t ends when t now starts, also past a belief that never held.
 		if _, err := a.tx.Exec(ctx, `UPDATE belief SET valid_until = greatest($2, valid_from), updated_at = $3
-			WHERE id = ANY($1) AND valid_until > $2`, c.into(t.ID), validFrom, a.now); err != nil {
+			WHERE scope = $4 AND id = ANY($1) AND valid_until > $2`, c.into(t.ID), validFrom, a.now, a.b.Scope); err != nil {
 			return Outcome{}, fmt.Errorf("end the predecessors of belief %d: %w", t.ID, err)
 		}
 	}
@@ -671,12 +693,12 @@ func (a *applier) restate(ctx context.Context, t *target, f *Fact, validFrom tim
 	// credit the earlier one; their vectors are of the old excerpt, and are computed again.
 	_, err := a.tx.Exec(ctx, `WITH events AS (
 			UPDATE revision_event SET episode_id = $5, excerpt = $6, embedding = NULL, embed_model = NULL
-			WHERE $4 AND new_belief_id = $1 AND action IN ('supersede', 'retract') AND episode_id = $7
+			WHERE $4 AND scope = $8 AND new_belief_id = $1 AND action IN ('supersede', 'retract') AND episode_id = $7
 		)
 		UPDATE belief SET valid_from = $2, updated_at = $3,
 			episode_id = CASE WHEN $4 THEN $5 ELSE episode_id END,
 			quote = CASE WHEN $4 THEN $6 ELSE quote END
-		WHERE id = $1`, t.ID, validFrom, a.now, swap, a.b.EpisodeID, nullText(f.Quote), t.EpisodeID)
+		WHERE scope = $8 AND id = $1`, t.ID, validFrom, a.now, swap, a.b.EpisodeID, nullText(f.Quote), t.EpisodeID, a.b.Scope)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("move the start of belief %d: %w", t.ID, err)
 	}
@@ -713,7 +735,7 @@ func (a *applier) cameBack(ctx context.Context, c *chain, t *target, f *Fact, va
 func (a *applier) episodeBefore(ctx context.Context, x, y int64) (bool, error) {
 	var before bool
 	err := a.tx.QueryRow(ctx, `SELECT coalesce((SELECT (ex.occurred_at, ex.id) < (ey.occurred_at, ey.id)
-		FROM episode ex, episode ey WHERE ex.id = $1 AND ey.id = $2), false)`, x, y).Scan(&before)
+		FROM episode ex, episode ey WHERE ex.scope = $3 AND ex.id = $1 AND ey.scope = $3 AND ey.id = $2), false)`, x, y, a.b.Scope).Scan(&before)
 	if err != nil {
 		return false, fmt.Errorf("order episodes %d and %d: %w", x, y, err)
 	}
@@ -726,10 +748,10 @@ func (a *applier) episodeBefore(ctx context.Context, x, y int64) (bool, error) {
 func (a *applier) reinforce(ctx context.Context, t *target, e eventRow) (Outcome, error) {
 	prior := &eventPrior{ValidFrom: &t.ValidFrom, EpisodeID: t.EpisodeID}
 	// The CTE reads the row as the statement found it: the last_seen_at before this.
-	err := a.tx.QueryRow(ctx, `WITH was AS (SELECT last_seen_at FROM belief WHERE id = $1)
+	err := a.tx.QueryRow(ctx, `WITH was AS (SELECT last_seen_at FROM belief WHERE scope = $4 AND id = $1)
 		UPDATE belief SET reinforced_count = reinforced_count + 1,
-			last_seen_at = greatest(last_seen_at, $2), updated_at = $3 WHERE id = $1
-		RETURNING (SELECT last_seen_at FROM was)`, t.ID, a.b.At, a.now).Scan(&prior.LastSeenAt)
+			last_seen_at = greatest(last_seen_at, $2), updated_at = $3 WHERE scope = $4 AND id = $1
+		RETURNING (SELECT last_seen_at FROM was)`, t.ID, a.b.At, a.now, a.b.Scope).Scan(&prior.LastSeenAt)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("reinforce belief %d: %w", t.ID, err)
 	}
@@ -772,7 +794,7 @@ func (a *applier) insert(ctx context.Context, f *Fact, validFrom time.Time, stat
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::vector, $18, $11)
 			RETURNING id
 		), dependencies AS (
-			INSERT INTO belief_dependency (belief_id, basis_id) SELECT inserted.id, basis FROM inserted, unnest($19::bigint[]) basis
+			INSERT INTO belief_dependency (scope, belief_id, basis_id) SELECT $1, inserted.id, basis FROM inserted, unnest($19::bigint[]) basis
 		)
 		SELECT id FROM inserted`,
 		a.b.Scope, f.Subject, f.Attribute, f.Kind, f.Statement, status, f.Confidence,
@@ -791,10 +813,11 @@ func (a *applier) insert(ctx context.Context, f *Fact, validFrom time.Time, stat
 func (a *applier) retire(ctx context.Context, id int64, status Status, until time.Time, by *int64, reason Reason) error {
 	_, err := a.tx.Exec(ctx, `WITH closed AS (
 			UPDATE belief_conflict SET status = 'resolved', resolution = $2, resolved_at = $4
-			WHERE belief_id = $1 AND kind = 'basis_changed' AND status = 'open'
+			WHERE scope = $6 AND belief_id = $1 AND kind = 'basis_changed' AND status = 'open'
 		)
 		UPDATE belief SET status = $2, valid_until = greatest($3, valid_from),
-			retired_at = $4, superseded_by = $5, updated_at = $4, needs_review = false WHERE id = $1`, id, status, until, a.now, by)
+			retired_at = $4, superseded_by = $5, updated_at = $4, needs_review = false WHERE scope = $6 AND id = $1`,
+		id, status, until, a.now, by, a.b.Scope)
 	if err != nil {
 		return fmt.Errorf("retire belief %d: %w", id, err)
 	}
@@ -803,7 +826,7 @@ func (a *applier) retire(ctx context.Context, id int64, status Status, until tim
 	if by != nil {
 		change += fmt.Sprintf(" by belief %d", *by)
 	}
-	return flagDependents(ctx, a.tx, flag{bases: []int64{id}, keepTarget: true, origin: a.b.Origin, reason: &reason,
+	return flagDependents(ctx, a.tx, flag{scope: a.b.Scope, bases: []int64{id}, keepTarget: true, origin: a.b.Origin, reason: &reason,
 		change: change, now: a.now})
 }
 

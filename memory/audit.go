@@ -101,7 +101,11 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (*Audit, error) {
 		return fmt.Sprintf("starts_with(%[1]s.scope, $1) AND ($2::timestamptz IS NULL OR %[1]s.created_at >= $2)", t)
 	}
 	arg := q.ScopePrefix
+	// sameScope names o's scope as e's; for one scope as $1, so that Citus keeps the
+	// subquery on the scope's shard.
+	sameScope := "o.scope = e.scope"
 	if q.Scope != "" {
+		sameScope = "o.scope = $1"
 		in = func(t string) string {
 			return fmt.Sprintf("%[1]s.scope = $1 AND ($2::timestamptz IS NULL OR %[1]s.created_at >= $2)", t)
 		}
@@ -119,7 +123,7 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (*Audit, error) {
 	batch.Queue(`SELECT e.origin, e.action, e.reason, count(*)::int,
 			(count(*) FILTER (WHERE e.reverted_by IS NOT NULL))::int,
 			(count(*) FILTER (WHERE e.reverted_by IS NULL AND e.new_belief_id IS NOT NULL AND EXISTS (
-				SELECT 1 FROM revision_event o WHERE o.scope = e.scope AND o.old_belief_id = e.new_belief_id
+				SELECT 1 FROM revision_event o WHERE `+sameScope+` AND o.old_belief_id = e.new_belief_id
 					AND o.id > e.id AND o.origin = 'operator' AND o.action IN ('supersede', 'retract'))))::int
 		FROM revision_event e WHERE `+in("e")+` AND e.action <> 'revert'
 		GROUP BY 1, 2, 3`, arg, q.Since)

@@ -213,7 +213,7 @@ func (c *curation) conflicts(ctx context.Context) error {
 }
 
 func (c *curation) relink(ctx context.Context) error {
-	n, err := relinkOver(ctx, c.tx, c.out.BeliefIDs, c.now)
+	n, err := relinkOver(ctx, c.tx, c.scope, c.out.BeliefIDs, c.now)
 	c.out.Relinked = n
 	return err
 }
@@ -227,9 +227,9 @@ func (c *curation) deleteBeliefs(ctx context.Context) error {
 // deleteEpisodes removes the source episodes no kept belief comes from. A pending
 // episode stays: it is still to be extracted.
 func (c *curation) deleteEpisodes(ctx context.Context) error {
-	rows, err := c.tx.Query(ctx, `DELETE FROM episode e WHERE e.id = ANY($1) AND e.scope = $2 AND e.state <> 'pending'
-			AND NOT EXISTS (SELECT 1 FROM belief b WHERE b.episode_id = e.id)
-		RETURNING e.id`, c.sources, c.scope)
+	rows, err := c.tx.Query(ctx, `SELECT e.id FROM episode e WHERE e.id = ANY($1) AND e.scope = $2 AND e.state <> 'pending'
+			AND NOT EXISTS (SELECT 1 FROM belief b WHERE b.scope = $2 AND b.episode_id = e.id)
+		ORDER BY e.id FOR UPDATE`, c.sources, c.scope)
 	if err != nil {
 		return fmt.Errorf("purge episode: %w", err)
 	}
@@ -237,7 +237,13 @@ func (c *curation) deleteEpisodes(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("purge episode: %w", err)
 	}
-	slices.Sort(ids)
+	// The events and review items that came from them stay, without the link.
+	if err := unlinkEpisodes(ctx, c.tx, c.scope, ids); err != nil {
+		return err
+	}
+	if _, err := c.tx.Exec(ctx, "DELETE FROM episode WHERE scope = $1 AND id = ANY($2)", c.scope, ids); err != nil {
+		return fmt.Errorf("purge episode: %w", err)
+	}
 	c.out.EpisodeIDs = ids
 	c.out.Counts["episode"] += int64(len(ids))
 	return nil

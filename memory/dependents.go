@@ -10,6 +10,8 @@ import (
 
 // flag is one change of basis beliefs to propagate to what was concluded from them.
 type flag struct {
+	// scope holds the bases and what rests on them: a dependency never leaves its scope.
+	scope string
 	bases []int64
 	// keepTarget names the basis in each item; false when the basis is being purged,
 	// so that no item points at a deleted belief.
@@ -34,16 +36,17 @@ func flagDependents(ctx context.Context, tx pgx.Tx, f flag) error {
 	_, err := tx.Exec(ctx, `WITH flagged AS (
 			UPDATE belief b SET needs_review = true, updated_at = $2
 			FROM belief_dependency d
-			WHERE d.basis_id = ANY($1) AND b.id = d.belief_id AND b.status = 'active' AND NOT b.id = ANY($1)
+			WHERE d.scope = $7 AND b.scope = $7 AND d.basis_id = ANY($1) AND b.id = d.belief_id
+				AND b.status = 'active' AND NOT b.id = ANY($1)
 			RETURNING b.id, b.scope
 		)
 		INSERT INTO belief_conflict (scope, kind, origin, action, reason, belief_id, target_belief_id, detail, created_at)
 		SELECT f.scope, 'basis_changed', $3, 'retract', $4, f.id, CASE WHEN $5 THEN d.basis_id END,
 			format($6, d.basis_id), $2
-		FROM flagged f JOIN belief_dependency d ON d.belief_id = f.id AND d.basis_id = ANY($1)
+		FROM flagged f JOIN belief_dependency d ON d.scope = $7 AND d.belief_id = f.id AND d.basis_id = ANY($1)
 		WHERE NOT $5 OR NOT EXISTS (SELECT 1 FROM belief_conflict c
-			WHERE c.belief_id = f.id AND c.target_belief_id = d.basis_id AND c.status = 'open')`,
-		f.bases, f.now, f.origin, f.reason, f.keepTarget, detail)
+			WHERE c.scope = $7 AND c.belief_id = f.id AND c.target_belief_id = d.basis_id AND c.status = 'open')`,
+		f.bases, f.now, f.origin, f.reason, f.keepTarget, detail, f.scope)
 	if err != nil {
 		return fmt.Errorf("flag beliefs concluded from %v: %w", f.bases, err)
 	}
@@ -52,12 +55,12 @@ func flagDependents(ctx context.Context, tx pgx.Tx, f flag) error {
 
 // closeItems closes the open basis_changed items about the beliefs ids, which left
 // memory with resolution, and clears their flags.
-func closeItems(ctx context.Context, tx pgx.Tx, ids []int64, resolution ItemResolution, now time.Time) error {
+func closeItems(ctx context.Context, tx pgx.Tx, scope string, ids []int64, resolution ItemResolution, now time.Time) error {
 	_, err := tx.Exec(ctx, `WITH closed AS (
 			UPDATE belief_conflict SET status = 'resolved', resolution = $2, resolved_at = $3
-			WHERE belief_id = ANY($1) AND kind = 'basis_changed' AND status = 'open'
+			WHERE scope = $4 AND belief_id = ANY($1) AND kind = 'basis_changed' AND status = 'open'
 		)
-		UPDATE belief SET needs_review = false WHERE id = ANY($1) AND needs_review`, ids, resolution, now)
+		UPDATE belief SET needs_review = false WHERE scope = $4 AND id = ANY($1) AND needs_review`, ids, resolution, now, scope)
 	if err != nil {
 		return fmt.Errorf("close review items of %v: %w", ids, err)
 	}
@@ -90,15 +93,15 @@ type ChangedBasis struct {
 // verdict on them anyway.
 func (s *Store) Flagged(ctx context.Context, scope string, limit int) ([]Flagged, error) {
 	rows, err := s.db.Query(ctx, `WITH items AS (
-			SELECT c.belief_id, min(c.id) AS first FROM belief_conflict c JOIN belief b ON b.id = c.belief_id
+			SELECT c.belief_id, min(c.id) AS first FROM belief_conflict c JOIN belief b ON b.scope = $1 AND b.id = c.belief_id
 			WHERE c.scope = $1 AND c.kind = 'basis_changed' AND c.status = 'open' AND b.status = 'active' AND b.origin = 'inferred'
 			GROUP BY c.belief_id ORDER BY first LIMIT $2
 		)
 		SELECT c.belief_id, c.target_belief_id, CASE WHEN t.status IN ('superseded', 'retracted', 'active') THEN t.statement ELSE '' END,
 			coalesce(t.status, 'erased'), n.id, coalesce(n.statement, '')
-		FROM items i JOIN belief_conflict c ON c.belief_id = i.belief_id AND c.kind = 'basis_changed' AND c.status = 'open'
-		LEFT JOIN belief t ON t.id = c.target_belief_id
-		LEFT JOIN belief n ON n.id = t.superseded_by AND t.status = 'superseded' AND n.status <> 'forgotten'
+		FROM items i JOIN belief_conflict c ON c.scope = $1 AND c.belief_id = i.belief_id AND c.kind = 'basis_changed' AND c.status = 'open'
+		LEFT JOIN belief t ON t.scope = $1 AND t.id = c.target_belief_id
+		LEFT JOIN belief n ON n.scope = $1 AND n.id = t.superseded_by AND t.status = 'superseded' AND n.status <> 'forgotten'
 		ORDER BY i.first, c.id`, scope, limit)
 	if err != nil {
 		return nil, fmt.Errorf("flagged beliefs of %q: %w", scope, err)
@@ -125,7 +128,7 @@ func (s *Store) Flagged(ctx context.Context, scope string, limit int) ([]Flagged
 	if len(order) == 0 {
 		return nil, nil
 	}
-	bs, err := s.queryCandidates(ctx, "b.id = ANY($1)", order)
+	bs, err := s.queryCandidates(ctx, "b.scope = $1 AND b.id = ANY($2)", scope, order)
 	if err != nil {
 		return nil, fmt.Errorf("flagged beliefs of %q: %w", scope, err)
 	}

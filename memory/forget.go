@@ -75,17 +75,17 @@ func (s *Store) Forget(ctx context.Context, sel Selection) ([]int64, error) {
 		}
 		rows, err := tx.Query(ctx, `UPDATE belief SET status = 'forgotten',
 				retired_at = coalesce(retired_at, greatest($2, recorded_at)), updated_at = $2
-			WHERE id = ANY($1) AND status <> 'forgotten' RETURNING id`, ids, now)
+			WHERE scope = $3 AND id = ANY($1) AND status <> 'forgotten' RETURNING id`, ids, now, sel.Scope)
 		if err != nil {
 			return err
 		}
 		if forgotten, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil || len(forgotten) == 0 {
 			return err
 		}
-		if err := closeItems(ctx, tx, forgotten, ResolvedForgotten, now); err != nil {
+		if err := closeItems(ctx, tx, sel.Scope, forgotten, ResolvedForgotten, now); err != nil {
 			return err
 		}
-		return flagDependents(ctx, tx, flag{bases: forgotten, keepTarget: true, origin: RevisionOperator,
+		return flagDependents(ctx, tx, flag{scope: sel.Scope, bases: forgotten, keepTarget: true, origin: RevisionOperator,
 			change: "forgotten by an operator", now: now})
 	})
 	if err != nil {

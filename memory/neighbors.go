@@ -234,13 +234,14 @@ func (s *Store) probe(ctx context.Context, sql string, q NeighborQuery, seeds []
 	return out, nil
 }
 
-// BeliefsByID is, for a writer, the beliefs with the given ids, whatever their scope or
-// status, ordered by id; unknown ids are left out. Their Episodes are not read.
-func (s *Store) BeliefsByID(ctx context.Context, ids []int64) ([]Belief, error) {
+// BeliefsByID is, for a writer, the beliefs of scope with the given ids, whatever their
+// status, ordered by id; unknown ids and those of other scopes are left out. Their
+// Episodes are not read. Naming the scope keeps the read on its shard on Citus.
+func (s *Store) BeliefsByID(ctx context.Context, scope string, ids []int64) ([]Belief, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	bs, err := s.queryCandidates(ctx, "b.id = ANY($1) ORDER BY b.id", ids)
+	bs, err := s.queryCandidates(ctx, "b.scope = $1 AND b.id = ANY($2) ORDER BY b.id", scope, ids)
 	if err != nil {
 		return nil, fmt.Errorf("beliefs by id: %w", err)
 	}

@@ -113,7 +113,7 @@ func TestNeighbors(t *testing.T) {
 	_, err = store.Neighbors(ctx, NeighborQuery{Scope: "s", Model: "unknown", Seeds: []int64{s[0]}, K: 8, MaxDistance: 0.2})
 	require.ErrorIs(t, err, ErrEmbeddingModel)
 
-	bs, err := store.BeliefsByID(ctx, []int64{s[1], s[0], 1 << 40})
+	bs, err := store.BeliefsByID(ctx, "s", []int64{s[1], s[0], 1 << 40})
 	require.NoError(t, err)
 	require.Equal(t, []int64{s[0], s[1]}, ids(bs))
 }

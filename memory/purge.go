@@ -151,7 +151,7 @@ func (p *purge) findNeedles(ctx context.Context) error {
 		// other rows, such as River's error texts, may have copied.
 		p.needles = []string{p.sel.Scope}
 	default:
-		rows, err := p.tx.Query(ctx, "SELECT DISTINCT statement FROM belief WHERE id = ANY($1)", p.beliefs)
+		rows, err := p.tx.Query(ctx, "SELECT DISTINCT statement FROM belief WHERE scope = $2 AND id = ANY($1)", p.beliefs, p.sel.Scope)
 		if err != nil {
 			return fmt.Errorf("read statements: %w", err)
 		}
@@ -167,8 +167,8 @@ func (p *purge) findEpisodes(ctx context.Context) error {
 	if !p.sel.All {
 		args = append(args, p.beliefs, p.needles)
 		query = `SELECT e.id FROM episode e WHERE e.scope = $1 AND (
-				e.id IN (SELECT episode_id FROM belief WHERE id = ANY($2))
-				OR e.id IN (SELECT episode_id FROM revision_event WHERE action = 'reinforce' AND old_belief_id = ANY($2))
+				e.id IN (SELECT episode_id FROM belief WHERE scope = $1 AND id = ANY($2))
+				OR e.id IN (SELECT episode_id FROM revision_event WHERE scope = $1 AND action = 'reinforce' AND old_belief_id = ANY($2))
 				OR ` + mentionsJSON("e.messages", "$3") + `
 				OR ` + mentionsText("e.external_id", "$3") + `
 				OR ` + mentionsText("e.last_error", "$3") + `)
@@ -199,38 +199,67 @@ func (p *purge) riverJobs(ctx context.Context) error {
 	for i, id := range p.episodes {
 		episodes[i] = strconv.FormatInt(id, 10)
 	}
+	foreign, err := p.foreignJobEpisodes(ctx)
+	if err != nil {
+		return err
+	}
 	return p.exec(ctx, "river_job", `DELETE FROM river_job j WHERE NOT (j.state = 'running' AND j.args->>'scope' = $1)
 		AND (j.args->>'episode_id' = ANY($2)
 		OR ($4 AND j.args->>'scope' = $1)
 		OR (coalesce(j.args->>'scope', $1) = $1
-			AND NOT EXISTS (SELECT 1 FROM episode e WHERE e.scope <> $1
-				AND e.id = CASE WHEN j.args->>'episode_id' ~ '^[0-9]{1,18}$' THEN (j.args->>'episode_id')::bigint END)
+			AND NOT coalesce(`+jobEpisode+` = ANY($6), false)
 			AND (`+mentionsJSON("j.args", "$3")+`
 				OR `+mentionsJSON("j.metadata", "$3")+`
 				OR `+mentionsJSON("to_jsonb(j.errors)", "$3")+`
 				OR `+mentionsText("array_to_string(j.tags, ' ')", "$3")+`))
 		OR (j.args->>'scope' = $1 AND (`+mentionsJSON("j.metadata", "$5")+` OR `+mentionsJSON("to_jsonb(j.errors)", "$5")+`)))`,
-		p.sel.Scope, episodes, p.needles, p.sel.All, p.purgedQuotes())
+		p.sel.Scope, episodes, p.needles, p.sel.All, p.purgedQuotes(), foreign)
+}
+
+// jobEpisode is the episode a River job j names in its arguments, or NULL.
+const jobEpisode = `CASE WHEN j.args->>'episode_id' ~ '^[0-9]{1,18}$' THEN (j.args->>'episode_id')::bigint END`
+
+// foreignJobEpisodes is the episodes of other scopes named by jobs that riverJobs could
+// take for the purged scope's (no scope argument, or this one): their jobs are left
+// alone. River's table is the coordinator's, the episodes are sharded: the jobs are read
+// first, and the episodes they name, found on any shard, only when there are some (jobs
+// of earlier versions, which named their episode): otherwise nothing leaves the scope.
+func (p *purge) foreignJobEpisodes(ctx context.Context) ([]int64, error) {
+	rows, err := p.tx.Query(ctx, `SELECT DISTINCT `+jobEpisode+` FROM river_job j
+		WHERE coalesce(j.args->>'scope', $1) = $1 AND `+jobEpisode+` IS NOT NULL`, p.sel.Scope)
+	if err != nil {
+		return nil, fmt.Errorf("read the episodes of jobs: %w", err)
+	}
+	named, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(named) == 0 {
+		return nil, err
+	}
+	rows, err = p.tx.Query(ctx, "SELECT id FROM episode WHERE id = ANY($1) AND scope <> $2", named, p.sel.Scope)
+	if err != nil {
+		return nil, fmt.Errorf("find the scopes of jobs' episodes: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
 func (p *purge) events(ctx context.Context) error {
-	return p.exec(ctx, "revision_event", `DELETE FROM revision_event e WHERE e.old_belief_id = ANY($2) OR e.new_belief_id = ANY($2)
-		OR (e.scope = $1 AND ($4
+	// The scope's events only: those of its beliefs are of it too (the keys say so).
+	return p.exec(ctx, "revision_event", `DELETE FROM revision_event e WHERE e.scope = $1 AND (
+		e.old_belief_id = ANY($2) OR e.new_belief_id = ANY($2) OR $4
 			OR `+mentionsText("e.old_statement", "$3")+`
 			OR `+mentionsText("e.new_statement", "$3")+`
 			OR `+mentionsText("e.excerpt", "$3")+`
-			OR `+mentionsText("e.rationale", "$3")+`))`,
+			OR `+mentionsText("e.rationale", "$3")+`)`,
 		p.sel.Scope, p.beliefs, p.needles, p.sel.All)
 }
 
 // conflicts deletes the review items of purged beliefs, those that mention the purged
 // text, and those of a selected episode that quote a purged belief.
 func (p *purge) conflicts(ctx context.Context) error {
-	return p.exec(ctx, "belief_conflict", `DELETE FROM belief_conflict c WHERE c.target_belief_id = ANY($2) OR c.belief_id = ANY($2)
-		OR (c.scope = $1 AND ($4
+	return p.exec(ctx, "belief_conflict", `DELETE FROM belief_conflict c WHERE c.scope = $1 AND (
+		c.target_belief_id = ANY($2) OR c.belief_id = ANY($2) OR $4
 			OR `+mentionsJSON("c.proposed", "$3")+`
-			OR `+mentionsText("c.detail", "$3")+`))
-		OR (c.episode_id = ANY($5) AND (`+mentionsJSON("c.proposed", "$6")+` OR `+mentionsText("c.detail", "$6")+`))`,
+			OR `+mentionsText("c.detail", "$3")+`
+		OR (c.episode_id = ANY($5) AND (`+mentionsJSON("c.proposed", "$6")+` OR `+mentionsText("c.detail", "$6")+`)))`,
 		p.sel.Scope, p.beliefs, p.needles, p.sel.All, p.episodes, p.purgedQuotes())
 }
 
@@ -241,12 +270,12 @@ func (p *purge) dependents(ctx context.Context) error {
 	if p.sel.All {
 		return nil
 	}
-	err := flagDependents(ctx, p.tx, flag{bases: p.beliefs, origin: RevisionOperator, change: "erased", now: p.now})
+	err := flagDependents(ctx, p.tx, flag{scope: p.sel.Scope, bases: p.beliefs, origin: RevisionOperator, change: "erased", now: p.now})
 	if err != nil {
 		return err
 	}
 	_, err = p.tx.Exec(ctx, `UPDATE belief b SET needs_review = false WHERE b.scope = $1 AND b.needs_review
-		AND NOT EXISTS (SELECT 1 FROM belief_conflict c WHERE c.belief_id = b.id AND c.status = 'open')`, p.sel.Scope)
+		AND NOT EXISTS (SELECT 1 FROM belief_conflict c WHERE c.scope = $1 AND c.belief_id = b.id AND c.status = 'open')`, p.sel.Scope)
 	if err != nil {
 		return fmt.Errorf("clear review flags: %w", err)
 	}
@@ -256,7 +285,7 @@ func (p *purge) dependents(ctx context.Context) error {
 // relink points every surviving belief whose successor is purged at the first surviving
 // belief after it, or at none: the chain closes over the gap, and no id dangles.
 func (p *purge) relink(ctx context.Context) error {
-	n, err := relinkOver(ctx, p.tx, p.beliefs, p.now)
+	n, err := relinkOver(ctx, p.tx, p.sel.Scope, p.beliefs, p.now)
 	p.out.Relinked += n
 	return err
 }
@@ -264,8 +293,8 @@ func (p *purge) relink(ctx context.Context) error {
 // relinkOver points every belief outside removed whose successor is in removed at the
 // first belief after it that is not, or at none, and returns how many it relinked. Call
 // it before deleting removed.
-func relinkOver(ctx context.Context, tx pgx.Tx, removed []int64, now time.Time) (int, error) {
-	rows, err := tx.Query(ctx, "SELECT id, superseded_by FROM belief WHERE id = ANY($1)", removed)
+func relinkOver(ctx context.Context, tx pgx.Tx, scope string, removed []int64, now time.Time) (int, error) {
+	rows, err := tx.Query(ctx, "SELECT id, superseded_by FROM belief WHERE scope = $2 AND id = ANY($1)", removed, scope)
 	if err != nil {
 		return 0, fmt.Errorf("read links: %w", err)
 	}
@@ -277,7 +306,8 @@ func relinkOver(ctx context.Context, tx pgx.Tx, removed []int64, now time.Time) 
 	if _, err := pgx.ForEachRow(rows, []any{&id, &by}, func() error { next[id] = by; return nil }); err != nil {
 		return 0, fmt.Errorf("read links: %w", err)
 	}
-	rows, err = tx.Query(ctx, "SELECT id, superseded_by FROM belief WHERE superseded_by = ANY($1) AND NOT id = ANY($1) ORDER BY id", removed)
+	rows, err = tx.Query(ctx, "SELECT id, superseded_by FROM belief WHERE scope = $2 AND superseded_by = ANY($1) AND NOT id = ANY($1) ORDER BY id",
+		removed, scope)
 	if err != nil {
 		return 0, fmt.Errorf("read predecessors: %w", err)
 	}
@@ -297,7 +327,8 @@ func relinkOver(ctx context.Context, tx pgx.Tx, removed []int64, now time.Time) 
 				break
 			}
 		}
-		if _, err := tx.Exec(ctx, "UPDATE belief SET superseded_by = $2, updated_at = $3 WHERE id = $1", l.ID, successor, now); err != nil {
+		if _, err := tx.Exec(ctx, "UPDATE belief SET superseded_by = $2, updated_at = $3 WHERE scope = $4 AND id = $1",
+			l.ID, successor, now, scope); err != nil {
 			return 0, fmt.Errorf("relink belief %d: %w", l.ID, err)
 		}
 	}
@@ -305,13 +336,34 @@ func relinkOver(ctx context.Context, tx pgx.Tx, removed []int64, now time.Time) 
 }
 
 func (p *purge) deleteBeliefs(ctx context.Context) error {
-	return p.exec(ctx, "belief", "DELETE FROM belief WHERE id = ANY($1)", p.beliefs)
+	return p.exec(ctx, "belief", "DELETE FROM belief WHERE scope = $2 AND id = ANY($1)", p.beliefs, p.sel.Scope)
 }
 
-// deleteEpisodes deletes the selected episodes that were not redacted.
+// deleteEpisodes deletes the selected episodes that were not redacted, once the rows
+// that came from them no longer name them.
 func (p *purge) deleteEpisodes(ctx context.Context) error {
 	deleted := slices.DeleteFunc(slices.Clone(p.episodes), func(id int64) bool { return slices.Contains(p.redacted, id) })
-	return p.exec(ctx, "episode", "DELETE FROM episode WHERE id = ANY($1)", deleted)
+	if err := unlinkEpisodes(ctx, p.tx, p.sel.Scope, deleted); err != nil {
+		return err
+	}
+	return p.exec(ctx, "episode", "DELETE FROM episode WHERE scope = $1 AND id = ANY($2)", p.sel.Scope, deleted)
+}
+
+// unlinkEpisodes clears the references of scope's beliefs, events and review items to
+// the episodes ids, which are about to be deleted. The keys naming an episode only
+// check: Citus allows no ON DELETE SET NULL on a key that includes the scope.
+func unlinkEpisodes(ctx context.Context, tx pgx.Tx, scope string, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	batch := &pgx.Batch{}
+	for _, table := range []string{"belief", "revision_event", "belief_conflict"} {
+		batch.Queue("UPDATE "+table+" SET episode_id = NULL WHERE scope = $1 AND episode_id = ANY($2)", scope, ids)
+	}
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		return fmt.Errorf("unlink episodes %v: %w", ids, err)
+	}
+	return nil
 }
 
 // consolidation forgets the scope's judged clusters, which may include purged beliefs;

@@ -36,9 +36,10 @@ func (p *purge) findQuotes(ctx context.Context) error {
 	if p.sel.All || len(p.episodes) == 0 {
 		return nil
 	}
-	rows, err := p.tx.Query(ctx, `SELECT episode_id, quote FROM belief WHERE id = ANY($1) AND episode_id = ANY($2)
+	rows, err := p.tx.Query(ctx, `SELECT episode_id, quote FROM belief WHERE scope = $3 AND id = ANY($1) AND episode_id = ANY($2)
 		UNION ALL SELECT episode_id, excerpt FROM revision_event
-			WHERE action = 'reinforce' AND old_belief_id = ANY($1) AND episode_id = ANY($2)`, p.beliefs, p.episodes)
+			WHERE scope = $3 AND action = 'reinforce' AND old_belief_id = ANY($1) AND episode_id = ANY($2)`,
+		p.beliefs, p.episodes, p.sel.Scope)
 	if err != nil {
 		return fmt.Errorf("read quotes of purged beliefs: %w", err)
 	}
@@ -83,10 +84,10 @@ func (p *purge) redactEpisodes(ctx context.Context) error {
 	if p.sel.All || len(p.episodes) == 0 {
 		return nil
 	}
-	rows, err := p.tx.Query(ctx, `SELECT e.id, e.messages FROM episode e WHERE e.id = ANY($1)
-			AND (EXISTS (SELECT 1 FROM belief b WHERE b.episode_id = e.id)
-				OR EXISTS (SELECT 1 FROM revision_event r WHERE r.action = 'reinforce' AND r.episode_id = e.id))
-		ORDER BY e.id`, p.episodes)
+	rows, err := p.tx.Query(ctx, `SELECT e.id, e.messages FROM episode e WHERE e.scope = $2 AND e.id = ANY($1)
+			AND (EXISTS (SELECT 1 FROM belief b WHERE b.scope = $2 AND b.episode_id = e.id)
+				OR EXISTS (SELECT 1 FROM revision_event r WHERE r.scope = $2 AND r.action = 'reinforce' AND r.episode_id = e.id))
+		ORDER BY e.id`, p.episodes, p.sel.Scope)
 	if err != nil {
 		return fmt.Errorf("find episodes to redact: %w", err)
 	}
@@ -138,8 +139,8 @@ func (p *purge) redact(ctx context.Context, id int64, raw []byte, quotes []strin
 	spans := append(slices.Clone(quotes), p.needles...)
 	tag, err := p.tx.Exec(ctx, `UPDATE episode e SET messages = $2, last_error = NULL, redacted_at = $3,
 			content_hash = 'redacted:' || encode(sha256(convert_to(e.id || ':' || $2::jsonb::text, 'UTF8')), 'hex')
-		WHERE e.id = $1 AND NOT `+mentionsJSON("$2::jsonb", "$4")+` AND NOT `+mentionsText("e.external_id", "$4"),
-		id, messages, p.now, spans)
+		WHERE e.scope = $5 AND e.id = $1 AND NOT `+mentionsJSON("$2::jsonb", "$4")+` AND NOT `+mentionsText("e.external_id", "$4"),
+		id, messages, p.now, spans, p.sel.Scope)
 	if err != nil {
 		return false, err
 	}
@@ -247,10 +248,10 @@ func (p *purge) scrubKept(ctx context.Context) error {
 		case quote == c.Quote && rationale == c.Rationale:
 			continue
 		case c.Belief:
-			_, err = p.tx.Exec(ctx, "UPDATE belief SET quote = $2 WHERE id = $1", c.ID, quote)
+			_, err = p.tx.Exec(ctx, "UPDATE belief SET quote = $2 WHERE scope = $3 AND id = $1", c.ID, quote, p.sel.Scope)
 		default:
 			_, err = p.tx.Exec(ctx, `UPDATE revision_event SET excerpt = nullif($2, ''), rationale = nullif($3, ''),
-				embedding = NULL, embed_model = NULL WHERE id = $1`, c.ID, quote, rationale)
+				embedding = NULL, embed_model = NULL WHERE scope = $4 AND id = $1`, c.ID, quote, rationale, p.sel.Scope)
 		}
 		if err != nil {
 			return fmt.Errorf("scrub the quote of %d: %w", c.ID, err)
@@ -282,7 +283,7 @@ func (p *purge) scrubSource(ctx context.Context, sources map[int64]*scrubSource,
 	}
 	rows, err := p.tx.Query(ctx, `SELECT coalesce(m->>'content', '') FROM episode e, jsonb_array_elements(
 			CASE WHEN jsonb_typeof(e.messages) = 'array' THEN e.messages ELSE '[]' END) m
-		WHERE e.id = $1 AND jsonb_typeof(m) = 'object'`, episode)
+		WHERE e.scope = $2 AND e.id = $1 AND jsonb_typeof(m) = 'object'`, episode, p.sel.Scope)
 	if err != nil {
 		return nil, fmt.Errorf("read episode %d: %w", episode, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,19 +15,32 @@ var ErrNotFound = errors.New("not found")
 
 // The columns of a belief: candidateColumns are what writers read, beliefColumns what
 // is shown, which adds the episodes each belief rests on (two index lookups a row that
-// an extraction's or a consolidation's candidates do without).
+// an extraction's or a consolidation's candidates do without). Their subqueries find
+// the belief's related rows in {scope}, which query replaces (see scoped).
 const (
 	candidateColumns = `b.id, b.scope, b.subject, b.attribute, b.kind, b.statement, b.status, b.confidence, b.origin,
 	b.valid_from, b.valid_until, b.recorded_at, b.retired_at,
-	(SELECT array_agg(p.id ORDER BY p.valid_from, p.id) FROM belief p WHERE p.superseded_by = b.id),
+	(SELECT array_agg(p.id ORDER BY p.valid_from, p.id) FROM belief p WHERE p.scope = {scope} AND p.superseded_by = b.id),
 	b.superseded_by, b.episode_id, b.quote, b.reinforced_count, b.last_seen_at,
-	(SELECT array_agg(d.basis_id ORDER BY d.basis_id) FROM belief_dependency d WHERE d.belief_id = b.id), b.needs_review`
+	(SELECT array_agg(d.basis_id ORDER BY d.basis_id) FROM belief_dependency d WHERE d.scope = {scope} AND d.belief_id = b.id), b.needs_review`
 	beliefColumns = candidateColumns + `,
 	(SELECT array_agg(s.id ORDER BY s.occurred_at, s.id) FROM (
-		SELECT e.id, e.occurred_at FROM episode e WHERE e.id = b.episode_id
-		UNION SELECT e.id, e.occurred_at FROM revision_event r JOIN episode e ON e.id = r.episode_id
-			WHERE r.old_belief_id = b.id AND r.action = 'reinforce' AND r.reverted_by IS NULL) s) AS episodes`
+		SELECT e.id, e.occurred_at FROM episode e WHERE e.scope = {scope} AND e.id = b.episode_id
+		UNION SELECT e.id, e.occurred_at FROM revision_event r JOIN episode e ON e.scope = r.scope AND e.id = r.episode_id
+			WHERE r.scope = {scope} AND r.old_belief_id = b.id AND r.action = 'reinforce' AND r.reverted_by IS NULL) s) AS episodes`
 )
+
+// scoped is columns for a statement of where: where a read of one scope names it as its
+// first argument ("b.scope = $1 ..."), the subqueries name $1 too, as Citus must see it
+// in each of them to keep the statement on the scope's shard (b.scope is not enough);
+// a read by id names b.scope.
+func scoped(columns, where string) string {
+	scope := "b.scope"
+	if strings.HasPrefix(where, "b.scope = $1 ") {
+		scope = "$1"
+	}
+	return strings.ReplaceAll(columns, "{scope}", scope)
+}
 
 func scanBelief(row pgx.CollectableRow) (Belief, error) {
 	var (
@@ -87,7 +101,7 @@ func (s *Store) queryCandidates(ctx context.Context, where string, args ...any) 
 }
 
 func (s *Store) query(ctx context.Context, columns, where string, args ...any) ([]Belief, error) {
-	rows, err := s.db.Query(ctx, "SELECT "+columns+" FROM belief b WHERE "+where, args...)
+	rows, err := s.db.Query(ctx, "SELECT "+scoped(columns, where)+" FROM belief b WHERE "+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +223,7 @@ func (s *Store) Nearest(ctx context.Context, scope, model string, vec []float32,
 func (s *Store) ranked(ctx context.Context, columns, view string, args []any, model string, vec []float32, k int) ([]Belief, error) {
 	scope, _ := args[0].(string)
 	bs, err := nearest(ctx, s, nearestQuery{table: searchBeliefs, scope: scope, where: view, args: args, model: model, vec: vec, k: k},
-		columns, scanBelief)
+		scoped(columns, view), scanBelief)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +255,7 @@ func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, e
 // Event is revision event id, or ErrNotFound; an event of a forgotten belief is not
 // found either, as Events leaves it out: it quotes the belief.
 func (s *Store) Event(ctx context.Context, id int64) (*Event, error) {
-	return one(ctx, s.db, "event", id, `SELECT `+eventColumns+` FROM revision_event e WHERE e.id = $1 AND `+eventNotForgotten, scanEvent)
+	return one(ctx, s.db, "event", id, `SELECT `+eventColumns+` FROM revision_event e WHERE e.id = $1 AND `+eventByIDNotForgotten, scanEvent)
 }
 
 // one is the row that sql, with id in $1, reads, scanned by scan; ErrNotFound, naming
@@ -267,8 +281,13 @@ const eventColumns = `e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_
 	e.reverts, e.reverted_by, e.reverted_at`
 
 // eventNotForgotten keeps out the events of forgotten beliefs: they quote them.
+// The scope is $1 of every statement using it, named so that Citus keeps it on one shard.
 const eventNotForgotten = `NOT EXISTS (SELECT 1 FROM belief f
-	WHERE f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')`
+	WHERE f.scope = $1 AND f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')`
+
+// eventByIDNotForgotten is eventNotForgotten for a read by id, which knows no scope
+// beforehand ($1 is the id).
+var eventByIDNotForgotten = strings.Replace(eventNotForgotten, "f.scope = $1", "f.scope = e.scope", 1)
 
 func scanEvent(row pgx.CollectableRow) (Event, error) {
 	var e Event
@@ -285,10 +304,14 @@ func (e *Event) fields() []any {
 }
 
 // conflictColumns are the columns of a review item c, its statement taken from the
-// proposal or, for an item about a belief, from that belief.
+// proposal or, for an item about a belief, from that belief, found in {scope} (see
+// scoped; a read by id uses conflictByID).
 const conflictColumns = `c.id, c.scope, c.kind, c.cause, c.origin, c.action, c.reason, c.belief_id, c.target_belief_id,
-	coalesce(nullif(c.proposed->>'statement', ''), (SELECT b.statement FROM belief b WHERE b.id = c.belief_id), ''),
+	coalesce(nullif(c.proposed->>'statement', ''), (SELECT b.statement FROM belief b WHERE b.scope = {scope} AND b.id = c.belief_id), ''),
 	c.proposed, c.detail, c.episode_id, c.status, c.created_at, c.resolved_at, c.resolution, c.note`
+
+// conflictByID is conflictColumns for a read by id, which knows no scope beforehand.
+var conflictByID = strings.ReplaceAll(conflictColumns, "{scope}", "c.scope")
 
 func scanConflict(row pgx.CollectableRow) (Conflict, error) {
 	var c Conflict
@@ -302,9 +325,9 @@ func scanConflict(row pgx.CollectableRow) (Conflict, error) {
 // closed ones too. Open items about forgotten beliefs are left out: nothing is left to
 // review there (a forgotten basis is what a basis_changed item is about, though).
 func (s *Store) Conflicts(ctx context.Context, scope string, all bool) ([]Conflict, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+conflictColumns+`
+	rows, err := s.db.Query(ctx, `SELECT `+strings.ReplaceAll(conflictColumns, "{scope}", "$1")+`
 		FROM belief_conflict c WHERE c.scope = $1 AND ($2 OR (c.status = 'open' AND NOT EXISTS (SELECT 1 FROM belief f
-			WHERE f.status = 'forgotten' AND (f.id = c.belief_id OR (c.kind = 'refused' AND f.id = c.target_belief_id)))))
+			WHERE f.scope = $1 AND f.status = 'forgotten' AND (f.id = c.belief_id OR (c.kind = 'refused' AND f.id = c.target_belief_id)))))
 		ORDER BY c.created_at, c.id`, scope, all)
 	if err != nil {
 		return nil, fmt.Errorf("conflicts of %q: %w", scope, err)
@@ -318,7 +341,7 @@ func (s *Store) Conflicts(ctx context.Context, scope string, all bool) ([]Confli
 
 // Conflict is review item id, open or closed, or ErrNotFound.
 func (s *Store) Conflict(ctx context.Context, id int64) (*Conflict, error) {
-	return one(ctx, s.db, "review item", id, `SELECT `+conflictColumns+` FROM belief_conflict c WHERE c.id = $1`, scanConflict)
+	return one(ctx, s.db, "review item", id, `SELECT `+conflictByID+` FROM belief_conflict c WHERE c.id = $1`, scanConflict)
 }
 
 // ActiveWithAttributes is, for a writer, up to limit active beliefs of scope filling

@@ -185,6 +185,8 @@ func (s *Store) readView(ctx context.Context, view string, args []any, ranked bo
 
 // rankedChains is the supersession chains through the k non-forgotten beliefs of scope
 // nearest to vec. Chains are followed through forgotten beliefs, which are left out.
+// Each step names the scope: a chain never leaves it, and on Citus the recursion runs
+// on the scope's shard.
 func (s *Store) rankedChains(ctx context.Context, scope, model string, vec []float32, k int) ([]Belief, error) {
 	seeds, err := nearest(ctx, s, nearestQuery{table: searchBeliefs, scope: scope, where: historyView, args: []any{scope},
 		model: model, vec: vec, k: k}, "b.id", scanID)
@@ -196,17 +198,17 @@ func (s *Store) rankedChains(ctx context.Context, scope, model string, vec []flo
 		), back AS (
 			SELECT id, rank, 0 AS depth FROM seed
 			UNION ALL
-			SELECT p.id, c.rank, c.depth + 1 FROM belief p JOIN back c ON p.superseded_by = c.id WHERE c.depth < 1000
+			SELECT p.id, c.rank, c.depth + 1 FROM belief p JOIN back c ON p.superseded_by = c.id WHERE p.scope = $1 AND c.depth < 1000
 		), fwd AS (
 			SELECT id, rank, 0 AS depth FROM seed
 			UNION ALL
 			SELECT n.superseded_by, f.rank, f.depth + 1 FROM fwd f JOIN belief n ON n.id = f.id
-			WHERE n.superseded_by IS NOT NULL AND f.depth < 1000
+			WHERE n.scope = $1 AND n.superseded_by IS NOT NULL AND f.depth < 1000
 		), chain AS (
 			SELECT id, min(rank) AS rank FROM (SELECT id, rank FROM back UNION ALL SELECT id, rank FROM fwd) c GROUP BY id
 		)
-		SELECT `+beliefColumns+`, CASE WHEN b.embed_model = $2 THEN b.embedding <=> $3::vector END AS distance
-		FROM chain JOIN belief b ON b.id = chain.id
+		SELECT `+scoped(beliefColumns, "b.scope = $1 ")+`, CASE WHEN b.embed_model = $2 THEN b.embedding <=> $3::vector END AS distance
+		FROM chain JOIN belief b ON b.scope = $1 AND b.id = chain.id
 		WHERE b.scope = $1 AND b.status <> 'forgotten'
 		ORDER BY chain.rank, b.valid_from, b.recorded_at, b.id`, scope, model, pgvector.NewVector(vec), seeds)
 	if err != nil {

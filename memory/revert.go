@@ -246,8 +246,9 @@ func (r *reverter) restore(ctx context.Context, ev *Event, prior *eventPrior, ol
 	}
 	if wrote {
 		var dependent int64
-		err := r.tx.QueryRow(ctx, `SELECT d.belief_id FROM belief_dependency d JOIN belief x ON x.id = d.belief_id
-			WHERE d.basis_id = $1 AND x.status <> 'forgotten' ORDER BY d.belief_id LIMIT 1`, nw.ID).Scan(&dependent)
+		err := r.tx.QueryRow(ctx, `SELECT d.belief_id FROM belief_dependency d JOIN belief x ON x.scope = d.scope AND x.id = d.belief_id
+			WHERE d.scope = $2 AND x.scope = $2 AND d.basis_id = $1 AND x.status <> 'forgotten'
+			ORDER BY d.belief_id LIMIT 1`, nw.ID, r.b.Scope).Scan(&dependent)
 		switch {
 		case err == nil:
 			return r.refuse("belief %d was concluded from belief %d since", dependent, nw.ID)
@@ -259,12 +260,12 @@ func (r *reverter) restore(ctx context.Context, ev *Event, prior *eventPrior, ol
 	// status as resolution) open again, and with them old's flag.
 	_, err := r.tx.Exec(ctx, `WITH reopened AS (
 			UPDATE belief_conflict SET status = 'open', resolution = NULL, resolved_at = NULL
-			WHERE belief_id = $1 AND kind = 'basis_changed' AND resolved_at = $3 AND resolution = $4
+			WHERE scope = $5 AND belief_id = $1 AND kind = 'basis_changed' AND resolved_at = $3 AND resolution = $4
 			RETURNING id
 		)
 		UPDATE belief SET status = 'active', valid_until = NULL, retired_at = NULL, superseded_by = NULL,
 			updated_at = $2, needs_review = EXISTS (SELECT 1 FROM reopened)
-		WHERE id = $1`, old.ID, r.now, ev.CreatedAt, want)
+		WHERE scope = $5 AND id = $1`, old.ID, r.now, ev.CreatedAt, want, r.b.Scope)
 	if err != nil {
 		return fmt.Errorf("restore belief %d: %w", old.ID, err)
 	}
@@ -309,7 +310,7 @@ func (r *reverter) unreinforce(ctx context.Context, ev *Event, t *target, prior 
 	}
 	_, err := r.tx.Exec(ctx, `UPDATE belief SET reinforced_count = greatest(reinforced_count - 1, 0),
 			last_seen_at = coalesce($2, last_seen_at), updated_at = $3
-		WHERE id = $1`, t.ID, lastSeen, r.now)
+		WHERE scope = $4 AND id = $1`, t.ID, lastSeen, r.now, r.b.Scope)
 	if err != nil {
 		return fmt.Errorf("take back the restatement of belief %d: %w", t.ID, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,7 +36,11 @@ const MaxNoteLen = 2000
 
 // Decision is an operator's verdict on review item ID.
 type Decision struct {
-	ID      int64
+	ID int64
+	// Scope is the item's scope when the caller knows it: the item is then read on its
+	// scope's shard alone, and an item of another scope is ErrNotFound. Empty: the scope
+	// is looked up by id, which reads every shard on Citus.
+	Scope   string
 	Verdict Verdict
 	Note    string
 	// Embedding, in EmbedModel, is the vector of the item's ReviewText: with it the
@@ -55,7 +60,7 @@ type Decided struct {
 func (s *Store) ReviewText(ctx context.Context, c *Conflict) (string, error) {
 	old := ""
 	if c.TargetID != nil {
-		if err := s.db.QueryRow(ctx, "SELECT statement FROM belief WHERE id = $1", *c.TargetID).Scan(&old); err != nil {
+		if err := s.db.QueryRow(ctx, "SELECT statement FROM belief WHERE scope = $2 AND id = $1", *c.TargetID, c.Scope).Scan(&old); err != nil {
 			return "", fmt.Errorf("review item %d: read target: %w", c.ID, err)
 		}
 	}
@@ -81,13 +86,15 @@ func (s *Store) Decide(ctx context.Context, d Decision) (*Decided, error) {
 	if err := checkText("note", d.Note, MaxNoteLen); err != nil {
 		return nil, err
 	}
-	var scope string
-	err := s.db.QueryRow(ctx, "SELECT scope FROM belief_conflict WHERE id = $1", d.ID).Scan(&scope)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("review item %d: %w", d.ID, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("review item %d: %w", d.ID, err)
+	scope := d.Scope
+	if scope == "" {
+		err := s.db.QueryRow(ctx, "SELECT scope FROM belief_conflict WHERE id = $1", d.ID).Scan(&scope)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, fmt.Errorf("review item %d: %w", d.ID, ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("review item %d: %w", d.ID, err)
+		}
 	}
 	if len(d.Embedding) > 0 {
 		if err := s.EnsureEmbeddingModel(ctx, d.EmbedModel, len(d.Embedding)); err != nil {
@@ -95,16 +102,22 @@ func (s *Store) Decide(ctx context.Context, d Decision) (*Decided, error) {
 		}
 	}
 	out := &Decided{}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// The scope's lock first, as every writer takes it before touching items.
 		if err := lockScope(ctx, tx, scope); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, "SELECT "+conflictColumns+" FROM belief_conflict c WHERE c.id = $1 FOR UPDATE OF c", d.ID)
+		// By id and scope: on Citus a row is locked on its shard only (the lookup of
+		// the scope above is the one read of every shard).
+		rows, err := tx.Query(ctx, "SELECT "+strings.ReplaceAll(conflictColumns, "{scope}", "$2")+
+			" FROM belief_conflict c WHERE c.scope = $2 AND c.id = $1 FOR UPDATE OF c", d.ID, scope)
 		if err != nil {
 			return fmt.Errorf("read review item: %w", err)
 		}
 		c, err := pgx.CollectExactlyOneRow(rows, scanConflict)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("review item %d in scope %q: %w", d.ID, scope, ErrNotFound)
+		}
 		if err != nil {
 			return fmt.Errorf("read review item: %w", err)
 		}
@@ -166,7 +179,8 @@ func (s *Store) itemBatch(ctx context.Context, tx pgx.Tx, c *Conflict, d Decisio
 	)
 	if c.TargetID != nil {
 		err := tx.QueryRow(ctx, `SELECT subject, attribute, kind, status, valid_until,
-				(SELECT occurred_at FROM episode WHERE id = $2) FROM belief WHERE id = $1`, *c.TargetID, c.EpisodeID).
+				(SELECT occurred_at FROM episode WHERE scope = $3 AND id = $2) FROM belief WHERE scope = $3 AND id = $1`,
+			*c.TargetID, c.EpisodeID, c.Scope).
 			Scan(&target.subject, &target.attribute, &target.kind, &target.status, &target.validUntil, &occurredAt)
 		if err != nil {
 			return nil, fmt.Errorf("review item %d: read target: %w", c.ID, err)
@@ -247,11 +261,11 @@ func (s *Store) closeItem(ctx context.Context, tx pgx.Tx, c *Conflict, d Decisio
 	_, err := tx.Exec(ctx, `WITH closed AS (
 			UPDATE belief_conflict SET status = 'resolved', resolution = $2, note = $3, resolved_at = $4,
 				embedding = $5::vector, embed_model = $6
-			WHERE id = $1
+			WHERE scope = $8 AND id = $1
 		)
-		UPDATE belief b SET needs_review = false WHERE b.id = $7 AND b.needs_review
-			AND NOT EXISTS (SELECT 1 FROM belief_conflict c WHERE c.belief_id = b.id AND c.status = 'open' AND c.id <> $1)`,
-		c.ID, resolution, nullText(d.Note), now, embedding, model, c.BeliefID)
+		UPDATE belief b SET needs_review = false WHERE b.scope = $8 AND b.id = $7 AND b.needs_review
+			AND NOT EXISTS (SELECT 1 FROM belief_conflict c WHERE c.scope = $8 AND c.belief_id = b.id AND c.status = 'open' AND c.id <> $1)`,
+		c.ID, resolution, nullText(d.Note), now, embedding, model, c.BeliefID, c.Scope)
 	if err != nil {
 		return fmt.Errorf("close review item %d: %w", c.ID, err)
 	}

@@ -197,3 +197,25 @@ func TestDecideBasisChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideInScope: a decision that names its scope finds only that scope's item.
+func TestDecideInScope(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, _ := setup(t)
+	nycID := mustApply(t, store, extraction("user:1", "2026-01-15", nil, fact(nyc, "location", ""))).Facts[0].BeliefID
+	coast := fact("User lives on the east coast", "coast", "")
+	coast.Origin, coast.DependsOn = OriginInferred, []int{0}
+	mustApply(t, store, extraction("user:1", "2026-01-16", []int64{nycID}, coast))
+	mustApply(t, store, extraction("user:1", "2026-03-20", []int64{nycID},
+		resolves(fact(miami, "location", "2026-02-20"), 0, ActionSupersede, ReasonTemporal)))
+	items, err := store.Conflicts(ctx, "user:1", false)
+	require.NoError(t, err)
+	require.Len(t, items, 1)
+
+	_, err = store.Decide(ctx, Decision{ID: items[0].ID, Scope: "user:2", Verdict: VerdictDismiss})
+	require.ErrorIs(t, err, ErrNotFound)
+	decided, err := store.Decide(ctx, Decision{ID: items[0].ID, Scope: "user:1", Verdict: VerdictDismiss})
+	require.NoError(t, err)
+	require.Equal(t, "resolved", decided.Item.Status)
+}

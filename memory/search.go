@@ -108,10 +108,11 @@ func nearest[T any](ctx context.Context, s *Store, q nearestQuery, columns strin
 // back for their columns.
 func (q nearestQuery) exactSQL(columns string) (string, []any) {
 	n := len(q.args)
+	// The join back names the scope too: on Citus it stays on the scope's shard.
 	sql := fmt.Sprintf(`SELECT %s, n.distance AS distance FROM (
 			SELECT b.id, b.embedding <=> $%d::vector AS distance FROM %s b
 			WHERE %s AND b.embed_model = $%d ORDER BY distance, b.id LIMIT $%d) n
-		JOIN %s b ON b.id = n.id ORDER BY n.distance, b.id`,
+		JOIN %s b ON b.scope = $1 AND b.id = n.id ORDER BY n.distance, b.id`,
 		columns, n+1, q.table, q.where, n+2, n+3, q.table)
 	return sql, append(append([]any{}, q.args...), pgvector.NewVector(q.vec), q.model, q.k)
 }
@@ -131,8 +132,9 @@ func (q nearestQuery) indexSQL(columns string, dim int) (string, []any) {
 				SELECT b.id, %s AS distance FROM %s b
 				WHERE b.scope = %s AND b.embed_model = %s AND %s ORDER BY %s LIMIT $%d) c
 			ORDER BY distance, id LIMIT $%d) n
-		JOIN %s b ON b.id = n.id ORDER BY n.distance, b.id`,
-		columns, distance, q.table, quoteLiteral(q.scope), quoteLiteral(q.model), q.where, distance, n+2, n+3, q.table)
+		JOIN %s b ON b.scope = %s AND b.id = n.id ORDER BY n.distance, b.id`,
+		columns, distance, q.table, quoteLiteral(q.scope), quoteLiteral(q.model), q.where, distance, n+2, n+3, q.table,
+		quoteLiteral(q.scope))
 	return sql, append(append([]any{}, q.args...), pgvector.NewVector(q.vec), scopeIndexCandidates(q.k), q.k)
 }
 

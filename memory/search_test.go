@@ -73,8 +73,8 @@ func setupCrowd(t *testing.T, victimBeliefs int) *crowdBundle {
 		events = append(events, r)
 		b.eventVecs = append(b.eventVecs, r.Vector)
 	}
-	dbtest.InsertEvents(t, schema.Pool, crowdModel, b.beliefIDs[0], crowdEvents)
-	b.eventIDs = dbtest.InsertEvents(t, schema.Pool, crowdModel, b.beliefIDs[0], events)
+	dbtest.InsertEvents(t, schema.Pool, crowdModel, crowdEvents)
+	b.eventIDs = dbtest.InsertEvents(t, schema.Pool, crowdModel, events)
 	_, err := schema.Pool.Exec(ctx, "ANALYZE belief; ANALYZE revision_event")
 	require.NoError(t, err)
 	return b

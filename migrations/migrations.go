@@ -58,12 +58,51 @@ func lines() []string { return []string{"main", Line} }
 // lockKey serializes migrations between processes that start at the same time.
 const lockKey = 0x63726564 // "cred"
 
-// Migrate applies every pending migration, River's then credo's. Concurrent callers wait
-// for each other on an advisory lock, so several workers can start together.
-func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+// Config is how MigrateWithConfig migrates.
+type Config struct {
+	// Logger logs what was applied; nil logs nothing.
+	Logger *slog.Logger
+	// ShardCount is the number of shards of each table distributed on Citus
+	// (CITUS_SHARD_COUNT), used when a table is first distributed; 0 means
+	// DefaultShardCount. Plain PostgreSQL ignores it.
+	ShardCount int
+}
+
+func (c *Config) withDefaults() *Config {
+	out := *c
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.DiscardHandler)
 	}
+	if out.ShardCount == 0 {
+		out.ShardCount = DefaultShardCount
+	}
+	return &out
+}
+
+func (c *Config) validate() error {
+	// Citus's own bounds of shard_count.
+	if c.ShardCount < 1 || c.ShardCount > 64000 {
+		return fmt.Errorf("migrate: shard count %d is not between 1 and 64000", c.ShardCount)
+	}
+	return nil
+}
+
+// Migrate applies every pending migration, River's then credo's, with the default
+// configuration. Concurrent callers wait for each other on an advisory lock, so several
+// workers can start together.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
+	return MigrateWithConfig(ctx, pool, &Config{Logger: logger})
+}
+
+// MigrateWithConfig applies every pending migration, River's then credo's, then, when
+// the database has the citus extension, distributes credo's tables (see distribute).
+// Concurrent callers wait for each other on an advisory lock.
+func MigrateWithConfig(ctx context.Context, pool *pgxpool.Pool, cfg *Config) error {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	logger := cfg.Logger
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("migrate: acquire connection: %w", err)
@@ -93,7 +132,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error
 			logger.InfoContext(ctx, "applied migration", "line", line, "version", v.Version, "name", v.Name)
 		}
 	}
-	return nil
+	return distribute(ctx, conn, cfg.ShardCount, logger)
 }
 
 // Pending lists the migrations not yet applied, as "line/version" strings; empty means

@@ -49,3 +49,19 @@ func TestMigrate(t *testing.T) {
 		seen[v] = true
 	}
 }
+
+// TestMigrateConfig: a shard count Citus would refuse is an error before anything is
+// migrated; on plain PostgreSQL a valid one changes nothing.
+func TestMigrateConfig(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := dbtest.New(t)
+	for _, n := range []int{-1, 64001} {
+		require.ErrorContains(t, migrations.MigrateWithConfig(ctx, schema.Pool, &migrations.Config{ShardCount: n}),
+			"is not between 1 and 64000")
+	}
+	require.NoError(t, migrations.MigrateWithConfig(ctx, schema.Pool, &migrations.Config{ShardCount: 8}))
+	var citus bool
+	require.NoError(t, schema.Pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&citus))
+	require.False(t, citus, "the plain PostgreSQL tests run without Citus")
+}

@@ -25,7 +25,8 @@ func Logger(cfg *config.Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// OpenDB connects to DATABASE_URL and applies pending migrations (River's and credo's).
+// OpenDB connects to DATABASE_URL and applies pending migrations (River's and credo's;
+// on Citus, it distributes the tables too).
 func OpenDB(ctx context.Context, cfg *config.Config, maxConns int32, logger *slog.Logger) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
@@ -42,7 +43,7 @@ func OpenDB(ctx context.Context, cfg *config.Config, maxConns int32, logger *slo
 		pool.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	if err := migrations.Migrate(ctx, pool, logger); err != nil {
+	if err := migrations.MigrateWithConfig(ctx, pool, &migrations.Config{Logger: logger, ShardCount: cfg.CitusShardCount}); err != nil {
 		pool.Close()
 		return nil, err
 	}

@@ -46,6 +46,10 @@ type Config struct {
 	// ExactSearchLimit is memory.Config.ExactSearchLimit.
 	ExactSearchLimit int
 
+	// CitusShardCount is migrations.Config.ShardCount: the shards of each table the
+	// migrations distribute on Citus.
+	CitusShardCount int
+
 	// RetainHistory is how long retired beliefs are kept; zero keeps them forever.
 	RetainHistory time.Duration
 
@@ -128,6 +132,7 @@ func settings() []setting {
 		{GroupWorker, "public-url", "PUBLIC_URL", "", "the address browsers reach the worker at, e.g. https://credo.example.com behind a TLS proxy: an https URL makes the inspector's login cookie Secure", optURL(func(c *Config) *string { return &c.PublicURL })},
 		{GroupWorker, "inspector-session-ttl", "INSPECTOR_SESSION_TTL", "12h", "how long an inspector login lasts before the key must be entered again", duration(func(c *Config) *time.Duration { return &c.InspectorSessionTTL })},
 		{GroupWorker, "api-rate-burst", "API_RATE_BURST", "40", "requests an API key may send at once before API_RATE_LIMIT applies", intRange(func(c *Config) *int { return &c.APIRateBurst }, 1, 1_000_000)},
+		{GroupDB, "citus-shard-count", "CITUS_SHARD_COUNT", "32", "on Citus: shards of each table distributed by scope, set when the migrations first distribute it (plain PostgreSQL: unused)", intRange(func(c *Config) *int { return &c.CitusShardCount }, 1, 64000)},
 		{GroupDB, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", oneOf(func(c *Config) *string { return &c.LogLevel }, "debug", "info", "warn", "error")},
 		{GroupDB, "log-format", "LOG_FORMAT", "text", "text or json", oneOf(func(c *Config) *string { return &c.LogFormat }, "text", "json")},
 	}

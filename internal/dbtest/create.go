@@ -48,7 +48,7 @@ func Create(ctx context.Context) (s *Schema, drop func(), err error) {
 		drop()
 		return nil, nil, err
 	}
-	if err := migrations.Migrate(ctx, pool, nil); err != nil {
+	if err := migrations.MigrateWithConfig(ctx, pool, &migrations.Config{ShardCount: ShardCount}); err != nil {
 		drop()
 		return nil, nil, fmt.Errorf("migrate schema %s: %w", name, err)
 	}

@@ -37,15 +37,17 @@ func InsertBeliefs(tb testing.TB, db DB, model string, rows []Row) []int64 {
 		ORDER BY n`, model)
 }
 
-// InsertEvents stores rows as retraction events of belief basis, embedded with model,
-// and returns their ids in order.
-func InsertEvents(tb testing.TB, db DB, model string, basis int64, rows []Row) []int64 {
+// InsertEvents stores rows as retraction events, embedded with model, and returns their
+// ids in order. Each event names the first belief of its scope, which must have one: an
+// event refers to beliefs of its own scope only.
+func InsertEvents(tb testing.TB, db DB, model string, rows []Row) []int64 {
 	tb.Helper()
 	return insert(tb, db, "revision_event", rows, `INSERT INTO revision_event (scope, action, reason, origin, old_belief_id,
 			old_statement, excerpt, embedding, embed_model, created_at)
-		SELECT s, 'retract', 'temporal', 'extraction', $8, t, t || a || st, v::vector, $6, $5
+		SELECT s, 'retract', 'temporal', 'extraction', (SELECT min(b.id) FROM belief b WHERE b.scope = s),
+			t, t || a || st, v::vector, $6, $5
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $7::text[]) WITH ORDINALITY AS u (s, t, a, st, v, n)
-		ORDER BY n`, model, basis)
+		ORDER BY n`, model)
 }
 
 // insert runs sql over rows in chunks; identity values are handed out in order.

@@ -33,6 +33,10 @@ func URL() string {
 	return DefaultURL
 }
 
+// ShardCount is the shard count of a test schema's distributed tables on Citus: a few,
+// enough to spread over two workers, so that each test's schema is quick to create.
+const ShardCount = 4
+
 // Schema is one test's isolated schema.
 type Schema struct {
 	Name string
@@ -80,7 +84,7 @@ func New(tb testing.TB) *Schema {
 		}
 	})
 
-	require.NoError(tb, migrations.Migrate(ctx, pool, nil))
+	require.NoError(tb, migrations.MigrateWithConfig(ctx, pool, &migrations.Config{ShardCount: ShardCount}))
 	return &Schema{Name: name, URL: withSearchPath(URL(), name), Pool: pool}
 }
 

@@ -46,6 +46,9 @@ type Options struct {
 	Consolidate bool
 	// ExactSearchLimit is the stores' memory.Config.ExactSearchLimit (0: the default).
 	ExactSearchLimit int
+	// Router runs the store, the workers and Enqueue on dbtest's RouterPool: on Citus any
+	// multi-shard query of theirs fails (River's own tables are local and unaffected).
+	Router bool
 }
 
 func (o *Options) memory() *memory.Config {
@@ -81,7 +84,11 @@ func New(t testing.TB, opts *Options) *Pipeline {
 	}
 	require.NoError(t, err)
 
-	p := &Pipeline{Schema: schema, Store: memory.NewStore(schema.Pool, opts.memory()), LLM: srv, Provider: provider, opts: opts}
+	pool := schema.Pool
+	if opts.Router {
+		pool = schema.RouterPool(t)
+	}
+	p := &Pipeline{Schema: schema, Store: memory.NewStore(pool, opts.memory()), LLM: srv, Provider: provider, opts: opts}
 	p.Client = p.AddClient(t)
 	return p
 }
@@ -92,7 +99,7 @@ func New(t testing.TB, opts *Options) *Pipeline {
 func (p *Pipeline) AddClient(t testing.TB) *river.Client[pgx.Tx] {
 	t.Helper()
 	ctx := context.Background()
-	pool := p.Schema.Pool
+	pool := p.Store.Pool()
 	store := p.Store
 	opts := p.opts
 	if p.Client != nil || opts.MaxConns > 0 {
@@ -157,7 +164,7 @@ func (p *Pipeline) Enqueue(t testing.TB, ts ...transcript.Transcript) *extract.E
 	t.Helper()
 	ctx := context.Background()
 	var res *extract.EnqueueResult
-	err := pgx.BeginFunc(ctx, p.Schema.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, p.Store.Pool(), func(tx pgx.Tx) error {
 		var err error
 		res, err = extract.Enqueue(ctx, tx, p.Client, ts, time.Now())
 		return err

@@ -1,0 +1,141 @@
+//go:build citus
+
+package memory
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/internal/testclock"
+)
+
+// TestCitusRouter: every per-scope path of the store is a single-shard (router) query
+// or transaction on Citus. The store runs on a pool where any multi-shard query is an
+// error (citus.multi_task_query_log_level = error), so a query that forgets its scope
+// fails here.
+func TestCitusRouter(t *testing.T) {
+	dbtest.RequireCitus(t)
+	ctx := context.Background()
+	schema := dbtest.New(t)
+	clock := testclock.New(day("2026-06-01"))
+	store := NewStore(schema.RouterPool(t), &Config{Now: clock.Now})
+	const scope, model = "acme/user:1", "m"
+	// Registering a model writes a reference table: once, before the per-scope paths.
+	require.NoError(t, NewStore(schema.Pool, nil).EnsureEmbeddingModel(ctx, model, 3))
+
+	embedded := func(f Fact, vec ...float32) Fact {
+		f.Embedding = vec
+		return f
+	}
+	batch := func(at string, candidates []int64, facts ...Fact) *Batch {
+		b := extraction(scope, at, candidates, facts...)
+		b.EmbedModel = model
+		return b
+	}
+
+	// Extraction: apply, then the candidates of the next episode, then a revision.
+	first := mustApply(t, store, batch("2026-01-15", nil,
+		embedded(fact(nyc, "location", ""), 1, 0, 0),
+		embedded(fact("User likes tea", "drink", ""), 0, 1, 0)))
+	nycID := first.Facts[0].BeliefID
+	near, err := store.Nearest(ctx, scope, model, []float32{1, 0.1, 0}, 5)
+	require.NoError(t, err)
+	require.Equal(t, nycID, near[0].ID)
+	_, err = store.ActiveWithAttributes(ctx, scope, []string{"location"}, nil, 5)
+	require.NoError(t, err)
+	_, err = store.NearestEvents(ctx, scope, model, []float32{1, 0, 0}, 3)
+	require.NoError(t, err)
+	// A belief concluded from the first home: its review item opens when that goes.
+	coast := fact("User lives on the east coast", "coast", "")
+	coast.Origin, coast.DependsOn = OriginInferred, []int{0}
+	mustApply(t, store, batch("2026-01-16", []int64{nycID}, embedded(coast, 0, 0, 1)))
+	second := mustApply(t, store, batch("2026-03-20", []int64{nycID},
+		embedded(resolves(fact(miami, "location", "2026-02-20"), 0, ActionSupersede, ReasonTemporal), 0.9, 0.1, 0)))
+	require.Equal(t, OutcomeSuperseded, second.Facts[0].Kind)
+
+	// Reads of the scope.
+	for name, read := range map[string]func() ([]Belief, error){
+		"current": func() ([]Belief, error) { return store.Current(ctx, scope) },
+		"all":     func() ([]Belief, error) { return store.All(ctx, scope) },
+		"as of":   func() ([]Belief, error) { return store.AsOf(ctx, scope, day("2026-02-01")) },
+		"known":   func() ([]Belief, error) { return store.KnownAt(ctx, scope, day("2026-06-02")) },
+	} {
+		bs, err := read()
+		require.NoError(t, err, name)
+		require.NotEmpty(t, bs, name)
+	}
+	events, err := store.Events(ctx, scope, 0)
+	require.NoError(t, err)
+	require.Len(t, events, 1)
+	items, err := store.Conflicts(ctx, scope, false)
+	require.NoError(t, err)
+	require.Len(t, items, 1, "the east coast's basis changed")
+	_, err = store.Snapshot(ctx, scope)
+	require.NoError(t, err)
+	rec, err := store.Recall(ctx, RecallQuery{Scope: scope, Text: "where does the user live?", Vector: []float32{1, 0, 0}, EmbedModel: model})
+	require.NoError(t, err)
+	require.NotEmpty(t, rec.Beliefs)
+	// An inherited read is one router query per ancestor.
+	_, err = store.Recall(ctx, RecallQuery{Scope: scope, Text: "where does the user live?", Vector: []float32{1, 0, 0}, EmbedModel: model, Inherit: true})
+	require.NoError(t, err)
+
+	history, err := store.Recall(ctx, RecallQuery{Scope: scope, Text: "where did the user live?", Vector: []float32{1, 0, 0},
+		EmbedModel: model, History: true})
+	require.NoError(t, err)
+	require.Len(t, history.Beliefs, 4, "both homes, chained, the coast and the tea")
+
+	// The inspector's and the CLI's reads of the scope.
+	ids := []int64{nycID, second.Facts[0].BeliefID}
+	about, err := store.EventsAbout(ctx, scope, ids)
+	require.NoError(t, err)
+	require.Len(t, about, 1)
+	_, err = store.Episodes(ctx, EpisodeQuery{Scope: scope})
+	require.NoError(t, err)
+	_, _, err = store.Unprocessed(ctx, scope)
+	require.NoError(t, err)
+	_, err = store.Unembedded(ctx, scope, model, 10)
+	require.NoError(t, err)
+	_, err = store.ScopeIndexDue(ctx, scope, model)
+	require.NoError(t, err)
+
+	// Consolidation's reads of the scope.
+	_, err = store.Neighbors(ctx, NeighborQuery{Scope: scope, Model: model, Seeds: []int64{second.Facts[0].BeliefID}, K: 3, MaxDistance: 1})
+	require.NoError(t, err)
+	_, err = store.ChangedSince(ctx, scope, model, day("2026-01-01"), 10)
+	require.NoError(t, err)
+	_, err = store.Flagged(ctx, scope, 10)
+	require.NoError(t, err)
+
+	// Resolving a review item.
+	// With the scope, as the API and the inspector know it, the whole decision is the
+	// scope's transaction; without it the scope is first found by id on every shard.
+	_, err = store.Decide(ctx, Decision{ID: items[0].ID, Verdict: VerdictDismiss})
+	require.ErrorContains(t, err, "multi-task query", "a lookup by id alone reads every shard")
+	decided, err := store.Decide(ctx, Decision{ID: items[0].ID, Scope: scope, Verdict: VerdictDismiss, Note: "still east"})
+	require.NoError(t, err)
+	require.Equal(t, "resolved", decided.Item.Status)
+
+	// The audit of the scope.
+	audit, err := store.Audit(ctx, AuditQuery{Scope: scope})
+	require.NoError(t, err)
+	require.NotEmpty(t, audit.Revisions)
+	// A revert finds its event by id, on every shard as a decision without its scope
+	// does, then works in the scope's transaction.
+	reverted, err := NewStore(schema.Pool, &Config{Now: clock.Now}).Revert(ctx, RevertParams{EventID: events[0].ID, Note: "never moved"})
+	require.NoError(t, err)
+	require.Equal(t, events[0].ID, *reverted.Revert.Reverts)
+
+	// Forget.
+	_, err = store.Forget(ctx, Selection{Scope: scope, Match: "tea"})
+	require.NoError(t, err)
+
+	// Purge of beliefs, then of the whole scope.
+	_, err = store.Purge(ctx, Selection{Scope: scope, Match: "Miami"})
+	require.NoError(t, err)
+	purged, err := store.Purge(ctx, Selection{Scope: scope, All: true})
+	require.NoError(t, err)
+	require.NotZero(t, purged.Counts["belief"])
+}
