@@ -277,7 +277,7 @@ func (r *reverter) restore(ctx context.Context, ev *Event, prior *eventPrior, ol
 		out.Retracted = []int64{nw.ID}
 	}
 	reason := ReasonCorrection
-	return flagDependents(ctx, r.tx, flag{bases: []int64{old.ID}, keepTarget: true, origin: RevisionOperator, reason: &reason,
+	return flagDependents(ctx, r.tx, flag{scope: r.b.Scope, bases: []int64{old.ID}, keepTarget: true, origin: RevisionOperator, reason: &reason,
 		change: fmt.Sprintf("restored by an operator's revert of event %d", ev.ID), now: r.now})
 }
 
