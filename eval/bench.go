@@ -244,10 +244,9 @@ func (b *bench) drain(ctx context.Context, n int) error {
 	defer bar.finish()
 	last := time.Now()
 	for {
-		var left int
-		err := b.r.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left)
+		left, err := b.r.jobsLeft(ctx)
 		if err != nil {
-			return fmt.Errorf("count jobs: %w", err)
+			return err
 		}
 		backlog, err := b.r.store.Backlog(ctx)
 		if err != nil {

@@ -299,6 +299,16 @@ func (r *runner) extract(ctx context.Context) error {
 	return nil
 }
 
+// jobsLeft counts the run's River jobs still waiting, running or due for a retry.
+func (r *runner) jobsLeft(ctx context.Context) (int, error) {
+	var left int
+	err := r.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left)
+	if err != nil {
+		return 0, fmt.Errorf("count jobs: %w", err)
+	}
+	return left, nil
+}
+
 // drain waits until no job is waiting, running or due for a retry, telling progress
 // now and then.
 func (r *runner) drain(ctx context.Context, what string, n int) error {
@@ -306,10 +316,9 @@ func (r *runner) drain(ctx context.Context, what string, n int) error {
 	defer tick.Stop()
 	last := time.Now()
 	for {
-		var left int
-		err := r.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left)
+		left, err := r.jobsLeft(ctx)
 		if err != nil {
-			return fmt.Errorf("count jobs: %w", err)
+			return err
 		}
 		if left == 0 {
 			return nil
