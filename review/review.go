@@ -41,7 +41,8 @@ func (r *Reviewer) Resolve(ctx context.Context, item *memory.Conflict, verdict m
 		// Checked again by Decide; checked here too so a repeated click costs no model call.
 		return nil, fmt.Errorf("review item %d: %w (%s)", item.ID, memory.ErrClosed, *item.Resolution)
 	}
-	d := memory.Decision{ID: item.ID, Verdict: verdict, Note: note}
+	// The item's scope is known: the decision reads it on its scope's shard only (Citus).
+	d := memory.Decision{ID: item.ID, Scope: item.Scope, Verdict: verdict, Note: note}
 	if r.embed != nil && r.model != "" {
 		text, err := r.store.ReviewText(ctx, item)
 		if err != nil {
