@@ -408,7 +408,7 @@ func (a *applier) storeHistory(ctx context.Context, at place, f *Fact, d *Direct
 	// The writer's vector is of the revision of the belief it was shown; these events
 	// link other beliefs, and get their own vectors later (Store.Unembedded).
 	ends := eventRow{action: ActionSupersede, reason: d.Reason, old: nt, newID: &succ.ID,
-		newStatement: succ.Statement, excerpt: f.Quote, rationale: rationale}
+		newStatement: succ.Statement, excerpt: f.Quote, rationale: rationale, prior: &eventPrior{History: true}}
 	if succ.EpisodeID != nil {
 		// What ends the new belief is what succ's episode said.
 		ends.from, ends.excerpt = succ.EpisodeID, deref(succ.Quote)
@@ -851,6 +851,9 @@ type eventRow struct {
 type eventPrior struct {
 	// Wrote: the revision stored its new belief, rather than choosing an existing one.
 	Wrote bool `json:"wrote,omitempty"`
+	// History: the revision stored its old belief, as history already ended by the new
+	// one (a backfill); undoing it would make that history current.
+	History bool `json:"history,omitempty"`
 	// The restated belief before a restatement: what its revert restores, or refuses
 	// to when the restatement moved the belief's start.
 	LastSeenAt *time.Time `json:"last_seen_at,omitempty"`

@@ -148,6 +148,10 @@ func (r *reverter) revert(ctx context.Context) (*Reverted, error) {
 			return nil, r.refuse("belief %d is forgotten since", t.ID)
 		}
 	}
+	if prior != nil && prior.History {
+		return nil, r.refuse("event %d stored belief %d as history ended by belief %d; correct or forget it instead",
+			ev.ID, ev.OldBeliefID, deref(ev.NewBeliefID))
+	}
 	if err := r.latest(ctx, ev); err != nil {
 		return nil, err
 	}

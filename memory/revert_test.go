@@ -277,6 +277,19 @@ func TestRevertRefusesWhatLaterRevisionsBuiltOn(t *testing.T) {
 		require.Equal(t, StatusActive, b.belief(t, nycID).Status)
 	})
 
+	t.Run("StoredAsHistory", func(t *testing.T) {
+		t.Parallel()
+		b, nycID, sup := setupChain(t)
+		// Learned later: before New York, Boston. It is stored as history, ended by New
+		// York; undoing that would make Boston current beside Miami.
+		hist := b.apply(t, extraction(b.scope, "2026-04-01", []int64{nycID},
+			resolves(fact("User lives in Boston", "location", "2025-06-01"), 0, ActionSupersede, ReasonTemporal)))
+		require.Equal(t, OutcomeBackfilled, hist.Kind)
+		b.refused(t, hist.EventID, "as history ended by belief")
+		require.Equal(t, []string{miami}, b.current(t))
+		require.NotEqual(t, sup.EventID, hist.EventID)
+	})
+
 	t.Run("ReinforcedLater", func(t *testing.T) {
 		t.Parallel()
 		b, _, sup := setupChain(t)
