@@ -170,7 +170,7 @@ const dismissedSQL = `SELECT c.id, c.scope, c.action, coalesce(c.reason, ''), 'o
 // notForgotten keeps out events that quote a forgotten belief: forgetting hides a belief
 // from every prompt, examples included.
 const notForgotten = `NOT EXISTS (SELECT 1 FROM belief f
-	WHERE f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')`
+	WHERE f.scope = e.scope AND f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')`
 
 func deref(s *string) string {
 	if s == nil {

@@ -124,7 +124,8 @@ func (s *Store) Audit(ctx context.Context, q AuditQuery) (*Audit, error) {
 			(count(*) FILTER (WHERE e.reverted_by IS NOT NULL))::int,
 			(count(*) FILTER (WHERE e.reverted_by IS NULL AND e.new_belief_id IS NOT NULL AND EXISTS (
 				SELECT 1 FROM revision_event o WHERE `+sameScope+` AND o.old_belief_id = e.new_belief_id
-					AND o.id > e.id AND o.origin = 'operator' AND o.action IN ('supersede', 'retract'))))::int
+					AND o.id > e.id AND o.origin = 'operator' AND o.action IN ('supersede', 'retract')
+					AND o.reverted_by IS NULL)))::int
 		FROM revision_event e WHERE `+in("e")+` AND e.action <> 'revert'
 		GROUP BY 1, 2, 3`, arg, q.Since)
 	batch.Queue(`SELECT count(*)::int FROM revision_event e WHERE `+in("e")+` AND e.action = 'revert'`, arg, q.Since)

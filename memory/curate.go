@@ -169,9 +169,11 @@ func (c *curation) findBeliefs(ctx context.Context) error {
 }
 
 func (c *curation) findSources(ctx context.Context) error {
-	rows, err := c.tx.Query(ctx, `SELECT episode_id FROM belief WHERE id = ANY($1)
-		UNION SELECT episode_id FROM revision_event WHERE old_belief_id = ANY($1) OR new_belief_id = ANY($1)
-		UNION SELECT episode_id FROM belief_conflict WHERE target_belief_id = ANY($1) OR belief_id = ANY($1)`, c.out.BeliefIDs)
+	// Every statement of a curation names its scope: on Citus it stays on the scope's shard.
+	rows, err := c.tx.Query(ctx, `SELECT episode_id FROM belief WHERE scope = $2 AND id = ANY($1)
+		UNION SELECT episode_id FROM revision_event WHERE scope = $2 AND (old_belief_id = ANY($1) OR new_belief_id = ANY($1))
+		UNION SELECT episode_id FROM belief_conflict WHERE scope = $2 AND (target_belief_id = ANY($1) OR belief_id = ANY($1))`,
+		c.out.BeliefIDs, c.scope)
 	if err != nil {
 		return fmt.Errorf("find source episodes: %w", err)
 	}
@@ -194,8 +196,8 @@ func (c *curation) keepOpenItems(ctx context.Context) error {
 	_, err := c.tx.Exec(ctx, `UPDATE belief_conflict i SET target_belief_id = NULL,
 			detail = format('a belief it was concluded from was %s', t.status)
 		FROM belief t
-		WHERE t.id = i.target_belief_id AND t.id = ANY($1) AND i.kind = 'basis_changed' AND i.status = 'open'
-			AND NOT i.belief_id = ANY($1)`, c.out.BeliefIDs)
+		WHERE i.scope = $2 AND t.scope = $2 AND t.id = i.target_belief_id AND t.id = ANY($1)
+			AND i.kind = 'basis_changed' AND i.status = 'open' AND NOT i.belief_id = ANY($1)`, c.out.BeliefIDs, c.scope)
 	if err != nil {
 		return fmt.Errorf("keep open review items: %w", err)
 	}
@@ -203,13 +205,13 @@ func (c *curation) keepOpenItems(ctx context.Context) error {
 }
 
 func (c *curation) events(ctx context.Context) error {
-	return c.exec(ctx, "revision_event", "DELETE FROM revision_event WHERE old_belief_id = ANY($1) OR new_belief_id = ANY($1)",
-		c.out.BeliefIDs)
+	return c.exec(ctx, "revision_event", "DELETE FROM revision_event WHERE scope = $2 AND (old_belief_id = ANY($1) OR new_belief_id = ANY($1))",
+		c.out.BeliefIDs, c.scope)
 }
 
 func (c *curation) conflicts(ctx context.Context) error {
-	return c.exec(ctx, "belief_conflict", "DELETE FROM belief_conflict WHERE target_belief_id = ANY($1) OR belief_id = ANY($1)",
-		c.out.BeliefIDs)
+	return c.exec(ctx, "belief_conflict", "DELETE FROM belief_conflict WHERE scope = $2 AND (target_belief_id = ANY($1) OR belief_id = ANY($1))",
+		c.out.BeliefIDs, c.scope)
 }
 
 func (c *curation) relink(ctx context.Context) error {
@@ -221,7 +223,7 @@ func (c *curation) relink(ctx context.Context) error {
 // deleteBeliefs removes the beliefs; their dependency rows go with them (ON DELETE
 // CASCADE).
 func (c *curation) deleteBeliefs(ctx context.Context) error {
-	return c.exec(ctx, "belief", "DELETE FROM belief WHERE id = ANY($1)", c.out.BeliefIDs)
+	return c.exec(ctx, "belief", "DELETE FROM belief WHERE scope = $2 AND id = ANY($1)", c.out.BeliefIDs, c.scope)
 }
 
 // deleteEpisodes removes the source episodes no kept belief comes from. A pending
