@@ -116,7 +116,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*api.Principal, 
 		s.fail(w, r, nil, err)
 	case e.Status() == http.StatusUnauthorized && r.Header.Get("Authorization") == "":
 		if fromCookie {
-			s.clearCookie(w, r)
+			s.clearCookie(w, r, cookieName)
 		}
 		http.Redirect(w, r, loginURL(r, fromCookie), http.StatusSeeOther)
 	default:
@@ -173,13 +173,19 @@ func cleanPath(p string) string {
 	return clean
 }
 
+// legacyCookieName is the cookie of earlier versions, which held the API key itself: a
+// login or logout clears it, so a browser stops sending the key.
+const legacyCookieName = "credo_key"
+
 func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, sess *api.Session) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: sess.Token, Path: Prefix, Expires: sess.ExpiresAt,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.secureCookie(r)})
+	s.clearCookie(w, r, legacyCookieName)
 }
 
-func (s *Server) clearCookie(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true,
+// clearCookie makes the browser drop the cookie name.
+func (s *Server) clearCookie(w http.ResponseWriter, r *http.Request, name string) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: s.secureCookie(r)})
 }
 

@@ -53,6 +53,14 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	var e *api.Error
 	switch {
 	case err == nil && p.KeyID != 0:
+		// A login from a browser that still holds a session ends that one: one session
+		// per browser.
+		if old := session(r); old != "" {
+			if err := s.gate.EndSession(r.Context(), old); err != nil {
+				s.fail(w, r, nil, err)
+				return
+			}
+		}
 		sess, err := s.gate.StartSession(r.Context(), p, s.sessionTTL)
 		if err != nil {
 			s.fail(w, r, nil, err)
@@ -84,6 +92,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.clearCookie(w, r)
+	s.clearCookie(w, r, cookieName)
+	s.clearCookie(w, r, legacyCookieName)
 	http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
 }

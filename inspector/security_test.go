@@ -162,6 +162,8 @@ func TestLogin(t *testing.T) {
 	require.Contains(t, cookie, "SameSite=Strict")
 	require.Contains(t, cookie, "Path=/ui/")
 	require.NotContains(t, cookie, "Secure", "plain HTTP")
+	require.Contains(t, r.Header.Values("Set-Cookie"), "credo_key=; Path=/ui/; Max-Age=0; HttpOnly; SameSite=Strict",
+		"the cookie of earlier versions, which held the key, is cleared")
 	require.Contains(t, b.page(scopePath(anaScope)), miami)
 
 	// Only pages of the inspector are gone back to.
@@ -227,6 +229,15 @@ func TestSession(t *testing.T) {
 	r := b.get("/ui/")
 	require.Equal(t, http.StatusSeeOther, r.Status)
 	require.Equal(t, "/ui/login?expired=1", r.Header.Get("Location"))
+
+	// A browser logging in again ends the session it held: one session per browser.
+	b.login(token)
+	first := b.cookie()
+	b.login(token)
+	require.NotEqual(t, first, b.cookie())
+	stale := h.browser()
+	stale.setCookie(first)
+	require.Equal(t, http.StatusSeeOther, stale.get("/ui/").Status, "the first session ended")
 
 	// After logout, the id is worth nothing, even to whoever kept a copy.
 	b.login(token)
