@@ -151,6 +151,8 @@ func ParseMAB(name string, r io.Reader, f MABFilter) ([]MABRow, error) {
 		}
 	}
 	var out []MABRow
+	// A row's source names its scope: two rows of one source would share a memory.
+	seen := map[string]int{}
 	for n := 1; dec.More(); n++ {
 		var it mabItem
 		if err := dec.Decode(&it); err != nil {
@@ -160,9 +162,14 @@ func ParseMAB(name string, r io.Reader, f MABFilter) ([]MABRow, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			out = append(out, row)
+		if !ok {
+			continue
 		}
+		if first, dup := seen[row.Source]; dup {
+			return nil, fail(n, row.Source, "metadata.source", fmt.Sprintf("also the source of row %d", first))
+		}
+		seen[row.Source] = n
+		out = append(out, row)
 	}
 	if len(out) == 0 {
 		return nil, fail(0, "", "", "no FactConsolidation rows (metadata.source factconsolidation_sh_* or _mh_*) of the split asked")

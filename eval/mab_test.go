@@ -72,6 +72,8 @@ func TestParseMABFilterAndShapes(t *testing.T) {
 		`{"context": "0. A.", "questions": ["Q?"], "answers": [["x"]], "metadata": {"source": "eventqa_full"}}`:                   "no FactConsolidation rows",
 		`{"context": "0. A.", "questions": ["Q?"], "answers": [[]], "metadata": {"source": "factconsolidation_mh_6k"}}`:           "answers[0]: no acceptable answer",
 		``: "empty",
+		`{"context": "0. A.", "questions": ["Q?"], "answers": [["x"]], "metadata": {"source": "factconsolidation_sh_6k"}}` + "\n" +
+			`{"context": "0. B.", "questions": ["R?"], "answers": [["y"]], "metadata": {"source": "factconsolidation_sh_6k"}}`: "also the source of row 1",
 	} {
 		_, err := eval.ParseMAB("f.jsonl", strings.NewReader(data), eval.MABFilter{})
 		require.ErrorContains(t, err, want, data)
