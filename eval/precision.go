@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -50,30 +49,7 @@ func revisionAudit(e Expect, sc *scorer, events []memory.Event) []memory.AuditOr
 		}
 		out = append(out, o)
 	}
-	return sumOrigins(out)
-}
-
-// sumOrigins adds rows up by origin, in the audit's order, each with its precision.
-func sumOrigins(rows []memory.AuditOrigin) []memory.AuditOrigin {
-	var out []memory.AuditOrigin
-	for _, r := range rows {
-		i := slices.IndexFunc(out, func(o memory.AuditOrigin) bool { return o.Origin == r.Origin })
-		if i < 0 {
-			out = append(out, memory.AuditOrigin{Origin: r.Origin})
-			i = len(out) - 1
-		}
-		out[i].Applied += r.Applied
-		out[i].Reverted += r.Reverted
-		out[i].Corrected += r.Corrected
-	}
-	rank := func(o memory.RevisionOrigin) int {
-		return slices.Index([]memory.RevisionOrigin{memory.RevisionExtraction, memory.RevisionConsolidation, memory.RevisionOperator}, o)
-	}
-	slices.SortFunc(out, func(a, b memory.AuditOrigin) int { return cmp.Compare(rank(a.Origin), rank(b.Origin)) })
-	for i := range out {
-		out[i].Precision = memory.Precision(out[i].Applied, out[i].Reverted)
-	}
-	return out
+	return memory.SumOrigins(out)
 }
 
 // revisionsOf sums the revision precision of results.
@@ -82,7 +58,7 @@ func revisionsOf(results []ScenarioResult) []memory.AuditOrigin {
 	for _, r := range results {
 		rows = append(rows, r.Revisions...)
 	}
-	return sumOrigins(rows)
+	return memory.SumOrigins(rows)
 }
 
 // writePrecision prints each run's revision precision per origin, one line a run.

@@ -180,18 +180,34 @@ func (a *Audit) sort() {
 	slices.SortFunc(a.Refusals, func(x, y AuditRefusals) int {
 		return cmp.Or(cmp.Compare(originRank(x.Origin), originRank(y.Origin)), cmp.Compare(x.Cause, y.Cause))
 	})
-	for _, r := range a.Revisions {
-		if n := len(a.Origins); n == 0 || a.Origins[n-1].Origin != r.Origin {
-			a.Origins = append(a.Origins, AuditOrigin{Origin: r.Origin})
+	rows := make([]AuditOrigin, len(a.Revisions))
+	for i, r := range a.Revisions {
+		rows[i] = AuditOrigin{Origin: r.Origin, Applied: r.Applied, Reverted: r.Reverted, Corrected: r.Corrected}
+	}
+	if a.Origins = SumOrigins(rows); a.Origins == nil {
+		a.Origins = []AuditOrigin{}
+	}
+}
+
+// SumOrigins adds rows up by origin, in the audit's order of origins, each with its
+// precision: how an audit and eval's scenarios report the same way.
+func SumOrigins(rows []AuditOrigin) []AuditOrigin {
+	var out []AuditOrigin
+	for _, r := range rows {
+		i := slices.IndexFunc(out, func(o AuditOrigin) bool { return o.Origin == r.Origin })
+		if i < 0 {
+			out = append(out, AuditOrigin{Origin: r.Origin})
+			i = len(out) - 1
 		}
-		o := &a.Origins[len(a.Origins)-1]
-		o.Applied += r.Applied
-		o.Reverted += r.Reverted
-		o.Corrected += r.Corrected
+		out[i].Applied += r.Applied
+		out[i].Reverted += r.Reverted
+		out[i].Corrected += r.Corrected
 	}
-	for i := range a.Origins {
-		a.Origins[i].Precision = Precision(a.Origins[i].Applied, a.Origins[i].Reverted)
+	slices.SortFunc(out, func(x, y AuditOrigin) int { return cmp.Compare(originRank(x.Origin), originRank(y.Origin)) })
+	for i := range out {
+		out[i].Precision = Precision(out[i].Applied, out[i].Reverted)
 	}
+	return out
 }
 
 // RevertedByOrigin counts every reverted revision event of every scope by the origin
