@@ -2,12 +2,9 @@ package memory
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 )
@@ -64,30 +61,4 @@ func TestPurgeRetriesADeadlock(t *testing.T) {
 	require.NoError(t, <-done, "the purge ran again")
 	require.EqualValues(t, 2, purged.Counts["belief"])
 	require.Empty(t, mentions(t, bundle, "Miami"))
-}
-
-// A statement aborted to break a deadlock runs again, up to deadlockAttempts times; any
-// other error is returned at once.
-func TestRetryingDeadlocks(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	deadlock := &pgconn.PgError{Code: "40P01"}
-	calls := 0
-	require.NoError(t, retryingDeadlocks(ctx, func() error {
-		calls++
-		if calls == 1 {
-			return fmt.Errorf("drop index: %w", deadlock)
-		}
-		return nil
-	}))
-	require.Equal(t, 2, calls)
-
-	calls = 0
-	other := errors.New("disk full")
-	require.ErrorIs(t, retryingDeadlocks(ctx, func() error { calls++; return other }), other)
-	require.Equal(t, 1, calls)
-
-	calls = 0
-	require.ErrorIs(t, retryingDeadlocks(ctx, func() error { calls++; return deadlock }), deadlock)
-	require.Equal(t, deadlockAttempts, calls)
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/credohq/credo/internal/pgretry"
 )
 
 // Line is the name of credo's migration line in river_migration.
@@ -124,7 +126,15 @@ func MigrateWithConfig(ctx context.Context, pool *pgxpool.Pool, cfg *Config) err
 		if err != nil {
 			return err
 		}
-		res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		// The advisory lock keeps migrations apart, not other sessions' DDL: on Citus, a
+		// version's DDL can deadlock with another schema's DROP or the maintenance
+		// daemon's shard cleanup. Each version is its own transaction, so running the line
+		// again starts at the version that was rolled back.
+		var res *rivermigrate.MigrateResult
+		err = pgretry.OnDeadlock(ctx, func() error {
+			res, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("migrate %s line: %w", line, err)
 		}

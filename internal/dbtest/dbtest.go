@@ -55,6 +55,8 @@ func New(tb testing.TB) *Schema {
 	admin, err := pgx.Connect(ctx, URL())
 	require.NoError(tb, err, "connect to the test database (%s=%s); run .ci/setup-postgres", EnvURL, URL())
 	defer admin.Close(ctx)
+	unlock := lockOnCitus(ctx, tb, admin)
+	defer unlock()
 	_, err = admin.Exec(ctx, "CREATE SCHEMA "+name)
 	require.NoError(tb, err)
 
@@ -79,6 +81,7 @@ func New(tb testing.TB) *Schema {
 			return
 		}
 		defer conn.Close(ctx)
+		defer lockOnCitus(ctx, tb, conn)()
 		if _, err := conn.Exec(ctx, "DROP SCHEMA "+name+" CASCADE"); err != nil {
 			tb.Logf("drop schema %s: %v", name, err)
 		}
@@ -86,6 +89,27 @@ func New(tb testing.TB) *Schema {
 
 	require.NoError(tb, migrations.MigrateWithConfig(ctx, pool, &migrations.Config{ShardCount: ShardCount}))
 	return &Schema{Name: name, URL: withSearchPath(URL(), name), Pool: pool}
+}
+
+// schemaLockKey serializes the creation and the drop of test schemas on Citus.
+const schemaLockKey = 0x64627473 // "dbts"
+
+// lockOnCitus takes, on Citus only, a lock that keeps one test's schema creation and
+// migration apart from another's drop. A drop of distributed tables and a migration's
+// DDL lock the coordinator's Citus catalogs in orders that deadlock under load (seen in
+// CI); plain PostgreSQL needs no lock and runs them side by side. It returns the unlock.
+func lockOnCitus(ctx context.Context, tb testing.TB, conn *pgx.Conn) func() {
+	tb.Helper()
+	var citus bool
+	require.NoError(tb, conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&citus))
+	if !citus {
+		return func() {}
+	}
+	_, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", schemaLockKey)
+	require.NoError(tb, err)
+	return func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", schemaLockKey)
+	}
 }
 
 // WaitingOnAdvisoryLock counts this schema's sessions waiting for an advisory lock,
