@@ -55,7 +55,7 @@ func newWorld(t *testing.T) *world {
 
 func serve(t *testing.T, p *pipelinetest.Pipeline, rate float64, burst int) string {
 	t.Helper()
-	srv, err := api.New(context.Background(), api.Config{Store: p.Store, Jobs: p.Client, Embed: p.Provider, Chat: p.Provider,
+	srv, err := api.New(context.Background(), api.Config{Store: p.Store, Pool: p.Pool(), Jobs: p.Client, Embed: p.Provider, Chat: p.Provider,
 		RateLimit: rate, RateBurst: burst})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
