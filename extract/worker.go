@@ -158,7 +158,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		if n > 0 && n%w.cfg.Batch == 0 {
 			// A turn is over: give way if another job waits for a worker; alone, go on,
 			// as a snoozed job would wait for the next fetch for nothing.
-			waiting, err := othersWaiting(ctx, river.ClientFromContext[pgx.Tx](ctx))
+			client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+			if err != nil {
+				return fmt.Errorf("look for waiting jobs: %w", err)
+			}
+			waiting, err := othersWaiting(ctx, client)
 			if err != nil {
 				return err
 			}
