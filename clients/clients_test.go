@@ -269,7 +269,7 @@ func (w *world) checkExample(t *testing.T, out, scope string) {
 	require.NoError(t, err)
 	require.Len(t, eps, 2, "each turn written to memory")
 	for _, e := range eps {
-		require.Equal(t, "applied", e.State)
+		require.Equal(t, memory.EpisodeApplied, e.State)
 	}
 }
 
