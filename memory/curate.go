@@ -95,7 +95,7 @@ func (s *Store) Curate(ctx context.Context, retain time.Duration, dryRun bool, k
 
 // dueScopes is the scopes holding beliefs retired before the cut, in order. It reads
 // belief_retired_at_idx: the due beliefs only, which the run removes.
-func dueScopes(ctx context.Context, db DB, before time.Time) ([]string, error) {
+func dueScopes(ctx context.Context, db querier, before time.Time) ([]string, error) {
 	rows, err := db.Query(ctx, `SELECT DISTINCT scope FROM belief
 		WHERE status <> 'active' AND retired_at < $1 ORDER BY scope`, before)
 	if err != nil {

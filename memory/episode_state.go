@@ -201,7 +201,7 @@ func (s *Store) ApplyEpisode(ctx context.Context, b *Batch, attempt int) (*Resul
 		// is not found, and nothing is stored. The scope's lock is taken before, in the
 		// same round trip, as a purge takes it before deleting the episode.
 		batch := &pgx.Batch{}
-		QueueLockScope(batch, b.Scope)
+		queueLockScope(batch, b.Scope)
 		batch.Queue(`UPDATE episode SET state = 'applied', processed_at = now(), attempts = $2,
 			last_error = NULL WHERE scope = $3 AND id = $1 AND state = 'pending'`, id, attempt, b.Scope)
 		br := tx.SendBatch(ctx, batch)
