@@ -50,7 +50,7 @@ func TestCrowdedScopeReads(t *testing.T) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	srv, err := New(ctx, Config{Store: memory.NewStore(pool, nil), Jobs: h.p.Client, Embed: h.p.Provider, Chat: h.p.Provider,
+	srv, err := New(ctx, Config{Store: memory.NewStore(pool, nil), Pool: pool, Jobs: h.p.Client, Embed: h.p.Provider, Chat: h.p.Provider,
 		Addr: "127.0.0.1:0", RateLimit: -1})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)

@@ -19,7 +19,7 @@ import (
 // fuzzServer is an API over a pipeline, with a key of every right on every scope.
 func fuzzServer(f *testing.F) (*httptest.Server, string) {
 	p := pipelinetest.New(f, nil)
-	srv, err := New(context.Background(), Config{Store: p.Store, Jobs: p.Client, Embed: p.Provider, Chat: p.Provider,
+	srv, err := New(context.Background(), Config{Store: p.Store, Pool: p.Pool(), Jobs: p.Client, Embed: p.Provider, Chat: p.Provider,
 		Addr: "127.0.0.1:0", RateLimit: -1})
 	require.NoError(f, err)
 	ts := httptest.NewServer(srv)

@@ -46,7 +46,7 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	p.LLM.OnPrompt("I moved to Miami last month", llmtest.Reply{Content: pipelinetest.Answer(
 		pipelinetest.Fact{Statement: miami, Attribute: "location", ValidFrom: "2026-02-20",
 			Resolves: &pipelinetest.Resolves{Index: 0, Action: "supersede", Reason: "temporal"}})})
-	cfg := Config{Store: p.Store, Jobs: p.Client, Embed: p.Provider, Chat: p.Provider, Addr: "127.0.0.1:0", RateLimit: -1}
+	cfg := Config{Store: p.Store, Pool: p.Pool(), Jobs: p.Client, Embed: p.Provider, Chat: p.Provider, Addr: "127.0.0.1:0", RateLimit: -1}
 	for _, o := range opts {
 		o(&cfg)
 	}

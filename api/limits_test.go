@@ -228,7 +228,7 @@ func TestKeys(t *testing.T) {
 func TestSlowHandlerIsNotCut(t *testing.T) {
 	t.Parallel()
 	p := pipelinetest.New(t, &pipelinetest.Options{LLMOptions: []llmtest.Option{llmtest.WithLatency(6 * time.Second)}})
-	srv, err := New(context.Background(), Config{Store: p.Store, Jobs: p.Client, Embed: p.Provider, Addr: "127.0.0.1:0"})
+	srv, err := New(context.Background(), Config{Store: p.Store, Pool: p.Pool(), Jobs: p.Client, Embed: p.Provider, Addr: "127.0.0.1:0"})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)

@@ -134,7 +134,7 @@ func (s *Server) MCPServer(principal func(context.Context) (*Principal, error)) 
 // every call, so that revoking it takes effect at once.
 func (s *Server) ServeMCP(ctx context.Context, t mcp.Transport, token string) error {
 	principal := func(ctx context.Context) (*Principal, error) {
-		p, err := Authenticate(ctx, s.store.Pool(), token)
+		p, err := Authenticate(ctx, s.pool, token)
 		if errors.Is(err, ErrInvalidKey) {
 			return nil, unauthorized("the API key is not valid, or was revoked")
 		}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
@@ -62,6 +63,9 @@ const DefaultBodyReadTimeout = 30 * time.Second
 // Config configures a Server.
 type Config struct {
 	Store *memory.Store // required
+	// Pool is the database Store is on (required): API keys and inspector sessions are
+	// read there, and an enqueue's transaction, which inserts River's jobs, runs there.
+	Pool *pgxpool.Pool
 	// Jobs inserts extraction jobs for POST /v1/transcripts: the worker's River client.
 	Jobs extract.Inserter
 	// Embed embeds queries and operator statements; EmbedModel names its vectors.
@@ -106,6 +110,7 @@ func (c Config) Settings(cfg *config.Config) Config {
 // Server is the HTTP API and the MCP server over one store.
 type Server struct {
 	store      *memory.Store
+	pool       *pgxpool.Pool
 	jobs       extract.Inserter
 	embed      llm.Embedder
 	embedModel string
@@ -137,11 +142,11 @@ type Server struct {
 // New returns a Server. With cfg.Addr set, it logs whether the API needs keys, serves
 // every scope without them, or refuses every request until a key exists.
 func New(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.Store == nil {
-		return nil, errors.New("api: Store is required")
+	if cfg.Store == nil || cfg.Pool == nil {
+		return nil, errors.New("api: Store and Pool are required")
 	}
 	s := &Server{
-		store: cfg.Store, jobs: cfg.Jobs, embed: cfg.Embed, embedModel: cfg.EmbedModel, log: cfg.Logger, now: cfg.Now,
+		store: cfg.Store, pool: cfg.Pool, jobs: cfg.Jobs, embed: cfg.Embed, embedModel: cfg.EmbedModel, log: cfg.Logger, now: cfg.Now,
 		maxBody: cfg.MaxBodyBytes, maxRecords: cfg.MaxRecords, burst: cfg.RateBurst, bodyTimeout: cfg.BodyReadTimeout,
 		open: cfg.BehindGate || IsLoopback(cfg.Addr), gate: cfg.BehindGate, csrf: http.NewCrossOriginProtection(),
 		limiters: map[int64]*rate.Limiter{}, schemas: mcp.NewSchemaCache(),
@@ -197,7 +202,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 }
 
 func (s *Server) logMode(ctx context.Context, cfg Config) error {
-	active, err := KeysRequired(ctx, s.store.Pool())
+	active, err := KeysRequired(ctx, s.pool)
 	if err != nil {
 		return err
 	}
@@ -349,13 +354,13 @@ func (s *Server) authenticate(r *http.Request) (*Principal, error) {
 		if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 			return nil, unauthorized("the Authorization header is not a bearer API key; " + authHint)
 		}
-		p, err := Authenticate(ctx, s.store.Pool(), token)
+		p, err := Authenticate(ctx, s.pool, token)
 		if errors.Is(err, ErrInvalidKey) {
 			return nil, unauthorized("the API key is not valid, or was revoked")
 		}
 		return p, err
 	}
-	active, err := KeysRequired(ctx, s.store.Pool())
+	active, err := KeysRequired(ctx, s.pool)
 	switch {
 	case err != nil:
 		return nil, err

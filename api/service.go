@@ -78,7 +78,7 @@ func (s *Server) enqueue(ctx context.Context, p *Principal, ts []transcript.Tran
 		return nil, s.internal(ctx, errors.New("no job inserter configured"))
 	}
 	var res *Enqueued
-	err := pgx.BeginFunc(ctx, s.store.Pool(), func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		r, err := extract.Enqueue(ctx, tx, s.jobs, ts, s.now())
 		if err != nil {
 			return err

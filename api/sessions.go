@@ -37,7 +37,7 @@ func (s *Server) StartSession(ctx context.Context, p *Principal, ttl time.Durati
 		return nil, fmt.Errorf("start session: %w", err)
 	}
 	out := &Session{Token: hex.EncodeToString(raw)}
-	db := s.store.Pool()
+	db := s.pool
 	if _, err := db.Exec(ctx, "DELETE FROM inspector_session WHERE expires_at <= now()"); err != nil {
 		return nil, fmt.Errorf("start session: %w", err)
 	}
@@ -58,7 +58,7 @@ func (s *Server) AdmitSession(r *http.Request, token string) (*Principal, error)
 		p      Principal
 		rights []string
 	)
-	err := s.store.Pool().QueryRow(r.Context(), `SELECT k.id, k.name, k.scope_prefixes, k.rights
+	err := s.pool.QueryRow(r.Context(), `SELECT k.id, k.name, k.scope_prefixes, k.rights
 		FROM inspector_session s JOIN api_key k ON k.id = s.key_id
 		WHERE s.token_hash = $1 AND s.expires_at > now() AND k.revoked_at IS NULL`,
 		hashSecret(token)).Scan(&p.KeyID, &p.Name, &p.Scopes, &rights)
@@ -79,7 +79,7 @@ func (s *Server) AdmitSession(r *http.Request, token string) (*Principal, error)
 
 // EndSession ends the session whose id is token (a logout); an unknown one is no error.
 func (s *Server) EndSession(ctx context.Context, token string) error {
-	if _, err := s.store.Pool().Exec(ctx, "DELETE FROM inspector_session WHERE token_hash = $1", hashSecret(token)); err != nil {
+	if _, err := s.pool.Exec(ctx, "DELETE FROM inspector_session WHERE token_hash = $1", hashSecret(token)); err != nil {
 		return fmt.Errorf("end session: %w", err)
 	}
 	return nil

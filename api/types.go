@@ -282,7 +282,7 @@ type Purged struct {
 
 // EpisodeOf is e as the API and the CLI show it: its state, not its transcript.
 func EpisodeOf(e memory.Episode) Episode {
-	return Episode{ID: e.ID, Scope: e.Scope, ExternalID: e.ExternalID, State: e.State, Attempts: e.Attempts,
+	return Episode{ID: e.ID, Scope: e.Scope, ExternalID: e.ExternalID, State: string(e.State), Attempts: e.Attempts,
 		LastError: e.LastError, OccurredAt: e.OccurredAt, ReceivedAt: e.ReceivedAt, ProcessedAt: e.ProcessedAt,
 		RedactedAt: e.RedactedAt}
 }

@@ -55,7 +55,7 @@ func newWorld(t *testing.T) *world {
 
 func serve(t *testing.T, p *pipelinetest.Pipeline, rate float64, burst int) string {
 	t.Helper()
-	srv, err := api.New(context.Background(), api.Config{Store: p.Store, Jobs: p.Client, Embed: p.Provider, Chat: p.Provider,
+	srv, err := api.New(context.Background(), api.Config{Store: p.Store, Pool: p.Pool(), Jobs: p.Client, Embed: p.Provider, Chat: p.Provider,
 		RateLimit: rate, RateBurst: burst})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
@@ -269,7 +269,7 @@ func (w *world) checkExample(t *testing.T, out, scope string) {
 	require.NoError(t, err)
 	require.Len(t, eps, 2, "each turn written to memory")
 	for _, e := range eps {
-		require.Equal(t, "applied", e.State)
+		require.Equal(t, memory.EpisodeApplied, e.State)
 	}
 }
 

@@ -345,17 +345,12 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 	if p.next.IsZero() && finish == nil {
 		return judgedNow > 0, nil
 	}
-	err = pgx.BeginFunc(ctx, w.cfg.Store.Pool(), func(tx pgx.Tx) error {
+	err = w.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		if !p.next.IsZero() {
-			var wm time.Time
-			err := tx.QueryRow(ctx, `INSERT INTO scope_consolidation (scope, watermark, updated_at) VALUES ($1, $2, now())
-				ON CONFLICT (scope) DO UPDATE SET watermark = greatest(scope_consolidation.watermark, excluded.watermark),
-					updated_at = excluded.updated_at
-				RETURNING watermark`, scope, p.next).Scan(&wm)
+			wm, err := memory.AdvanceWatermarkTx(ctx, tx, scope, p.next)
 			if err != nil {
-				return fmt.Errorf("advance watermark of %q: %w", scope, err)
+				return err
 			}
-			wm = wm.UTC()
 			rep.Watermark = &wm
 		}
 		if finish != nil {
@@ -400,14 +395,9 @@ func (w *Worker) plan(ctx context.Context, scope string) (*plan, error) {
 // where the watermark moves once the pass is done.
 func (w *Worker) seeds(ctx context.Context, scope string) (*plan, []int64, error) {
 	store := w.cfg.Store
-	var (
-		watermark *time.Time
-		dbNow     time.Time
-	)
-	err := store.Pool().QueryRow(ctx, `SELECT (SELECT watermark FROM scope_consolidation WHERE scope = $1), statement_timestamp()`,
-		scope).Scan(&watermark, &dbNow)
+	watermark, dbNow, err := store.ConsolidationWatermark(ctx, scope)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read watermark of %q: %w", scope, err)
+		return nil, nil, err
 	}
 	var since time.Time
 	if watermark != nil {
@@ -491,18 +481,9 @@ func (w *Worker) markJudged(ctx context.Context, scope string, clusters []*clust
 	for i, c := range clusters {
 		sigs[i] = c.signature
 	}
-	rows, err := w.cfg.Store.Pool().Query(ctx, `SELECT signature FROM consolidation_judgment WHERE scope = $1 AND signature = ANY($2)`, scope, sigs)
+	judged, err := w.cfg.Store.JudgedSignatures(ctx, scope, sigs)
 	if err != nil {
-		return fmt.Errorf("look up judged clusters of %q: %w", scope, err)
-	}
-	judged := map[string]bool{}
-	var sig string
-	_, err = pgx.ForEachRow(rows, []any{&sig}, func() error {
-		judged[sig] = true
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("look up judged clusters of %q: %w", scope, err)
+		return err
 	}
 	for _, c := range clusters {
 		c.judged = judged[c.signature]
@@ -539,15 +520,14 @@ func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Repor
 	}
 
 	var out *memory.Result
-	err = pgx.BeginFunc(ctx, w.cfg.Store.Pool(), func(tx pgx.Tx) error {
+	err = w.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		// The judgment is claimed first: when two passes judged the same cluster at
 		// once (a CLI run beside a job), the second applies nothing.
-		tag, err := tx.Exec(ctx, `INSERT INTO consolidation_judgment (scope, signature, judged_at) VALUES ($1, $2, now())
-			ON CONFLICT (scope, signature) DO NOTHING`, scope, c.signature)
+		claimed, err := memory.ClaimJudgmentTx(ctx, tx, scope, c.signature)
 		if err != nil {
-			return fmt.Errorf("record judgment: %w", err)
+			return err
 		}
-		if tag.RowsAffected() == 0 || len(res) == 0 {
+		if !claimed || len(res) == 0 {
 			return nil
 		}
 		out, err = w.cfg.Store.ApplyTx(ctx, tx, &memory.Batch{

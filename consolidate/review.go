@@ -56,7 +56,7 @@ func (w *Worker) review(ctx context.Context, scope string, rep *Report) (applied
 		return false, false, err
 	}
 	var out *memory.Result
-	err = pgx.BeginFunc(ctx, w.cfg.Store.Pool(), func(tx pgx.Tx) error {
+	err = w.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		out, err = w.cfg.Store.ApplyTx(ctx, tx, reviewBatch(scope, flagged, verdicts))
 		return err
 	})

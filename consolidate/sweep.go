@@ -11,6 +11,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/credohq/credo/memory"
 )
 
 // SweepArgs is the periodic job that enqueues consolidation jobs.
@@ -73,27 +75,9 @@ func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, scopes ...string) (i
 // inserted. Beliefs that a pass superseded are not active, so a pass's own revisions
 // do not bring its scope back.
 func Sweep(ctx context.Context, tx pgx.Tx, jobs Inserter) (int, error) {
-	// The scopes are walked with a skip scan over the (scope, …) indexes, one index
-	// probe per scope, rather than by reading every belief; each scope's check is then
-	// a range scan of (scope, updated_at) from its watermark.
-	rows, err := tx.Query(ctx, `
-		WITH RECURSIVE scopes AS (
-			(SELECT scope FROM belief ORDER BY scope LIMIT 1)
-			UNION ALL
-			SELECT (SELECT b.scope FROM belief b WHERE b.scope > s.scope ORDER BY b.scope LIMIT 1)
-			FROM scopes s WHERE s.scope IS NOT NULL
-		)
-		SELECT s.scope FROM scopes s LEFT JOIN scope_consolidation c ON c.scope = s.scope
-		WHERE s.scope IS NOT NULL AND EXISTS (
-			SELECT 1 FROM belief b WHERE b.scope = s.scope AND b.status = 'active'
-				AND b.updated_at > coalesce(c.watermark, '-infinity'))
-		ORDER BY s.scope`)
+	scopes, err := memory.ChangedScopesTx(ctx, tx)
 	if err != nil {
-		return 0, fmt.Errorf("find changed scopes: %w", err)
-	}
-	scopes, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return 0, fmt.Errorf("find changed scopes: %w", err)
+		return 0, err
 	}
 	return Enqueue(ctx, tx, jobs, scopes...)
 }

@@ -205,10 +205,10 @@ func (b *bench) ingest(ctx context.Context, in *Ingest) error {
 			}
 			seen[id] = true
 			switch states[id].State {
-			case "applied":
+			case memory.EpisodeApplied:
 				in.Applied++
 				b.applied[i]++
-			case "failed":
+			case memory.EpisodeFailed:
 				in.Failed++
 			default:
 				in.Pending++

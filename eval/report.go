@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/credohq/credo/memory"
 )
 
 // Report is what the eval command prints: the model evaluated and one run, or two
@@ -95,7 +97,7 @@ func (r *Report) WriteTable(w io.Writer, verbose bool) error {
 				fmt.Fprintf(w, "  %s/%s: error: %s\n", s.Category, s.Name, e)
 			}
 			for _, ep := range s.Episodes {
-				if ep.State != "applied" {
+				if ep.State != memory.EpisodeApplied {
 					fmt.Fprintf(w, "  %s/%s: episode %s %s: %s\n", s.Category, s.Name, ep.Transcript, ep.State, ep.Error)
 				}
 			}

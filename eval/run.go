@@ -23,6 +23,7 @@ import (
 
 	"github.com/credohq/credo/consolidate"
 	"github.com/credohq/credo/extract"
+	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
@@ -301,12 +302,7 @@ func (r *runner) extract(ctx context.Context) error {
 
 // jobsLeft counts the run's River jobs still waiting, running or due for a retry.
 func (r *runner) jobsLeft(ctx context.Context) (int, error) {
-	var left int
-	err := r.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left)
-	if err != nil {
-		return 0, fmt.Errorf("count jobs: %w", err)
-	}
-	return left, nil
+	return riverjobs.Unfinished(ctx, r.client)
 }
 
 // drain waits until no job is waiting, running or due for a retry, telling progress
@@ -371,7 +367,7 @@ func (r *runner) scenario(ctx context.Context, i int, states map[int64]Episode) 
 		e := r.obs.episode(id)
 		st := states[id]
 		e.Transcript, e.EpisodeID, e.State, e.Attempts = s.Transcripts[j].ID, id, st.State, max(e.Attempts, st.Attempts)
-		if st.State == "applied" {
+		if st.State == memory.EpisodeApplied {
 			e.Error = ""
 		} else if st.Error != "" {
 			e.Error = st.Error
@@ -417,18 +413,17 @@ func (r *runner) scenario(ctx context.Context, i int, states map[int64]Episode) 
 
 // episodeStates reads how each episode ended.
 func (r *runner) episodeStates(ctx context.Context) (map[int64]Episode, error) {
-	rows, err := r.pool.Query(ctx, "SELECT id, state, attempts, coalesce(last_error, '') FROM episode")
+	eps, err := r.store.EpisodeStates(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read episodes: %w", err)
+		return nil, err
 	}
-	states := map[int64]Episode{}
-	var e Episode
-	_, err = pgx.ForEachRow(rows, []any{&e.EpisodeID, &e.State, &e.Attempts, &e.Error}, func() error {
-		states[e.EpisodeID] = e
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read episodes: %w", err)
+	states := make(map[int64]Episode, len(eps))
+	for _, e := range eps {
+		ep := Episode{EpisodeID: e.ID, State: e.State, Attempts: e.Attempts}
+		if e.LastError != nil {
+			ep.Error = *e.LastError
+		}
+		states[e.ID] = ep
 	}
 	return states, nil
 }

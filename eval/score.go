@@ -50,17 +50,17 @@ type Check struct {
 
 // Episode is what extracting one transcript cost.
 type Episode struct {
-	Transcript       string        `json:"transcript"`
-	EpisodeID        int64         `json:"episode_id"`
-	State            string        `json:"state"`
-	Attempts         int           `json:"attempts"`
-	ChatCalls        int           `json:"chat_calls"`
-	PromptTokens     int           `json:"prompt_tokens"`
-	CompletionTokens int           `json:"completion_tokens"`
-	Examples         int           `json:"examples"`
-	Duration         time.Duration `json:"-"`
-	DurationMs       float64       `json:"duration_ms"`
-	Error            string        `json:"error,omitempty"`
+	Transcript       string              `json:"transcript"`
+	EpisodeID        int64               `json:"episode_id"`
+	State            memory.EpisodeState `json:"state"`
+	Attempts         int                 `json:"attempts"`
+	ChatCalls        int                 `json:"chat_calls"`
+	PromptTokens     int                 `json:"prompt_tokens"`
+	CompletionTokens int                 `json:"completion_tokens"`
+	Examples         int                 `json:"examples"`
+	Duration         time.Duration       `json:"-"`
+	DurationMs       float64             `json:"duration_ms"`
+	Error            string              `json:"error,omitempty"`
 }
 
 // Consolidation is what consolidating one scope cost and did.
@@ -418,7 +418,7 @@ func metricsOf(results []ScenarioResult) Metrics {
 		m.Scenarios++
 		for _, e := range r.Episodes {
 			m.Episodes++
-			if e.State != "applied" {
+			if e.State != memory.EpisodeApplied {
 				m.Failed++
 			}
 			m.Cost.ExtractionCalls += e.ChatCalls

@@ -131,7 +131,7 @@ func TestScoreReinforcedAndSideBySide(t *testing.T) {
 }
 
 func TestAggregateCostAndLatency(t *testing.T) {
-	ep := func(ms int, calls, examples int, state string) eval.Episode {
+	ep := func(ms int, calls, examples int, state memory.EpisodeState) eval.Episode {
 		return eval.Episode{State: state, ChatCalls: calls, PromptTokens: 100, CompletionTokens: 10, Examples: examples,
 			Duration: time.Duration(ms) * time.Millisecond}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -46,44 +47,31 @@ func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, ts []transcript.Tran
 	if err := lockQueues(ctx, tx, scopes); err != nil {
 		return nil, err
 	}
+	eps := make([]memory.NewEpisode, len(ts))
+	for i, t := range ts {
+		messages, err := json.Marshal(t.Messages)
+		if err != nil {
+			return nil, fmt.Errorf("encode messages: %w", err)
+		}
+		at := now
+		if t.OccurredAt != nil {
+			at = *t.OccurredAt
+		}
+		eps[i] = memory.NewEpisode{Scope: t.Scope, ExternalID: t.ID, Messages: messages, ContentHash: t.ContentHash(), OccurredAt: at}
+	}
+	stored, err := memory.InsertEpisodesTx(ctx, tx, eps)
+	if err != nil {
+		return nil, err
+	}
 	var fresh []string
-	const chunk = 500
-	for start := 0; start < len(ts); start += chunk {
-		end := min(start+chunk, len(ts))
-		batch := &pgx.Batch{}
-		for _, t := range ts[start:end] {
-			messages, err := json.Marshal(t.Messages)
-			if err != nil {
-				return nil, fmt.Errorf("encode messages: %w", err)
-			}
-			at := now
-			if t.OccurredAt != nil {
-				at = *t.OccurredAt
-			}
-			// The no-op update makes RETURNING give the existing id of a duplicate;
-			// xmax = 0 tells a fresh insert from it.
-			batch.Queue(`INSERT INTO episode (scope, external_id, messages, content_hash, occurred_at)
-				VALUES ($1, nullif($2, ''), $3, $4, $5)
-				ON CONFLICT (scope, content_hash) DO UPDATE SET scope = excluded.scope
-				RETURNING id, xmax = 0`, t.Scope, t.ID, messages, t.ContentHash(), at)
+	for i, st := range stored {
+		res.EpisodeIDs[i] = st.ID
+		if !st.Inserted {
+			res.Duplicates++
+			continue
 		}
-		br := tx.SendBatch(ctx, batch)
-		for i := start; i < end; i++ {
-			var inserted bool
-			if err := br.QueryRow().Scan(&res.EpisodeIDs[i], &inserted); err != nil {
-				br.Close()
-				return nil, fmt.Errorf("insert episode of record %d: %w", i+1, err)
-			}
-			if !inserted {
-				res.Duplicates++
-				continue
-			}
-			res.Enqueued++
-			fresh = append(fresh, ts[i].Scope)
-		}
-		if err := br.Close(); err != nil {
-			return nil, fmt.Errorf("insert episodes: %w", err)
-		}
+		res.Enqueued++
+		fresh = append(fresh, ts[i].Scope)
 	}
 	if _, err := insertScopeJobs(ctx, tx, jobs, fresh); err != nil {
 		return nil, err
@@ -132,42 +120,14 @@ func insertScopeJobs(ctx context.Context, tx pgx.Tx, jobs Inserter, scopes []str
 	return n, nil
 }
 
-// pendingScopesSQL is the scopes with pending episodes: a skip scan over the pending
-// index, one probe per scope, however long its backlog.
-const pendingScopesSQL = `
-	WITH RECURSIVE scopes AS (
-		(SELECT scope FROM episode WHERE state = 'pending' ORDER BY scope LIMIT 1)
-		UNION ALL
-		SELECT (SELECT e.scope FROM episode e WHERE e.state = 'pending' AND e.scope > s.scope ORDER BY e.scope LIMIT 1)
-		FROM scopes s WHERE s.scope IS NOT NULL
-	)
-	SELECT scope FROM scopes WHERE scope IS NOT NULL`
-
-// shardedPendingScopesSQL is pendingScopesSQL on Citus, which runs no recursive query
-// across shards: each shard lists its scopes from its own pending index, reading each
-// pending episode once (the reconcile spans scopes; docs/operations.md lists it).
-const shardedPendingScopesSQL = `SELECT DISTINCT scope FROM episode WHERE state = 'pending' ORDER BY scope`
-
 // Reconcile inserts, in tx, a job for every scope that has pending episodes and none
 // (an upgrade from per-episode jobs, a job discarded after a database outage outlasted
 // its attempts), and returns how many it inserted. Scopes that have a job are skipped
 // by River's uniqueness, so it is safe at any time.
 func Reconcile(ctx context.Context, tx pgx.Tx, jobs Inserter) (int, error) {
-	var citus bool
-	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&citus); err != nil {
-		return 0, fmt.Errorf("find scopes with pending episodes: %w", err)
-	}
-	query := pendingScopesSQL
-	if citus {
-		query = shardedPendingScopesSQL
-	}
-	rows, err := tx.Query(ctx, query)
+	scopes, err := memory.PendingScopesTx(ctx, tx)
 	if err != nil {
-		return 0, fmt.Errorf("find scopes with pending episodes: %w", err)
-	}
-	scopes, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return 0, fmt.Errorf("find scopes with pending episodes: %w", err)
+		return 0, err
 	}
 	return insertScopeJobs(ctx, tx, jobs, scopes)
 }

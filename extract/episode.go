@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
@@ -127,63 +124,31 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, rep *Report) error 
 	return w.apply(ctx, ep, batch, rep)
 }
 
-// apply marks the episode applied and applies its batch in one transaction.
+// apply marks the episode applied and applies its batch in one transaction; an episode
+// no longer pending (applied by another job, purged) stores nothing.
 func (w *Worker) apply(ctx context.Context, ep *episode, batch *memory.Batch, rep *Report) error {
-	return pgx.BeginFunc(ctx, w.cfg.Store.Pool(), func(tx pgx.Tx) error {
-		// Marking the episode first locks its row: should a second job ever work the
-		// same episode (a rescued job whose first run is still finishing), it waits
-		// here, then finds it applied and applies nothing; an episode purged meanwhile
-		// is not found, and nothing is stored. The scope's lock is taken before, in the
-		// same round trip, as a purge takes it before deleting the episode.
-		b := &pgx.Batch{}
-		memory.QueueLockScope(b, ep.Scope)
-		b.Queue(`UPDATE episode SET state = 'applied', processed_at = now(), attempts = $2,
-			last_error = NULL WHERE scope = $3 AND id = $1 AND state = 'pending'`, ep.ID, ep.Attempts+1, ep.Scope)
-		br := tx.SendBatch(ctx, b)
-		_, err := br.Exec()
-		var tag pgconn.CommandTag
-		if err == nil {
-			tag, err = br.Exec()
-		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("mark episode %d applied: %w", ep.ID, err)
-		}
-		if tag.RowsAffected() == 0 {
-			return nil
-		}
-		res, err := w.cfg.Store.ApplyTx(ctx, tx, batch)
-		if err != nil {
-			return err
-		}
-		rep.Outcomes = res.All()
-		w.log.InfoContext(ctx, "extracted", "episode", ep.ID, "scope", ep.Scope, "candidates", rep.Candidates,
-			"examples", rep.Examples, "facts", len(batch.Facts), "prompt_tokens", rep.Usage.PromptTokens,
-			"completion_tokens", rep.Usage.CompletionTokens)
-		return nil
-	})
+	res, err := w.cfg.Store.ApplyEpisode(ctx, batch, ep.Attempts+1)
+	if err != nil || res == nil {
+		return err
+	}
+	rep.Outcomes = res.All()
+	w.log.InfoContext(ctx, "extracted", "episode", ep.ID, "scope", ep.Scope, "candidates", rep.Candidates,
+		"examples", rep.Examples, "facts", len(batch.Facts), "prompt_tokens", rep.Usage.PromptTokens,
+		"completion_tokens", rep.Usage.CompletionTokens)
+	return nil
 }
 
 // nextEpisode reads the scope's oldest pending episode (by occurred_at, then id), or
 // nil when there is none. An episode it cannot decode comes with errEpisode.
-func nextEpisode(ctx context.Context, db memory.DB, scope string) (*episode, error) {
-	ep := &episode{Scope: scope}
-	var raw []byte
-	err := db.QueryRow(ctx, `SELECT id, messages, occurred_at, attempts FROM episode
-		WHERE scope = $1 AND state = 'pending' ORDER BY occurred_at, id LIMIT 1`, scope).
-		Scan(&ep.ID, &raw, &ep.OccurredAt, &ep.Attempts)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
+func nextEpisode(ctx context.Context, store *memory.Store, scope string) (*episode, error) {
+	p, err := store.NextPendingEpisode(ctx, scope)
+	if p == nil || err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("next pending episode of %q: %w", scope, err)
-	}
-	if err := json.Unmarshal(raw, &ep.Messages); err != nil {
+	ep := &episode{ID: p.ID, Scope: p.Scope, OccurredAt: p.OccurredAt, Attempts: p.Attempts}
+	if err := json.Unmarshal(p.Messages, &ep.Messages); err != nil {
 		return ep, fmt.Errorf("%w: decode episode %d: %w", errEpisode, ep.ID, err)
 	}
-	ep.OccurredAt = ep.OccurredAt.UTC()
 	return ep, nil
 }
 
@@ -195,15 +160,20 @@ var errEpisode = errors.New("unreadable episode")
 // chosen from. It returns nil when the scope has no pending episode, and the episode
 // alone with errEpisode when it cannot be decoded.
 func (w *Worker) read(ctx context.Context, scope string, ep *episode) (*state, error) {
-	conn, err := w.cfg.Store.Pool().Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("acquire connection: %w", err)
-	}
-	defer conn.Release()
-	store := w.cfg.Store.On(conn)
+	var st *state
+	err := w.cfg.Store.WithConn(ctx, func(store *memory.Store) error {
+		var err error
+		st, err = w.readOn(ctx, store, scope, ep)
+		return err
+	})
+	return st, err
+}
 
+// readOn is read through store, on one connection.
+func (w *Worker) readOn(ctx context.Context, store *memory.Store, scope string, ep *episode) (*state, error) {
+	var err error
 	if ep == nil {
-		if ep, err = nextEpisode(ctx, conn, scope); ep == nil || err != nil {
+		if ep, err = nextEpisode(ctx, store, scope); ep == nil || err != nil {
 			return &state{ep: ep}, err
 		}
 	}
@@ -216,7 +186,7 @@ func (w *Worker) read(ctx context.Context, scope string, ep *episode) (*state, e
 		return nil, err
 	}
 	if w.cfg.Examples != nil {
-		if st.withExamples, err = w.cfg.Examples.On(conn).Available(ctx, scope, w.cfg.EmbedModel); err != nil {
+		if st.withExamples, err = w.cfg.Examples.On(store).Available(ctx, scope, w.cfg.EmbedModel); err != nil {
 			return nil, err
 		}
 	}
@@ -254,19 +224,32 @@ func (w *Worker) context(ctx context.Context, st *state, rep *Report) ([]memory.
 		return nil, nil, err
 	}
 
-	conn, err := w.cfg.Store.Pool().Acquire(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("acquire connection: %w", err)
-	}
-	defer conn.Release()
-	store := w.cfg.Store.On(conn)
+	var (
+		cands    []memory.Belief
+		examples []learning.Example
+	)
+	err = w.cfg.Store.WithConn(ctx, func(store *memory.Store) error {
+		var err error
+		cands, examples, err = w.near(ctx, store, st, vec, res.Vectors[1:])
+		return err
+	})
+	return cands, examples, err
+}
+
+// near is the rest of context, through store, on one connection: the pending vectors
+// stored, then the examples and candidates nearest to the transcript's vector vec.
+func (w *Worker) near(ctx context.Context, store *memory.Store, st *state, vec []float32, pending [][]float32) ([]memory.Belief, []learning.Example, error) {
+	k := w.cfg.MaxCandidates
 	scope := st.ep.Scope
-	if _, err := store.SetEmbeddings(ctx, w.cfg.EmbedModel, st.pending, res.Vectors[1:]); err != nil {
+	if _, err := store.SetEmbeddings(ctx, w.cfg.EmbedModel, st.pending, pending); err != nil {
 		return nil, nil, err
 	}
-	var examples []learning.Example
+	var (
+		examples []learning.Example
+		err      error
+	)
 	if st.withExamples {
-		if examples, err = w.cfg.Examples.On(conn).Similar(ctx, scope, w.cfg.EmbedModel, vec); err != nil {
+		if examples, err = w.cfg.Examples.On(store).Similar(ctx, scope, w.cfg.EmbedModel, vec); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -2,14 +2,14 @@ package extract
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/credohq/credo/memory"
 )
 
 // ReconcileWorker is the River worker of ReconcileArgs and of EpisodeArgs: both make
@@ -58,13 +58,11 @@ func NewEpisodeWorker(pool *pgxpool.Pool) *EpisodeWorker { return &EpisodeWorker
 func (w *EpisodeWorker) Work(ctx context.Context, job *river.Job[EpisodeArgs]) error {
 	client := river.ClientFromContext[pgx.Tx](ctx)
 	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		var scope string
-		err := tx.QueryRow(ctx, "SELECT scope FROM episode WHERE id = $1 AND state = 'pending'", job.Args.EpisodeID).Scan(&scope)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-		case err != nil:
-			return fmt.Errorf("read episode %d: %w", job.Args.EpisodeID, err)
-		default:
+		scope, pending, err := memory.PendingEpisodeScopeTx(ctx, tx, job.Args.EpisodeID)
+		if err != nil {
+			return err
+		}
+		if pending {
 			if _, err := insertScopeJobs(ctx, tx, client, []string{scope}); err != nil {
 				return err
 			}

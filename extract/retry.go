@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/credohq/credo/memory"
 )
 
 // ErrNotRetryable is returned by Retry for an episode that is not failed, or not of the
@@ -23,12 +25,11 @@ func Retry(ctx context.Context, tx pgx.Tx, jobs Inserter, scope string, id int64
 	if err := lockQueues(ctx, tx, []string{scope}); err != nil {
 		return err
 	}
-	tag, err := tx.Exec(ctx, `UPDATE episode SET state = 'pending', attempts = 0, last_error = NULL, processed_at = NULL
-		WHERE id = $1 AND scope = $2 AND state = 'failed'`, id, scope)
+	retried, err := memory.RetryEpisodeTx(ctx, tx, scope, id)
 	if err != nil {
-		return fmt.Errorf("retry episode %d: %w", id, err)
+		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if !retried {
 		return fmt.Errorf("episode %d: %w", id, ErrNotRetryable)
 	}
 	if _, err := insertScopeJobs(ctx, tx, jobs, []string{scope}); err != nil {

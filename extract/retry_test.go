@@ -21,7 +21,7 @@ func TestRetryFailedEpisode(t *testing.T) {
 	res := p.Enqueue(t, pipelinetest.T("user:1", "nyc", "2026-01-15T10:00:00Z", "I live in New York City."))
 	p.Drain(t)
 	id := res.EpisodeIDs[0]
-	require.Equal(t, memory.EpisodeFailed, p.Episode(t, id).State)
+	require.Equal(t, string(memory.EpisodeFailed), p.Episode(t, id).State)
 
 	retry := func(scope string, id int64) error {
 		return pgx.BeginFunc(ctx, p.Schema.Pool, func(tx pgx.Tx) error {
@@ -30,13 +30,13 @@ func TestRetryFailedEpisode(t *testing.T) {
 	}
 	require.ErrorIs(t, retry("user:2", id), extract.ErrNotRetryable, "another scope's episode is not retried")
 	require.ErrorIs(t, retry("user:1", id+100), extract.ErrNotRetryable)
-	require.Equal(t, memory.EpisodeFailed, p.Episode(t, id).State)
+	require.Equal(t, string(memory.EpisodeFailed), p.Episode(t, id).State)
 
 	p.LLM.Script(llmtest.Reply{Content: pipelinetest.Answer(pipelinetest.Fact{Statement: nyc, Attribute: "location"})})
 	require.NoError(t, retry("user:1", id))
 	p.Drain(t)
 	ep := p.Episode(t, id)
-	require.Equal(t, memory.EpisodeApplied, ep.State)
+	require.Equal(t, string(memory.EpisodeApplied), ep.State)
 	require.Equal(t, 1, ep.Attempts, "attempts start again from none")
 	require.Nil(t, ep.LastError)
 	current, err := p.Store.Current(ctx, "user:1")

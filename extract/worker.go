@@ -158,7 +158,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		if n > 0 && n%w.cfg.Batch == 0 {
 			// A turn is over: give way if another job waits for a worker; alone, go on,
 			// as a snoozed job would wait for the next fetch for nothing.
-			waiting, err := othersWaiting(ctx, w.cfg.Store.Pool())
+			client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+			if err != nil {
+				return fmt.Errorf("look for waiting jobs: %w", err)
+			}
+			waiting, err := othersWaiting(ctx, client)
 			if err != nil {
 				return err
 			}
@@ -189,16 +193,20 @@ func (w *Worker) withinBudget(start time.Time) bool {
 	return w.cfg.JobBudget <= 0 || time.Since(start)+w.cfg.EpisodeTimeout <= w.cfg.JobBudget
 }
 
+// jobLister lists River jobs; *river.Client[pgx.Tx] is one.
+type jobLister interface {
+	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
+}
+
 // othersWaiting says whether another job of the extraction queue is ready and waits
-// for a worker.
-func othersWaiting(ctx context.Context, db memory.DB) (bool, error) {
-	var waiting bool
-	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_job
-		WHERE state = 'available' AND queue = $1 AND scheduled_at <= now())`, Queue).Scan(&waiting)
+// for a worker: available, and due (River fetches no job before its scheduled_at).
+func othersWaiting(ctx context.Context, jobs jobLister) (bool, error) {
+	res, err := jobs.JobList(ctx, river.NewJobListParams().Queues(Queue).States(rivertype.JobStateAvailable).
+		OrderBy(river.JobListOrderByScheduledAt, river.SortOrderAsc).First(1))
 	if err != nil {
 		return false, fmt.Errorf("look for waiting jobs: %w", err)
 	}
-	return waiting, nil
+	return len(res.Jobs) > 0 && !res.Jobs[0].ScheduledAt.After(time.Now()), nil
 }
 
 // yield ends the job's turn: a snooze to the back of the queue when its scope has more
@@ -216,17 +224,15 @@ func (w *Worker) yield(ctx context.Context, job *river.Job[Args]) error {
 // meanwhile leaves no row.
 func (w *Worker) finish(ctx context.Context, job *river.Job[Args]) (bool, error) {
 	done := false
-	err := pgx.BeginFunc(ctx, w.cfg.Store.Pool(), func(tx pgx.Tx) error {
+	err := w.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		if err := lockQueues(ctx, tx, []string{job.Args.Scope}); err != nil {
 			return err
 		}
 		// A statement of its own, after the lock: it sees every episode whose enqueue
 		// committed before.
-		var more bool
-		err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM episode WHERE scope = $1 AND state = 'pending')",
-			job.Args.Scope).Scan(&more)
+		more, err := memory.HasPendingEpisodesTx(ctx, tx, job.Args.Scope)
 		if err != nil {
-			return fmt.Errorf("pending episodes of %q: %w", job.Args.Scope, err)
+			return err
 		}
 		if more {
 			return nil
@@ -302,14 +308,5 @@ func (w *Worker) work(ctx context.Context, st *state, readErr error) error {
 }
 
 func (w *Worker) recordFailure(ctx context.Context, scope string, id int64, attempt int, cause error, final bool) error {
-	state := "pending"
-	if final {
-		state = "failed"
-	}
-	_, err := w.cfg.Store.Pool().Exec(ctx, `UPDATE episode SET attempts = $2, last_error = $3, state = $4
-		WHERE scope = $5 AND id = $1 AND state = 'pending'`, id, attempt, cause.Error(), state, scope)
-	if err != nil {
-		return fmt.Errorf("record failure of episode %d: %w", id, err)
-	}
-	return nil
+	return w.cfg.Store.RecordEpisodeFailure(ctx, memory.EpisodeFailure{ID: id, Scope: scope, Attempt: attempt, Err: cause, Final: final})
 }

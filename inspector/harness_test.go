@@ -78,7 +78,7 @@ func newHarness(t *testing.T) *harness {
 	h.bob.item = h.refusal(bobScope)
 
 	logger := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	v1, err := api.New(context.Background(), api.Config{Store: p.Store, Jobs: p.Client, Embed: p.Provider, Chat: p.Provider,
+	v1, err := api.New(context.Background(), api.Config{Store: p.Store, Pool: p.Pool(), Jobs: p.Client, Embed: p.Provider, Chat: p.Provider,
 		Addr: "127.0.0.1:0", RateLimit: -1, Logger: logger})
 	require.NoError(t, err)
 	ui, err := inspector.New(inspector.Config{Store: p.Store, Gate: v1, Jobs: p.Client, Embed: p.Provider, Logger: logger})

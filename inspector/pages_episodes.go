@@ -29,14 +29,12 @@ func (s *Server) episodesPage(w http.ResponseWriter, r *http.Request, p *api.Pri
 		return err
 	}
 	v := episodesView{State: r.URL.Query().Get("state"), CanRetry: s.jobs != nil && p.Can(api.RightOperate)}
-	switch v.State {
-	case "", memory.EpisodePending, memory.EpisodeApplied, memory.EpisodeFailed:
-	default:
+	if st := memory.EpisodeState(v.State); st != "" && !st.Valid() {
 		return badRequest("The state is pending, applied or failed.")
 	}
 	ctx := r.Context()
 	var err error
-	v.Episodes, err = s.store.Episodes(ctx, memory.EpisodeQuery{Scope: scope, State: v.State, Limit: maxListed})
+	v.Episodes, err = s.store.Episodes(ctx, memory.EpisodeQuery{Scope: scope, State: memory.EpisodeState(v.State), Limit: maxListed})
 	if err != nil {
 		return err
 	}
@@ -96,7 +94,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request, p *api.Principal)
 		return &httpError{status: http.StatusServiceUnavailable, title: "Not available", back: back,
 			msg: "Retries need the worker's job queue, which this server does not have."}
 	}
-	err = pgx.BeginFunc(ctx, s.store.Pool(), func(tx pgx.Tx) error {
+	err = s.store.InTx(ctx, func(tx pgx.Tx) error {
 		return extract.Retry(ctx, tx, s.jobs, ep.Scope, id)
 	})
 	if errors.Is(err, extract.ErrNotRetryable) {

@@ -265,7 +265,7 @@ func TestSecureCookieBehindAProxy(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	token := h.key("tenant:a/", api.RightRead)
-	v1, err := api.New(context.Background(), api.Config{Store: h.p.Store, Addr: "127.0.0.1:0", RateLimit: -1})
+	v1, err := api.New(context.Background(), api.Config{Store: h.p.Store, Pool: h.p.Pool(), Addr: "127.0.0.1:0", RateLimit: -1})
 	require.NoError(t, err)
 	ui, err := inspector.New(inspector.Config{Store: h.p.Store, Gate: v1, SecureCookies: true})
 	require.NoError(t, err)
@@ -327,7 +327,7 @@ func TestKeyless(t *testing.T) {
 	schema := dbtest.New(t)
 	store := memory.NewStore(schema.Pool, nil)
 	serve := func(addr string) *httptest.Server {
-		v1, err := api.New(context.Background(), api.Config{Store: store, Addr: addr})
+		v1, err := api.New(context.Background(), api.Config{Store: store, Pool: schema.Pool, Addr: addr})
 		require.NoError(t, err)
 		ui, err := inspector.New(inspector.Config{Store: store, Gate: v1})
 		require.NoError(t, err)

@@ -52,7 +52,7 @@ func newStory(t *testing.T) *story {
 		[]api.Right{api.RightRead, api.RightOperate, api.RightPurge})
 	require.NoError(t, err)
 	st.token = token
-	v1, err := api.New(context.Background(), api.Config{Store: st.store, Addr: "127.0.0.1:0", RateLimit: -1})
+	v1, err := api.New(context.Background(), api.Config{Store: st.store, Pool: schema.Pool, Addr: "127.0.0.1:0", RateLimit: -1})
 	require.NoError(t, err)
 	ui, err := inspector.New(inspector.Config{Store: st.store, Gate: v1, Now: c.Now})
 	require.NoError(t, err)

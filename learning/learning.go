@@ -10,9 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/pgvector/pgvector-go"
-
 	"github.com/credohq/credo/memory"
 )
 
@@ -58,7 +55,6 @@ func (e Example) priority() float64 {
 // Retriever finds similar past revisions.
 type Retriever struct {
 	store *memory.Store
-	db    memory.Conn
 	// max is the number of examples returned.
 	max int
 	// global is an operator-curated scope whose examples every scope may see; it must
@@ -69,13 +65,14 @@ type Retriever struct {
 // NewRetriever returns a retriever of at most max examples (0: DefaultExamples) from
 // store's revision events, with the optional global scope.
 func NewRetriever(store *memory.Store, max int, global string) *Retriever {
-	return &Retriever{store: store, db: store.Pool(), max: cmp.Or(max, DefaultExamples), global: global}
+	return &Retriever{store: store, max: cmp.Or(max, DefaultExamples), global: global}
 }
 
-// On is the retriever with its queries run on db, e.g. a connection its caller holds.
-func (r *Retriever) On(db memory.Conn) *Retriever {
+// On is the retriever with its reads made through store, e.g. one on a connection its
+// caller holds (memory.Store.WithConn).
+func (r *Retriever) On(store *memory.Store) *Retriever {
 	c := *r
-	c.store, c.db = r.store.On(db), db
+	c.store = store
 	return &c
 }
 
@@ -91,15 +88,7 @@ func (r *Retriever) scopes(scope string) []string {
 // Available says whether scope has any example to retrieve with model, so that the
 // transcript is embedded before extraction only when it helps.
 func (r *Retriever) Available(ctx context.Context, scope, model string) (bool, error) {
-	var ok bool
-	err := r.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM revision_event e
-			WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND action <> 'revert' AND `+notForgotten+`)
-		OR EXISTS (SELECT 1 FROM belief_conflict c WHERE scope = ANY($1) AND embed_model = $2 AND resolution = 'dismissed')`,
-		r.scopes(scope), model).Scan(&ok)
-	if err != nil {
-		return false, fmt.Errorf("look for examples of %q: %w", scope, err)
-	}
-	return ok, nil
+	return r.store.ExamplesAvailable(ctx, r.scopes(scope), model)
 }
 
 // Similar is up to max examples for a transcript whose vector is vec: the nearest
@@ -123,21 +112,14 @@ func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []floa
 				Distance: *ev.Distance, Reverted: ev.Reverted(), Note: deref(ev.RevertNote)})
 		}
 	}
-	// Dismissals are few (operators make them one by one): an exact scan, as no index
-	// holds them.
-	rows, err := r.db.Query(ctx, dismissedSQL, r.scopes(scope), model, pgvector.NewVector(vec), r.max)
+	kept, err := r.store.NearestDismissals(ctx, memory.DismissalQuery{Scopes: r.scopes(scope), Model: model, Vector: vec, Limit: r.max})
 	if err != nil {
 		return nil, fmt.Errorf("similar examples of %q: %w", scope, err)
 	}
-	kept, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Example, error) {
-		var e Example
-		err := row.Scan(&e.EventID, &e.Scope, &e.Action, &e.Reason, &e.Origin, &e.Old, &e.New, &e.Excerpt, &e.Distance, &e.Kept)
-		return e, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("similar examples of %q: %w", scope, err)
+	for _, d := range kept {
+		found = append(found, Example{EventID: d.ConflictID, Scope: d.Scope, Action: d.Action, Reason: d.Reason,
+			Origin: string(memory.RevisionOperator), Old: d.Old, New: d.New, Excerpt: d.Excerpt, Distance: d.Distance, Kept: true})
 	}
-	found = append(found, kept...)
 	slices.SortStableFunc(found, func(a, b Example) int {
 		return cmp.Compare(a.Distance-a.priority(), b.Distance-b.priority())
 	})
@@ -156,21 +138,6 @@ func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []floa
 	}
 	return out, nil
 }
-
-// dismissedSQL is the refused revisions an operator dismissed nearest to $3: what the
-// target said, and what it was not changed to.
-const dismissedSQL = `SELECT c.id, c.scope, c.action, coalesce(c.reason, ''), 'operator', t.statement,
-		coalesce(c.proposed->>'statement', ''), coalesce(c.proposed->>'quote', ''), c.embedding <=> $3 AS distance, true
-	FROM belief_conflict c JOIN belief t ON t.id = c.target_belief_id
-	WHERE c.scope = ANY($1) AND c.embed_model = $2 AND c.resolution = 'dismissed' AND c.kind = 'refused'
-		AND t.status <> 'forgotten'
-		AND NOT EXISTS (SELECT 1 FROM belief f WHERE f.id = c.belief_id AND f.status = 'forgotten')
-	ORDER BY distance LIMIT $4`
-
-// notForgotten keeps out events that quote a forgotten belief: forgetting hides a belief
-// from every prompt, examples included.
-const notForgotten = `NOT EXISTS (SELECT 1 FROM belief f
-	WHERE f.scope = e.scope AND f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')`
 
 func deref(s *string) string {
 	if s == nil {

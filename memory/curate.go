@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -96,7 +95,7 @@ func (s *Store) Curate(ctx context.Context, retain time.Duration, dryRun bool, k
 
 // dueScopes is the scopes holding beliefs retired before the cut, in order. It reads
 // belief_retired_at_idx: the due beliefs only, which the run removes.
-func dueScopes(ctx context.Context, db DB, before time.Time) ([]string, error) {
+func dueScopes(ctx context.Context, db querier, before time.Time) ([]string, error) {
 	rows, err := db.Query(ctx, `SELECT DISTINCT scope FROM belief
 		WHERE status <> 'active' AND retired_at < $1 ORDER BY scope`, before)
 	if err != nil {
@@ -249,18 +248,6 @@ func (c *curation) deleteEpisodes(ctx context.Context) error {
 	c.out.EpisodeIDs = ids
 	c.out.Counts["episode"] += int64(len(ids))
 	return nil
-}
-
-// riverJobs removes the jobs of the removed episodes, found by River's index on args
-// (an id as a JSON number or string). A running job is let finish, as Purge does: it
-// finds its episode gone.
-func (c *curation) riverJobs(ctx context.Context) error {
-	args := make([]string, 0, 2*len(c.out.EpisodeIDs))
-	for _, id := range c.out.EpisodeIDs {
-		n := strconv.FormatInt(id, 10)
-		args = append(args, `{"episode_id": `+n+`}`, `{"episode_id": "`+n+`"}`)
-	}
-	return c.exec(ctx, "river_job", "DELETE FROM river_job WHERE args @> ANY($1::jsonb[]) AND state <> 'running'", args)
 }
 
 func (c *curation) exec(ctx context.Context, table, sql string, args ...any) error {

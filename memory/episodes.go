@@ -10,13 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// States of an episode's extraction.
-const (
-	EpisodePending = "pending"
-	EpisodeApplied = "applied"
-	EpisodeFailed  = "failed"
-)
-
 // MaxEpisodes bounds the episodes one Episodes call lists.
 const MaxEpisodes = 1000
 
@@ -25,7 +18,7 @@ type Episode struct {
 	ID          int64
 	Scope       string
 	ExternalID  *string
-	State       string
+	State       EpisodeState
 	Attempts    int
 	LastError   *string
 	OccurredAt  time.Time
@@ -49,7 +42,7 @@ type EpisodeMessage struct {
 type EpisodeQuery struct {
 	Scope string
 	// State is EpisodePending, EpisodeApplied or EpisodeFailed; "" is any.
-	State string
+	State EpisodeState
 	// Limit bounds the list (0 or more than MaxEpisodes: MaxEpisodes).
 	Limit int
 }

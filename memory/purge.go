@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -182,63 +181,6 @@ func (p *purge) findEpisodes(ctx context.Context) error {
 		return fmt.Errorf("find episodes: %w", err)
 	}
 	return nil
-}
-
-// riverJobs deletes the jobs of purged episodes (and, for a scope, the jobs of the
-// scope), and jobs mentioning the purged text. The jobs of episodes redacted later go
-// too: only jobs of earlier versions name an episode, all they do is make sure the
-// scope has its job (as Reconcile does), and their errors may quote the transcript,
-// purged words included, where the search for the purged text would miss them. A job
-// of another scope, known by its episode or its scope argument, is that scope's
-// business and is never touched. A running job of the scope is let finish (it finds
-// nothing left and completes; River's cleaner removes it later): deleting its row under
-// it would let a second job of the scope start beside it. A job of the scope also goes
-// when it mentions a purged quote: its errors may quote the model's answer.
-func (p *purge) riverJobs(ctx context.Context) error {
-	episodes := make([]string, len(p.episodes))
-	for i, id := range p.episodes {
-		episodes[i] = strconv.FormatInt(id, 10)
-	}
-	foreign, err := p.foreignJobEpisodes(ctx)
-	if err != nil {
-		return err
-	}
-	return p.exec(ctx, "river_job", `DELETE FROM river_job j WHERE NOT (j.state = 'running' AND j.args->>'scope' = $1)
-		AND (j.args->>'episode_id' = ANY($2)
-		OR ($4 AND j.args->>'scope' = $1)
-		OR (coalesce(j.args->>'scope', $1) = $1
-			AND NOT coalesce(`+jobEpisode+` = ANY($6), false)
-			AND (`+mentionsJSON("j.args", "$3")+`
-				OR `+mentionsJSON("j.metadata", "$3")+`
-				OR `+mentionsJSON("to_jsonb(j.errors)", "$3")+`
-				OR `+mentionsText("array_to_string(j.tags, ' ')", "$3")+`))
-		OR (j.args->>'scope' = $1 AND (`+mentionsJSON("j.metadata", "$5")+` OR `+mentionsJSON("to_jsonb(j.errors)", "$5")+`)))`,
-		p.sel.Scope, episodes, p.needles, p.sel.All, p.purgedQuotes(), foreign)
-}
-
-// jobEpisode is the episode a River job j names in its arguments, or NULL.
-const jobEpisode = `CASE WHEN j.args->>'episode_id' ~ '^[0-9]{1,18}$' THEN (j.args->>'episode_id')::bigint END`
-
-// foreignJobEpisodes is the episodes of other scopes named by jobs that riverJobs could
-// take for the purged scope's (no scope argument, or this one): their jobs are left
-// alone. River's table is the coordinator's, the episodes are sharded: the jobs are read
-// first, and the episodes they name, found on any shard, only when there are some (jobs
-// of earlier versions, which named their episode): otherwise nothing leaves the scope.
-func (p *purge) foreignJobEpisodes(ctx context.Context) ([]int64, error) {
-	rows, err := p.tx.Query(ctx, `SELECT DISTINCT `+jobEpisode+` FROM river_job j
-		WHERE coalesce(j.args->>'scope', $1) = $1 AND `+jobEpisode+` IS NOT NULL`, p.sel.Scope)
-	if err != nil {
-		return nil, fmt.Errorf("read the episodes of jobs: %w", err)
-	}
-	named, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil || len(named) == 0 {
-		return nil, err
-	}
-	rows, err = p.tx.Query(ctx, "SELECT id FROM episode WHERE id = ANY($1) AND scope <> $2", named, p.sel.Scope)
-	if err != nil {
-		return nil, fmt.Errorf("find the scopes of jobs' episodes: %w", err)
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
 func (p *purge) events(ctx context.Context) error {
@@ -423,19 +365,4 @@ func mentionsJSON(expr, needles string) string {
 	return fmt.Sprintf(`EXISTS (SELECT 1 FROM unnest(%[2]s::text[]) n WHERE strpos(lower(%[1]s::text), lower(n)) > 0
 		OR EXISTS (SELECT 1 FROM jsonb_path_query(%[1]s, 'strict $.**') v
 			WHERE jsonb_typeof(v) = 'string' AND strpos(lower(v #>> '{}'), lower(n)) > 0))`, expr, needles)
-}
-
-// DropJobOfErasedScope deletes the row of job, a job of scope just completed in tx, when
-// the scope holds no episode and no belief any more: a purge erased it while the job
-// ran, and let the job finish rather than delete its row under it. The row, whose
-// arguments name the scope, then goes with the job instead of staying until River's
-// cleaner removes it a day later. River finds no row to mark completed, and skips it.
-func (s *Store) DropJobOfErasedScope(ctx context.Context, tx pgx.Tx, jobID int64, scope string) (bool, error) {
-	tag, err := tx.Exec(ctx, `DELETE FROM river_job WHERE id = $1
-		AND NOT EXISTS (SELECT 1 FROM episode WHERE scope = $2) AND NOT EXISTS (SELECT 1 FROM belief WHERE scope = $2)`,
-		jobID, scope)
-	if err != nil {
-		return false, fmt.Errorf("drop job %d of erased scope: %w", jobID, err)
-	}
-	return tag.RowsAffected() > 0, nil
 }

@@ -260,7 +260,7 @@ func (s *Store) Event(ctx context.Context, id int64) (*Event, error) {
 
 // one is the row that sql, with id in $1, reads, scanned by scan; ErrNotFound, naming
 // what and id, when there is none.
-func one[T any](ctx context.Context, db DB, what string, id int64, sql string, scan pgx.RowToFunc[T]) (*T, error) {
+func one[T any](ctx context.Context, db querier, what string, id int64, sql string, scan pgx.RowToFunc[T]) (*T, error) {
 	rows, err := db.Query(ctx, sql, id)
 	if err != nil {
 		return nil, fmt.Errorf("%s %d: %w", what, id, err)

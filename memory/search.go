@@ -155,7 +155,7 @@ func scanID(row pgx.CollectableRow) (int64, error) {
 }
 
 // scopeIndexed says whether the scope has an index of its own on table for model.
-func scopeIndexed(ctx context.Context, db DB, table searchTable, scope, model string) (bool, error) {
+func scopeIndexed(ctx context.Context, db querier, table searchTable, scope, model string) (bool, error) {
 	var ok bool
 	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM scope_vector_index
 		WHERE scope = $1 AND tbl = $2 AND model = $3)`, scope, string(table), model).Scan(&ok)
@@ -246,7 +246,7 @@ const scopeLockPoll = 50 * time.Millisecond
 // It polls rather than waits: a statement waiting for the lock holds a snapshot, and the
 // CREATE INDEX CONCURRENTLY of the session that holds the lock waits for every older
 // snapshot to end, a deadlock.
-func trySessionLock(ctx context.Context, conn DB, key string) error {
+func trySessionLock(ctx context.Context, conn querier, key string) error {
 	for {
 		var ok bool
 		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext($1))", key).Scan(&ok); err != nil {
@@ -313,7 +313,7 @@ func (st scopeIndexState) change(limit int) indexChange {
 	return indexKeep
 }
 
-func (s *Store) scopeIndexStates(ctx context.Context, db DB, scope, model string) ([]scopeIndexState, error) {
+func (s *Store) scopeIndexStates(ctx context.Context, db querier, scope, model string) ([]scopeIndexState, error) {
 	var out []scopeIndexState
 	for _, table := range []searchTable{searchBeliefs, searchEvents} {
 		st := scopeIndexState{table: table}
@@ -355,7 +355,7 @@ const (
 
 // buildScopeIndex builds the scope's index on table, then registers it: reads use it
 // only once it is complete.
-func buildScopeIndex(ctx context.Context, conn DB, table searchTable, scope, model string, dim int, name string) error {
+func buildScopeIndex(ctx context.Context, conn querier, table searchTable, scope, model string, dim int, name string) error {
 	ident := pgx.Identifier{name}.Sanitize()
 	// An earlier build cut short leaves an invalid index of the same name.
 	if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+ident); err != nil {

@@ -34,8 +34,8 @@ type Config struct {
 	ExactSearchLimit int
 }
 
-// DB is what reads need: a pool, a connection or a transaction.
-type DB interface {
+// querier is what reads need: a pool, a connection or a transaction.
+type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
@@ -44,7 +44,7 @@ type DB interface {
 // Conn is where reads run: the pool, or one connection a caller holds for a few reads
 // in a row (see On).
 type Conn interface {
-	DB
+	querier
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
 }
@@ -79,9 +79,6 @@ func NewStore(pool *pgxpool.Pool, cfg *Config) *Store {
 	}
 	return s
 }
-
-// Pool is the store's connection pool.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // On is the store with its reads run on conn, so that a caller making several reads in a
 // row takes one connection from the pool, not one per read. Writes still take their own
@@ -145,7 +142,7 @@ func (s *Store) EnsureEmbeddingModel(ctx context.Context, model string, dim int)
 }
 
 // embeddingDim is the registered dimension of model.
-func (s *Store) embeddingDim(ctx context.Context, db DB, model string) (int, error) {
+func (s *Store) embeddingDim(ctx context.Context, db querier, model string) (int, error) {
 	s.models.mu.Lock()
 	dim, ok := s.models.dims[model]
 	s.models.mu.Unlock()

@@ -22,9 +22,7 @@ func episodesCommand() command {
 				if err := requireScope(*scope); err != nil {
 					return err
 				}
-				switch *state {
-				case "", memory.EpisodePending, memory.EpisodeApplied, memory.EpisodeFailed:
-				default:
+				if st := memory.EpisodeState(*state); st != "" && !st.Valid() {
 					return usagef("--state %q is not pending, applied or failed", *state)
 				}
 				if *limit < 1 || *limit > memory.MaxEpisodes {
@@ -34,7 +32,7 @@ func episodesCommand() command {
 				if err != nil {
 					return err
 				}
-				es, err := store.Episodes(ctx, memory.EpisodeQuery{Scope: *scope, State: *state, Limit: *limit})
+				es, err := store.Episodes(ctx, memory.EpisodeQuery{Scope: *scope, State: memory.EpisodeState(*state), Limit: *limit})
 				if err != nil {
 					return err
 				}

@@ -38,11 +38,11 @@ func keysCreateCommand() command {
 				for _, r := range strings.Split(*rights, ",") {
 					rs = append(rs, api.Right(r))
 				}
-				store, err := e.open(ctx)
+				pool, err := e.openPool(ctx)
 				if err != nil {
 					return err
 				}
-				k, token, err := api.CreateKey(ctx, store.Pool(), *name, strings.Split(*scopes, ","), rs)
+				k, token, err := api.CreateKey(ctx, pool, *name, strings.Split(*scopes, ","), rs)
 				if errors.Is(err, api.ErrKeySpec) {
 					return usageError{err.Error()}
 				}
@@ -69,11 +69,11 @@ func keysListCommand() command {
 		flags: func(fs *flag.FlagSet) func(context.Context, *env) error {
 			asJSON := fs.Bool("json", false, "print JSON")
 			return func(ctx context.Context, e *env) error {
-				store, err := e.open(ctx)
+				pool, err := e.openPool(ctx)
 				if err != nil {
 					return err
 				}
-				keys, err := api.ListKeys(ctx, store.Pool())
+				keys, err := api.ListKeys(ctx, pool)
 				if err != nil {
 					return err
 				}
@@ -109,11 +109,11 @@ func keysRevokeCommand() command {
 				if err != nil || n <= 0 {
 					return usagef("--id %q is not a key id", *id)
 				}
-				store, err := e.open(ctx)
+				pool, err := e.openPool(ctx)
 				if err != nil {
 					return err
 				}
-				k, err := api.RevokeKey(ctx, store.Pool(), n)
+				k, err := api.RevokeKey(ctx, pool, n)
 				if errors.Is(err, api.ErrKeyNotFound) {
 					return fmt.Errorf("key %d: %w", n, memory.ErrNotFound)
 				}
@@ -121,7 +121,7 @@ func keysRevokeCommand() command {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "revoked key %d %q (prefix %s) at %s\n", k.ID, k.Name, k.Prefix, k.RevokedAt.Format(time.RFC3339))
-				active, err := api.HasActiveKey(ctx, store.Pool())
+				active, err := api.HasActiveKey(ctx, pool)
 				if err != nil {
 					return err
 				}

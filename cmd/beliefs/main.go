@@ -38,6 +38,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
@@ -178,7 +180,9 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, con
 type env struct {
 	cfg            *config.Config
 	stdout, stderr io.Writer
-	store          *memory.Store
+	// pool is the database, store memory on it; both are opened on first use.
+	pool  *pgxpool.Pool
+	store *memory.Store
 	// confirm asks before what cannot be undone; nil: --yes must say it.
 	confirm confirmer
 }
@@ -205,14 +209,22 @@ func (e *env) open(ctx context.Context) (*memory.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.store = memory.NewStore(pool, &memory.Config{ExactSearchLimit: e.cfg.ExactSearchLimit})
+		e.pool, e.store = pool, memory.NewStore(pool, &memory.Config{ExactSearchLimit: e.cfg.ExactSearchLimit})
 	}
 	return e.store, nil
 }
 
+// openPool is the database, for what is not memory's: API keys, River's jobs.
+func (e *env) openPool(ctx context.Context) (*pgxpool.Pool, error) {
+	if _, err := e.open(ctx); err != nil {
+		return nil, err
+	}
+	return e.pool, nil
+}
+
 func (e *env) close() {
-	if e.store != nil {
-		e.store.Pool().Close()
+	if e.pool != nil {
+		e.pool.Close()
 	}
 }
 

@@ -51,17 +51,21 @@ func serveMCP(ctx context.Context, e *env, token string, t mcp.Transport) error 
 	if err != nil {
 		return err
 	}
+	pool, err := e.openPool(ctx)
+	if err != nil {
+		return err
+	}
 	chat, embed, err := app.Providers(e.cfg)
 	if err != nil {
 		return err
 	}
 	logger := app.Logger(e.cfg, e.stderr)
 	// An insert-only River client: remember enqueues extraction jobs for the worker.
-	jobs, err := river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{Logger: logger})
+	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: logger})
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}
-	srv, err := api.New(ctx, api.Config{Store: store, Jobs: jobs, Embed: embed, Chat: chat, Logger: logger})
+	srv, err := api.New(ctx, api.Config{Store: store, Pool: pool, Jobs: jobs, Embed: embed, Chat: chat, Logger: logger})
 	if err != nil {
 		return err
 	}

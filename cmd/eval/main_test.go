@@ -291,7 +291,7 @@ func TestEvalScoresKnownAnswers(t *testing.T) {
 		}
 	}
 	require.Equal(t, []int{0, 0, 1}, []int{move.Episodes[0].Examples, move.Episodes[1].Examples, move.Episodes[2].Examples})
-	require.Equal(t, "applied", move.Episodes[2].State)
+	require.Equal(t, memory.EpisodeApplied, move.Episodes[2].State)
 	example := false
 	for _, c := range h.srv.Chats() {
 		if strings.Contains(c.Prompt, "Miami is hot") {

@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/credohq/credo/internal/app"
+	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/memory"
 )
 
@@ -20,15 +20,13 @@ const progressEvery = 10 * time.Second
 
 // waitDrained returns once no job is left to run, retries included, showing how the
 // episodes go meanwhile: a progress bar on a terminal, a log line otherwise.
-func waitDrained(ctx context.Context, pool *pgxpool.Pool, p *drainProgress) error {
+func waitDrained(ctx context.Context, jobs riverjobs.Lister, p *drainProgress) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		var left int
-		err := pool.QueryRow(ctx, `SELECT count(*) FROM river_job
-			WHERE state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left)
+		left, err := riverjobs.Unfinished(ctx, jobs)
 		if err != nil {
-			return fmt.Errorf("count jobs: %w", err)
+			return err
 		}
 		if left == 0 {
 			return p.update(ctx, true)

@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	m.WatchBacklog(store)
 	m.WatchReembed(store, cfg.EmbedModel)
 	m.WatchReverts(store)
-	client, err := newClient(cfg, store, chat, embed, m, logger, drain)
+	client, err := newClient(cfg, pool, store, chat, embed, m, logger, drain)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		// A drain run schedules no periodic job, so it gives jobless pending episodes
 		// (from an upgrade, or a crash) their scope's job itself.
 		if runErr = reconcile(ctx, pool, client, logger); runErr == nil {
-			runErr = waitDrained(ctx, pool, progress)
+			runErr = waitDrained(ctx, client, progress)
 		}
 	} else {
 		<-ctx.Done()
@@ -172,7 +172,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (cf
 // API's keys and modes), metrics and health at cfg.HTTPAddr.
 func startHTTP(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, client *river.Client[pgx.Tx],
 	chat, embed llm.Provider, m *metrics.Metrics, logger *slog.Logger) (*http.Server, error) {
-	v1, err := api.New(ctx, api.Config{Store: store, Jobs: client, Embed: embed, Chat: chat, AskObserver: m.Answers(), Logger: logger}.Settings(cfg))
+	v1, err := api.New(ctx, api.Config{Store: store, Pool: pool, Jobs: client, Embed: embed, Chat: chat, AskObserver: m.Answers(), Logger: logger}.Settings(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func startHTTP(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, stor
 // newClient builds the River client with every worker: extraction (one job per scope
 // at a time, see extract.Args), consolidation, the history curator and their periodic
 // jobs.
-func newClient(cfg *config.Config, store *memory.Store, chat, embed llm.Provider, m *metrics.Metrics,
+func newClient(cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, chat, embed llm.Provider, m *metrics.Metrics,
 	logger *slog.Logger, drain bool) (*river.Client[pgx.Tx], error) {
 	var examples *learning.Retriever
 	if cfg.Examples > 0 {
@@ -204,14 +204,14 @@ func newClient(cfg *config.Config, store *memory.Store, chat, embed llm.Provider
 	workers := river.NewWorkers()
 	for _, add := range []func() error{
 		func() error { return river.AddWorkerSafely(workers, extractor) },
-		func() error { return river.AddWorkerSafely(workers, extract.NewEpisodeWorker(store.Pool())) },
-		func() error { return river.AddWorkerSafely(workers, extract.NewReconcileWorker(store.Pool(), logger)) },
+		func() error { return river.AddWorkerSafely(workers, extract.NewEpisodeWorker(pool)) },
+		func() error { return river.AddWorkerSafely(workers, extract.NewReconcileWorker(pool, logger)) },
 	} {
 		if err := add(); err != nil {
 			return nil, err
 		}
 	}
-	periodic, err := addConsolidation(workers, cfg, store, chat, embed, m, logger, drain)
+	periodic, err := addConsolidation(workers, cfg, pool, store, chat, embed, m, logger, drain)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +232,7 @@ func newClient(cfg *config.Config, store *memory.Store, chat, embed llm.Provider
 		// in the background; a drain run does not wait for it.
 		periodic = append(periodic, extract.ReconcilePeriodicJob(0), reembed.PeriodicJob(0))
 	}
-	client, err := river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues: map[string]river.QueueConfig{
 			extract.Queue: {MaxWorkers: cfg.Workers},
 			// Consolidation is background work: it gets a share of the LLM concurrency.
@@ -282,7 +282,7 @@ func reconcile(ctx context.Context, pool *pgxpool.Pool, client *river.Client[pgx
 // --drain run ends once its jobs are done, so it schedules no sweep (one at start
 // would consolidate half-extracted scopes); it still works consolidation jobs
 // enqueued explicitly.
-func addConsolidation(workers *river.Workers, cfg *config.Config, store *memory.Store, chat llm.Chatter, embed llm.Provider,
+func addConsolidation(workers *river.Workers, cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, chat llm.Chatter, embed llm.Provider,
 	m *metrics.Metrics, logger *slog.Logger, drain bool) ([]*river.PeriodicJob, error) {
 	consolidator, err := consolidate.NewWorker(consolidate.Config{
 		Store: store, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
@@ -294,7 +294,7 @@ func addConsolidation(workers *river.Workers, cfg *config.Config, store *memory.
 	if err := river.AddWorkerSafely(workers, consolidator); err != nil {
 		return nil, err
 	}
-	if err := river.AddWorkerSafely(workers, consolidate.NewSweepWorker(store.Pool(), logger)); err != nil {
+	if err := river.AddWorkerSafely(workers, consolidate.NewSweepWorker(pool, logger)); err != nil {
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, consolidate.NewIndexWorker(store, embed.EmbedModel(), logger)); err != nil {

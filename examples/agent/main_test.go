@@ -23,7 +23,7 @@ func TestAgentLoop(t *testing.T) {
 	p := pipelinetest.New(t, nil)
 	p.LLM.OnPrompt("I moved to Miami last month", llmtest.Reply{Content: pipelinetest.Answer(
 		pipelinetest.Fact{Statement: "User lives in Miami", Attribute: "location"})})
-	srv, err := api.New(ctx, api.Config{Store: p.Store, Jobs: p.Client, Embed: p.Provider, Chat: p.Provider, RateLimit: -1})
+	srv, err := api.New(ctx, api.Config{Store: p.Store, Pool: p.Pool(), Jobs: p.Client, Embed: p.Provider, Chat: p.Provider, RateLimit: -1})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)

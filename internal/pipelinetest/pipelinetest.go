@@ -21,6 +21,7 @@ import (
 	"github.com/credohq/credo/consolidate"
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
@@ -63,6 +64,8 @@ type Pipeline struct {
 	Provider llm.Provider
 	Client   *river.Client[pgx.Tx]
 	opts     *Options
+	// pool is the pool Store is on: the schema's, or its router's.
+	pool *pgxpool.Pool
 }
 
 // New starts a pipeline that stops when the test ends.
@@ -88,10 +91,15 @@ func New(t testing.TB, opts *Options) *Pipeline {
 	if opts.Router {
 		pool = schema.RouterPool(t)
 	}
-	p := &Pipeline{Schema: schema, Store: memory.NewStore(pool, opts.memory()), LLM: srv, Provider: provider, opts: opts}
+	p := &Pipeline{Schema: schema, Store: memory.NewStore(pool, opts.memory()), LLM: srv, Provider: provider, opts: opts,
+		pool: pool}
 	p.Client = p.AddClient(t)
 	return p
 }
+
+// Pool is the pool Store is on, for what a test builds beside it (an API's keys, an
+// enqueue's transaction).
+func (p *Pipeline) Pool() *pgxpool.Pool { return p.pool }
 
 // AddClient starts one more River client working extraction jobs on the pipeline's
 // database, as another worker process would, with its own connection pool; it stops
@@ -99,7 +107,7 @@ func New(t testing.TB, opts *Options) *Pipeline {
 func (p *Pipeline) AddClient(t testing.TB) *river.Client[pgx.Tx] {
 	t.Helper()
 	ctx := context.Background()
-	pool := p.Store.Pool()
+	pool := p.pool
 	store := p.Store
 	opts := p.opts
 	if p.Client != nil || opts.MaxConns > 0 {
@@ -164,7 +172,7 @@ func (p *Pipeline) Enqueue(t testing.TB, ts ...transcript.Transcript) *extract.E
 	t.Helper()
 	ctx := context.Background()
 	var res *extract.EnqueueResult
-	err := pgx.BeginFunc(ctx, p.Store.Pool(), func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		var err error
 		res, err = extract.Enqueue(ctx, tx, p.Client, ts, time.Now())
 		return err
@@ -188,15 +196,14 @@ func (p *Pipeline) Consolidate(t testing.TB, scopes ...string) {
 func (p *Pipeline) Drain(t testing.TB) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		var left int
-		err := p.Schema.Pool.QueryRow(context.Background(),
-			`SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left)
+		left, err := riverjobs.Unfinished(context.Background(), p.Client)
 		return err == nil && left == 0
 	}, 60*time.Second, 20*time.Millisecond)
 }
 
 // Episode is the processing state of one episode.
 type Episode struct {
+	// State is a memory.EpisodeState, as a string for tests to compare with literals.
 	State     string
 	Attempts  int
 	LastError *string
@@ -205,10 +212,9 @@ type Episode struct {
 // Episode reads the state of episode id.
 func (p *Pipeline) Episode(t testing.TB, id int64) Episode {
 	t.Helper()
-	var e Episode
-	require.NoError(t, p.Schema.Pool.QueryRow(context.Background(),
-		"SELECT state, attempts, last_error FROM episode WHERE id = $1", id).Scan(&e.State, &e.Attempts, &e.LastError))
-	return e
+	ep, err := p.Store.Episode(context.Background(), id)
+	require.NoError(t, err)
+	return Episode{State: string(ep.State), Attempts: ep.Attempts, LastError: ep.LastError}
 }
 
 // T is a transcript in which the user says each line and the assistant answers "Noted.".

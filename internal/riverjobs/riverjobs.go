@@ -1,0 +1,47 @@
+// Package riverjobs reads River's queue through River's API: river_job's schema is not
+// a public contract, so nothing outside River's client queries it (memory's purge
+// excepted, see memory/river_jobs.go).
+package riverjobs
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Lister lists River jobs; *river.Client[pgx.Tx] is one.
+type Lister interface {
+	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
+}
+
+// UnfinishedStates are the states of a job still to run: waiting, running or due for a
+// retry. The others (completed, cancelled, discarded) are final.
+var UnfinishedStates = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+	rivertype.JobStateRunning, rivertype.JobStateScheduled,
+}
+
+// page is the most jobs River lists at once.
+const page = 10_000
+
+// Unfinished counts the jobs of kinds (none: of every kind) in UnfinishedStates.
+func Unfinished(ctx context.Context, jobs Lister, kinds ...string) (int, error) {
+	params := river.NewJobListParams().States(UnfinishedStates...).First(page)
+	if len(kinds) > 0 {
+		params = params.Kinds(kinds...)
+	}
+	n := 0
+	for {
+		res, err := jobs.JobList(ctx, params)
+		if err != nil {
+			return 0, fmt.Errorf("count jobs: %w", err)
+		}
+		n += len(res.Jobs)
+		if len(res.Jobs) < page || res.LastCursor == nil {
+			return n, nil
+		}
+		params = params.After(res.LastCursor)
+	}
+}

@@ -1,0 +1,94 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ConsolidationWatermark is the scope's consolidation watermark (nil: never
+// consolidated) and the database's clock, read together so that a pass settles its
+// next watermark on the database's time, not a worker's.
+func (s *Store) ConsolidationWatermark(ctx context.Context, scope string) (watermark *time.Time, dbNow time.Time, err error) {
+	err = s.db.QueryRow(ctx, `SELECT (SELECT watermark FROM scope_consolidation WHERE scope = $1), statement_timestamp()`,
+		scope).Scan(&watermark, &dbNow)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("read watermark of %q: %w", scope, err)
+	}
+	return watermark, dbNow, nil
+}
+
+// AdvanceWatermarkTx moves the scope's watermark to to in tx, never back, and returns
+// where it stands.
+func AdvanceWatermarkTx(ctx context.Context, tx pgx.Tx, scope string, to time.Time) (time.Time, error) {
+	var wm time.Time
+	err := tx.QueryRow(ctx, `INSERT INTO scope_consolidation (scope, watermark, updated_at) VALUES ($1, $2, now())
+		ON CONFLICT (scope) DO UPDATE SET watermark = greatest(scope_consolidation.watermark, excluded.watermark),
+			updated_at = excluded.updated_at
+		RETURNING watermark`, scope, to).Scan(&wm)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("advance watermark of %q: %w", scope, err)
+	}
+	return wm.UTC(), nil
+}
+
+// JudgedSignatures is which of the cluster signatures sigs were judged in scope before.
+func (s *Store) JudgedSignatures(ctx context.Context, scope string, sigs []string) (map[string]bool, error) {
+	rows, err := s.db.Query(ctx, `SELECT signature FROM consolidation_judgment WHERE scope = $1 AND signature = ANY($2)`, scope, sigs)
+	if err != nil {
+		return nil, fmt.Errorf("look up judged clusters of %q: %w", scope, err)
+	}
+	judged := map[string]bool{}
+	var sig string
+	_, err = pgx.ForEachRow(rows, []any{&sig}, func() error {
+		judged[sig] = true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up judged clusters of %q: %w", scope, err)
+	}
+	return judged, nil
+}
+
+// ClaimJudgmentTx records in tx that the cluster whose signature is sig was judged in
+// scope, and says whether this call recorded it: false when another pass did first,
+// which then applies the verdict alone.
+func ClaimJudgmentTx(ctx context.Context, tx pgx.Tx, scope, sig string) (bool, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO consolidation_judgment (scope, signature, judged_at) VALUES ($1, $2, now())
+		ON CONFLICT (scope, signature) DO NOTHING`, scope, sig)
+	if err != nil {
+		return false, fmt.Errorf("record judgment: %w", err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// ChangedScopesTx is, in tx, every scope with an active belief changed after the scope's
+// consolidation watermark (or never consolidated), in order. Beliefs that a pass
+// superseded are not active, so a pass's own revisions do not bring its scope back.
+func ChangedScopesTx(ctx context.Context, tx pgx.Tx) ([]string, error) {
+	// The scopes are walked with a skip scan over the (scope, …) indexes, one index
+	// probe per scope, rather than by reading every belief; each scope's check is then
+	// a range scan of (scope, updated_at) from its watermark.
+	rows, err := tx.Query(ctx, `
+		WITH RECURSIVE scopes AS (
+			(SELECT scope FROM belief ORDER BY scope LIMIT 1)
+			UNION ALL
+			SELECT (SELECT b.scope FROM belief b WHERE b.scope > s.scope ORDER BY b.scope LIMIT 1)
+			FROM scopes s WHERE s.scope IS NOT NULL
+		)
+		SELECT s.scope FROM scopes s LEFT JOIN scope_consolidation c ON c.scope = s.scope
+		WHERE s.scope IS NOT NULL AND EXISTS (
+			SELECT 1 FROM belief b WHERE b.scope = s.scope AND b.status = 'active'
+				AND b.updated_at > coalesce(c.watermark, '-infinity'))
+		ORDER BY s.scope`)
+	if err != nil {
+		return nil, fmt.Errorf("find changed scopes: %w", err)
+	}
+	scopes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("find changed scopes: %w", err)
+	}
+	return scopes, nil
+}
