@@ -41,6 +41,7 @@ import (
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/operator"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -208,6 +209,24 @@ func (e *env) open(ctx context.Context) (*memory.Store, error) {
 		e.store = memory.NewStore(pool, &memory.Config{ExactSearchLimit: e.cfg.ExactSearchLimit})
 	}
 	return e.store, nil
+}
+
+// operator carries out an operator's operations on the store, with the configured
+// embedder when withEmbed (assertions, corrections and decisions are embedded).
+func (e *env) operator(ctx context.Context, withEmbed bool) (*operator.Operator, error) {
+	store, err := e.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg := operator.Config{Store: store}
+	if withEmbed {
+		_, embed, err := app.Providers(e.cfg)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Embed, cfg.EmbedModel = embed, embed.EmbedModel()
+	}
+	return operator.New(cfg), nil
 }
 
 func (e *env) close() {
