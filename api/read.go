@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/recall"
+	"github.com/credohq/credo/transcript"
 )
 
 // The agent's read side: a context block for a prompt, and answers with citations.
@@ -98,7 +98,9 @@ func (s *Server) ask(ctx context.Context, p *Principal, in AskRequest) (*AskAnsw
 func (s *Server) readError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, recall.ErrQuery):
-		return invalid(strings.TrimPrefix(err.Error(), recall.ErrQuery.Error()+": "))
+		if msg, ok := transcript.InputMessage(err); ok {
+			return invalid(msg)
+		}
 	case errors.Is(err, recall.ErrEmbedding):
 		s.log.ErrorContext(ctx, "api: embed query", "error", err)
 		return newError(http.StatusBadGateway, CodeEmbeddingFailed, "the embedding model did not answer; try again")

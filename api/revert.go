@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -60,23 +59,9 @@ func (s *Server) revert(ctx context.Context, p *Principal, id int64, in RevertRe
 	if err := s.need(p, RightOperate); err != nil {
 		return nil, err
 	}
-	if err := checkInput(transcript.CheckText("note", in.Note, memory.MaxNoteLen)); err != nil {
-		return nil, err
-	}
-	if err := s.visible(ctx, p, memory.OfEvent, "event", id); err != nil {
-		return nil, err
-	}
-	got, err := s.store.Revert(ctx, memory.RevertParams{EventID: id, Note: in.Note, By: "API key " + p.Name})
-	var refused *memory.RevertRefusedError
-	switch {
-	case errors.As(err, &refused):
-		return nil, newError(http.StatusConflict, CodeRefused, refused.Error())
-	case errors.Is(err, memory.ErrNotFound):
-		return nil, notFound("event", id)
-	case errors.Is(err, memory.ErrInvalid):
-		return nil, invalid(err.Error())
-	case err != nil:
-		return nil, s.internal(ctx, err)
+	got, err := s.ops.Revert(ctx, p, id, in.Note, "API key "+p.Name)
+	if err != nil {
+		return nil, s.opError(ctx, "event", id, err)
 	}
 	return revertedOf(got), nil
 }

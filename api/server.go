@@ -37,6 +37,7 @@ import (
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/operator"
 	"github.com/credohq/credo/recall"
 )
 
@@ -115,6 +116,7 @@ type Server struct {
 	embed      llm.Embedder
 	embedModel string
 	reader     *recall.Reader
+	ops        *operator.Operator
 	log        *slog.Logger
 	now        func() time.Time
 
@@ -168,6 +170,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.reader = reader
+	s.ops = operator.New(operator.Config{Store: s.store, Embed: cfg.Embed, EmbedModel: s.embedModel, Now: s.now})
 	if s.bodyTimeout <= 0 {
 		s.bodyTimeout = DefaultBodyReadTimeout
 	}

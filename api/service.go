@@ -11,8 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/credohq/credo/extract"
+	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
-	"github.com/credohq/credo/review"
+	"github.com/credohq/credo/operator"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -53,12 +54,40 @@ func checkScope(scope string) error {
 }
 
 // checkInput is the shared rule's verdict as a 400 naming the field: the same rule, and
-// the same limits, as the CLI, MCP and the web UI apply.
+// the same limits, as the CLI, MCP and the web UI apply. Any *transcript.InputError in
+// err's chain is the user's message, however it was wrapped.
 func checkInput(err error) error {
 	if msg, ok := transcript.InputMessage(err); ok {
 		return invalid(msg)
 	}
 	return err
+}
+
+// opError answers an operator.Operator's error: input refused is a 400 with its message,
+// an id the key can't see the not-found answer for what and id, a refusal a 409, a
+// failed embedding a 502 saying nothing was changed; anything else a 500.
+func (s *Server) opError(ctx context.Context, what string, id int64, err error) error {
+	var refused *operator.RefusedError
+	var revertRefused *memory.RevertRefusedError
+	switch {
+	case errors.Is(err, operator.ErrScope):
+		return forbiddenScope()
+	case errors.Is(err, memory.ErrNotFound):
+		return notFound(what, id)
+	case errors.As(err, &refused):
+		return newError(http.StatusConflict, CodeRefused, refused.Error())
+	case errors.As(err, &revertRefused):
+		return newError(http.StatusConflict, CodeRefused, revertRefused.Error())
+	case errors.Is(err, memory.ErrClosed), errors.Is(err, memory.ErrNotApplicable):
+		return newError(http.StatusConflict, CodeRefused, err.Error())
+	case errors.Is(err, llm.ErrEmbedding):
+		s.log.ErrorContext(ctx, "api: embed", "error", err)
+		return newError(http.StatusBadGateway, CodeEmbeddingFailed, "the embedding model did not answer; nothing was changed")
+	}
+	if msg, ok := transcript.InputMessage(err); ok {
+		return invalid(msg)
+	}
+	return s.internal(ctx, err)
 }
 
 // enqueue stores transcripts as episodes with their extraction jobs, all or nothing.
@@ -140,8 +169,8 @@ func (s *Server) recall(ctx context.Context, p *Principal, q RecallRequest) (*Be
 		rq.EmbedModel = s.embedModel
 	}
 	rec, err := s.store.Recall(ctx, rq)
-	if errors.Is(err, memory.ErrRecallQuery) {
-		return nil, invalid(strings.TrimPrefix(err.Error(), memory.ErrRecallQuery.Error()+": "))
+	if msg, ok := transcript.InputMessage(err); ok {
+		return nil, invalid(msg)
 	}
 	if err != nil {
 		return nil, s.internal(ctx, err)
@@ -165,21 +194,18 @@ func (s *Server) embedQuery(ctx context.Context, scope, query string) ([]float32
 	for _, u := range pending {
 		texts = append(texts, u.Text)
 	}
-	res, err := s.embed.Embed(ctx, texts)
-	if err == nil && len(res.Vectors) != len(texts) {
-		err = fmt.Errorf("%d vectors for %d texts", len(res.Vectors), len(texts))
-	}
+	vecs, err := llm.EmbedTexts(ctx, s.embed, texts)
 	if err != nil {
 		s.log.ErrorContext(ctx, "api: embed query", "error", err)
 		return nil, newError(http.StatusBadGateway, CodeEmbeddingFailed, "the embedding model did not answer; try again, or read without a query")
 	}
-	if err := s.store.EnsureEmbeddingModel(ctx, s.embedModel, len(res.Vectors[0])); err != nil {
+	if err := s.store.EnsureEmbeddingModel(ctx, s.embedModel, len(vecs[0])); err != nil {
 		return nil, s.internal(ctx, err)
 	}
-	if _, err := s.store.SetEmbeddings(ctx, s.embedModel, pending, res.Vectors[1:]); err != nil {
+	if _, err := s.store.SetEmbeddings(ctx, s.embedModel, pending, vecs[1:]); err != nil {
 		return nil, s.internal(ctx, err)
 	}
-	return res.Vectors[0], nil
+	return vecs[0], nil
 }
 
 // parseTime reads RFC 3339 or a date (midnight UTC); "" is no time.
@@ -195,35 +221,13 @@ func parseTime(name, s string) (*time.Time, error) {
 	return nil, invalid(name + " is not an RFC 3339 time or a date like 2026-03-20")
 }
 
-// visible is nil when p may see the scope of the thing id, and the same not-found
-// answer, after the same one index read, whether the id is unknown or another tenant's:
-// neither the answer nor its time tells them apart.
-func (s *Server) visible(ctx context.Context, p *Principal, what, name string, id int64) error {
-	scope, err := s.store.ScopeOf(ctx, what, id)
-	switch {
-	case errors.Is(err, memory.ErrNotFound) || (err == nil && !p.Sees(scope)):
-		return notFound(name, id)
-	case err != nil:
-		return s.internal(ctx, err)
-	}
-	return nil
-}
-
 // visibleBelief is belief id, unless the key can't see it: then, as for an unknown id,
-// not found. Forgotten beliefs are not found either.
+// not found, through the one visibility check of every surface (operator.Operator.Belief).
+// Forgotten beliefs are not found either.
 func (s *Server) visibleBelief(ctx context.Context, p *Principal, id int64) (*memory.Belief, error) {
-	if err := s.visible(ctx, p, memory.OfBelief, "belief", id); err != nil {
-		return nil, err
-	}
-	b, err := s.store.Get(ctx, id)
-	if errors.Is(err, memory.ErrNotFound) {
-		return nil, notFound("belief", id)
-	}
+	b, err := s.ops.Belief(ctx, p, id)
 	if err != nil {
-		return nil, s.internal(ctx, err)
-	}
-	if !p.Sees(b.Scope) || b.Status == memory.StatusForgotten {
-		return nil, notFound("belief", id)
+		return nil, s.opError(ctx, "belief", id, err)
 	}
 	return b, nil
 }
@@ -291,35 +295,9 @@ func (s *Server) resolve(ctx context.Context, p *Principal, id int64, in Resolve
 	if err := s.need(p, RightOperate); err != nil {
 		return nil, err
 	}
-	if err := checkInput(transcript.CheckText("note", in.Note, memory.MaxNoteLen)); err != nil {
-		return nil, err
-	}
-	if err := s.visible(ctx, p, memory.OfItem, "review item", id); err != nil {
-		return nil, err
-	}
-	item, err := s.store.Conflict(ctx, id)
-	if errors.Is(err, memory.ErrNotFound) {
-		return nil, notFound("review item", id)
-	}
+	got, err := s.ops.Resolve(ctx, p, id, memory.Verdict(in.Action), in.Note)
 	if err != nil {
-		return nil, s.internal(ctx, err)
-	}
-	if !p.Sees(item.Scope) {
-		return nil, notFound("review item", id)
-	}
-	got, err := review.New(s.store, s.embed, s.embedModel).Resolve(ctx, item, memory.Verdict(in.Action), in.Note)
-	switch {
-	case errors.Is(err, memory.ErrClosed), errors.Is(err, memory.ErrNotApplicable):
-		return nil, newError(http.StatusConflict, CodeRefused, err.Error())
-	case errors.Is(err, memory.ErrInvalid):
-		return nil, invalid(strings.TrimPrefix(err.Error(), memory.ErrInvalid.Error()+": "))
-	case errors.Is(err, memory.ErrNotFound):
-		return nil, notFound("review item", id)
-	case errors.Is(err, review.ErrEmbedding):
-		s.log.ErrorContext(ctx, "api: embed decision", "error", err)
-		return nil, newError(http.StatusBadGateway, CodeEmbeddingFailed, "the embedding model did not answer; nothing was changed")
-	case err != nil:
-		return nil, s.internal(ctx, err)
+		return nil, s.opError(ctx, "review item", id, err)
 	}
 	out := &Decided{Conflict: conflictOf(got.Item)}
 	if got.Outcome != nil {
@@ -344,18 +322,13 @@ func (s *Server) assert(ctx context.Context, p *Principal, in AssertRequest) (*R
 	if err := s.scope(p, RightOperate, in.Scope); err != nil {
 		return nil, err
 	}
-	f := memory.Fact{Statement: in.Statement, Subject: in.Subject, Attribute: in.Attribute, Kind: memory.Kind(in.Kind),
-		Confidence: 1, Origin: memory.OriginUserStated, ValidFrom: in.ValidFrom}
-	if f.Subject == "" {
-		f.Subject = "user"
+	out, err := s.ops.Assert(ctx, p, operator.AssertParams{Scope: in.Scope, Statement: in.Statement, Attribute: in.Attribute,
+		Subject: in.Subject, Kind: memory.Kind(in.Kind), Authoritative: in.Authoritative, ValidFrom: in.ValidFrom})
+	if err != nil {
+		return nil, s.opError(ctx, "belief", 0, err)
 	}
-	if f.Kind == "" {
-		f.Kind = memory.KindAttribute
-	}
-	if in.Authoritative {
-		f.Origin = memory.OriginAuthoritative
-	}
-	return s.operatorApply(ctx, &memory.Batch{Scope: in.Scope, Facts: []memory.Fact{f}}, "")
+	r := revisionOf(out)
+	return &r, nil
 }
 
 // CorrectRequest is an operator's revision of one belief.
@@ -369,73 +342,9 @@ func (s *Server) correct(ctx context.Context, p *Principal, id int64, in Correct
 	if err := s.need(p, RightOperate); err != nil {
 		return nil, err
 	}
-	if (strings.TrimSpace(in.Statement) == "") == !in.Retract {
-		return nil, invalid("give exactly one of statement and retract")
-	}
-	if in.Reason == "" {
-		in.Reason = string(memory.ReasonCorrection)
-	}
-	if in.Reason != string(memory.ReasonCorrection) && in.Reason != string(memory.ReasonTemporal) {
-		return nil, invalid("reason must be correction or temporal")
-	}
-	old, err := s.visibleBelief(ctx, p, id)
+	out, err := s.ops.Correct(ctx, p, operator.CorrectParams{ID: id, Statement: in.Statement, Retract: in.Retract, Reason: memory.Reason(in.Reason)})
 	if err != nil {
-		return nil, err
-	}
-	f := memory.Fact{Statement: in.Statement, Subject: old.Subject, Attribute: old.Attribute, Kind: old.Kind,
-		Confidence: 1, Origin: memory.OriginUserStated, Quote: "operator correction",
-		Resolves: &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.Reason(in.Reason),
-			Rationale: "operator correction"}}
-	if old.Origin == memory.OriginAuthoritative {
-		f.Origin = memory.OriginAuthoritative
-	}
-	if in.Retract {
-		f.Resolves.Action = memory.ActionRetract
-	}
-	return s.operatorApply(ctx, &memory.Batch{Scope: old.Scope, Candidates: []int64{id}, Facts: []memory.Fact{f}}, old.Statement)
-}
-
-// operatorApply embeds the batch's statement and the revision it makes (a future
-// few-shot example) in one call, and applies the batch with origin operator, as
-// `beliefs add` and `beliefs correct` do. old is the statement revised, if any.
-func (s *Server) operatorApply(ctx context.Context, b *memory.Batch, old string) (*Revision, error) {
-	f := &b.Facts[0]
-	var texts []string
-	if f.Statement != "" {
-		texts = append(texts, f.Statement)
-	}
-	if f.Resolves != nil {
-		texts = append(texts, memory.EventText(old, f.Quote, f.Statement))
-	}
-	if s.embed == nil {
-		return nil, s.internal(ctx, errors.New("no embedder configured"))
-	}
-	res, err := s.embed.Embed(ctx, texts)
-	if err == nil && len(res.Vectors) != len(texts) {
-		err = fmt.Errorf("%d vectors for %d texts", len(res.Vectors), len(texts))
-	}
-	if err != nil {
-		s.log.ErrorContext(ctx, "api: embed statement", "error", err)
-		return nil, newError(http.StatusBadGateway, CodeEmbeddingFailed, "the embedding model did not answer; nothing was changed")
-	}
-	b.EmbedModel = s.embedModel
-	if f.Statement != "" {
-		f.Embedding = res.Vectors[0]
-	}
-	if f.Resolves != nil {
-		f.EventEmbedding = res.Vectors[len(texts)-1]
-	}
-	b.Origin, b.At = memory.RevisionOperator, s.now()
-	applied, err := s.store.Apply(ctx, b)
-	switch {
-	case errors.Is(err, memory.ErrInvalid):
-		return nil, invalid(strings.TrimPrefix(err.Error(), memory.ErrInvalid.Error()+": "))
-	case err != nil:
-		return nil, s.internal(ctx, err)
-	}
-	out := applied.Facts[0]
-	if out.Kind == memory.OutcomeConflict {
-		return nil, newError(http.StatusConflict, CodeRefused, "refused: "+out.Detail)
+		return nil, s.opError(ctx, "belief", id, err)
 	}
 	r := revisionOf(out)
 	return &r, nil
@@ -482,13 +391,13 @@ func (s *Server) forget(ctx context.Context, p *Principal, in ForgetRequest) (*F
 		}
 	}
 	if in.Purge {
-		purged, err := s.store.Purge(ctx, sel)
+		purged, err := s.ops.Purge(ctx, p, sel)
 		if err != nil {
 			return nil, s.forgetError(ctx, err)
 		}
 		return &Forgotten{Purged: &Purged{What: purged.What, Counts: purged.Counts, Relinked: purged.Relinked}}, nil
 	}
-	ids, err := s.store.Forget(ctx, sel)
+	ids, err := s.ops.Forget(ctx, p, sel)
 	if err != nil {
 		return nil, s.forgetError(ctx, err)
 	}
@@ -517,7 +426,7 @@ func (s *Server) purgeSubtree(ctx context.Context, p *Principal, in ForgetReques
 	if !p.Sees(prefix) {
 		return nil, forbiddenScope()
 	}
-	out, err := s.store.PurgeSubtree(ctx, prefix)
+	out, err := s.ops.PurgeSubtree(ctx, p, prefix)
 	if err != nil {
 		return nil, s.forgetError(ctx, err)
 	}
@@ -532,8 +441,11 @@ func (s *Server) forgetError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, memory.ErrNotFound):
 		return newError(http.StatusNotFound, CodeNotFound, "no such belief, or no belief at all, in this scope")
-	case errors.Is(err, memory.ErrSelection):
-		return invalid(strings.TrimPrefix(err.Error(), memory.ErrSelection.Error()+": "))
+	case errors.Is(err, operator.ErrScope):
+		return forbiddenScope()
+	}
+	if msg, ok := transcript.InputMessage(err); ok {
+		return invalid(msg)
 	}
 	return s.internal(ctx, err)
 }
@@ -542,15 +454,9 @@ func (s *Server) episode(ctx context.Context, p *Principal, id int64) (*Episode,
 	if err := s.need(p, RightRead); err != nil {
 		return nil, err
 	}
-	if err := s.visible(ctx, p, memory.OfEpisode, "episode", id); err != nil {
-		return nil, err
-	}
-	e, err := s.store.Episode(ctx, id)
-	if errors.Is(err, memory.ErrNotFound) || (err == nil && !p.Sees(e.Scope)) {
-		return nil, notFound("episode", id)
-	}
+	e, err := s.ops.Episode(ctx, p, id)
 	if err != nil {
-		return nil, s.internal(ctx, err)
+		return nil, s.opError(ctx, "episode", id, err)
 	}
 	out := EpisodeOf(*e)
 	out.LastError = PublicError(out.LastError)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/credohq/credo/api"
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/operator"
 )
 
 // httpError is a page's answer when it cannot show what was asked: a status and what
@@ -39,6 +41,19 @@ func forbiddenRight(r api.Right) error {
 // exists or not, as in the API.
 func forbiddenScope() error {
 	return &httpError{status: http.StatusForbidden, title: "Not allowed", msg: "This key may not access this scope."}
+}
+
+// lookupError answers an operator.Operator's lookup or operation error: an id the key
+// can't see is not found, whether unknown or another tenant's; a scope outside the key's
+// forbidden; input refused a 400 naming the field.
+func lookupError(err error) error {
+	switch {
+	case errors.Is(err, memory.ErrNotFound):
+		return notFound()
+	case errors.Is(err, operator.ErrScope):
+		return forbiddenScope()
+	}
+	return checkInput(err)
 }
 
 func conflict(msg, back string) error {

@@ -58,17 +58,12 @@ func (s *Server) beliefPage(w http.ResponseWriter, r *http.Request, p *api.Princ
 }
 
 // visibleBelief is belief id, unless the key can't see it: then, as for an unknown id,
-// not found. Forgotten beliefs are not found either, as in the API.
+// not found, through the one visibility check of every surface
+// (operator.Operator.Belief). Forgotten beliefs are not found either, as in the API.
 func (s *Server) visibleBelief(ctx context.Context, p *api.Principal, id int64) (*memory.Belief, error) {
-	b, err := s.store.Get(ctx, id)
-	if errors.Is(err, memory.ErrNotFound) {
-		return nil, notFound()
-	}
+	b, err := s.ops.Belief(ctx, p, id)
 	if err != nil {
-		return nil, err
-	}
-	if !p.Sees(b.Scope) || b.Status == memory.StatusForgotten {
-		return nil, notFound()
+		return nil, lookupError(err)
 	}
 	return b, nil
 }

@@ -59,12 +59,9 @@ func (s *Server) episodePage(w http.ResponseWriter, r *http.Request, p *api.Prin
 	if err != nil {
 		return err
 	}
-	ep, err := s.store.Episode(r.Context(), id)
-	if errors.Is(err, memory.ErrNotFound) || (err == nil && !p.Sees(ep.Scope)) {
-		return notFound()
-	}
+	ep, err := s.ops.Episode(r.Context(), p, id)
 	if err != nil {
-		return err
+		return lookupError(err)
 	}
 	v := episodeView{Source: newSource(ep, ""), CanRetry: s.jobs != nil && p.Can(api.RightOperate)}
 	if v.Beliefs, err = s.store.FromEpisode(r.Context(), ep.Scope, id); err != nil {
@@ -82,12 +79,9 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request, p *api.Principal)
 		return err
 	}
 	ctx := r.Context()
-	ep, err := s.store.Episode(ctx, id)
-	if errors.Is(err, memory.ErrNotFound) || (err == nil && !p.Sees(ep.Scope)) {
-		return notFound()
-	}
+	ep, err := s.ops.Episode(ctx, p, id)
 	if err != nil {
-		return err
+		return lookupError(err)
 	}
 	back := scopeURL(ep.Scope, "/episodes")
 	if s.jobs == nil {

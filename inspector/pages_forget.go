@@ -67,24 +67,13 @@ func (s *Server) forgetBelief(w http.ResponseWriter, r *http.Request, p *api.Pri
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	b, err := s.visibleBelief(ctx, p, id)
+	b, err := s.ops.ForgetBelief(r.Context(), p, id, purge)
 	if err != nil {
-		return err
+		return lookupError(err)
 	}
-	sel := memory.Selection{Scope: b.Scope, IDs: []int64{id}}
 	what := "forgotten"
 	if purge {
 		what = "purged"
-		_, err = s.store.Purge(ctx, sel)
-	} else {
-		_, err = s.store.Forget(ctx, sel)
-	}
-	if errors.Is(err, memory.ErrNotFound) {
-		return notFound()
-	}
-	if err != nil {
-		return err
 	}
 	http.Redirect(w, r, done(scopeURL(b.Scope), what, id), http.StatusSeeOther)
 	return nil
@@ -159,10 +148,10 @@ func (s *Server) forgetScope(w http.ResponseWriter, r *http.Request, p *api.Prin
 	var err error
 	next := done(scopeURL(scope), "forgotten-all", 0)
 	if purge {
-		_, err = s.store.Purge(ctx, sel)
+		_, err = s.ops.Purge(ctx, p, sel)
 		next = done(Prefix, "purged-scope", 0)
 	} else {
-		_, err = s.store.Forget(ctx, sel)
+		_, err = s.ops.Forget(ctx, p, sel)
 	}
 	if errors.Is(err, memory.ErrNotFound) {
 		return conflict("The scope holds nothing to forget.", scopeURL(scope))

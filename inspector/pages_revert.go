@@ -23,11 +23,11 @@ func (s *Server) visibleEvent(r *http.Request, p *api.Principal) (*memory.Event,
 	if err != nil {
 		return nil, err
 	}
-	ev, err := s.store.Event(r.Context(), id)
-	if errors.Is(err, memory.ErrNotFound) || (err == nil && !p.Sees(ev.Scope)) {
-		return nil, notFound()
+	ev, err := s.ops.Event(r.Context(), p, id)
+	if err != nil {
+		return nil, lookupError(err)
 	}
-	return ev, err
+	return ev, nil
 }
 
 // confirmRevert asks before reverting a revision event, saying what the revert does.
@@ -56,15 +56,13 @@ func (s *Server) revert(w http.ResponseWriter, r *http.Request, p *api.Principal
 		return err
 	}
 	back := Prefix + "beliefs/" + itoa(ev.OldBeliefID)
-	_, err = s.store.Revert(r.Context(), memory.RevertParams{EventID: ev.ID, Note: note, By: "inspector, key " + p.Name})
+	_, err = s.ops.Revert(r.Context(), p, ev.ID, note, "inspector, key "+p.Name)
 	var refused *memory.RevertRefusedError
 	switch {
 	case errors.As(err, &refused):
 		return conflict(refused.Error()+".", back)
-	case errors.Is(err, memory.ErrNotFound):
-		return notFound()
 	case err != nil:
-		return err
+		return lookupError(err)
 	}
 	http.Redirect(w, r, done(back, "reverted", ev.ID), http.StatusSeeOther)
 	return nil

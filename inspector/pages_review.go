@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/credohq/credo/api"
+	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
-	"github.com/credohq/credo/review"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -48,15 +48,12 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, p *api.Principa
 		return err
 	}
 	ctx := r.Context()
-	item, err := s.store.Conflict(ctx, id)
-	if errors.Is(err, memory.ErrNotFound) || (err == nil && !p.Sees(item.Scope)) {
-		return notFound()
-	}
+	item, err := s.ops.Item(ctx, p, id)
 	if err != nil {
-		return err
+		return lookupError(err)
 	}
 	back := scopeURL(item.Scope, "/review")
-	_, err = s.reviewer.Resolve(ctx, item, verdict, note)
+	_, err = s.ops.Resolve(ctx, p, id, verdict, note)
 	switch {
 	case errors.Is(err, memory.ErrClosed), errors.Is(err, memory.ErrNotApplicable):
 		return conflict("Review item "+itoa(id)+": "+err.Error()+".", back)
@@ -64,7 +61,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request, p *api.Principa
 		return badRequest("Choose apply or dismiss.")
 	case errors.Is(err, memory.ErrNotFound):
 		return notFound()
-	case errors.Is(err, review.ErrEmbedding):
+	case errors.Is(err, llm.ErrEmbedding):
 		s.log.ErrorContext(ctx, "inspector: embed decision", "error", err)
 		return &httpError{status: http.StatusBadGateway, title: "Nothing was changed", back: back,
 			msg: "The embedding model did not answer; try again."}

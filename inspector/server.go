@@ -23,7 +23,7 @@ import (
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
-	"github.com/credohq/credo/review"
+	"github.com/credohq/credo/operator"
 )
 
 // Prefix is the path the inspector is served under.
@@ -52,7 +52,7 @@ type Config struct {
 	// Jobs inserts the extraction job a retried episode needs: the worker's River
 	// client. Without it, failed episodes cannot be retried from the pages.
 	Jobs extract.Inserter
-	// Embed embeds review decisions as labeled examples (optional, as in review.New).
+	// Embed embeds review decisions as labeled examples (optional, as in operator.New).
 	Embed      llm.Embedder
 	EmbedModel string
 	Logger     *slog.Logger
@@ -67,15 +67,15 @@ type Config struct {
 
 // Server serves the inspector's pages.
 type Server struct {
-	store    *memory.Store
-	gate     Gate
-	jobs     extract.Inserter
-	reviewer *review.Reviewer
-	log      *slog.Logger
-	now      func() time.Time
-	pages    map[string]*template.Template
-	csrf     *http.CrossOriginProtection
-	mux      *http.ServeMux
+	store *memory.Store
+	gate  Gate
+	jobs  extract.Inserter
+	ops   *operator.Operator
+	log   *slog.Logger
+	now   func() time.Time
+	pages map[string]*template.Template
+	csrf  *http.CrossOriginProtection
+	mux   *http.ServeMux
 	// secure and sessionTTL are Config.SecureCookies and SessionTTL.
 	secure     bool
 	sessionTTL time.Duration
@@ -103,7 +103,7 @@ func New(cfg Config) (*Server, error) {
 	if p, ok := cfg.Embed.(llm.Provider); ok && model == "" {
 		model = p.EmbedModel()
 	}
-	s.reviewer = review.New(cfg.Store, cfg.Embed, model)
+	s.ops = operator.New(operator.Config{Store: cfg.Store, Embed: cfg.Embed, EmbedModel: model, Now: s.now})
 	s.routes()
 	return s, nil
 }

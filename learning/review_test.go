@@ -9,7 +9,7 @@ import (
 
 	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/memory"
-	"github.com/credohq/credo/review"
+	"github.com/credohq/credo/operator"
 )
 
 // refused stores an inferred statement in scope, then an extraction's attempt to
@@ -49,8 +49,8 @@ func TestDismissalTeachesItsScope(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t)
-	reviewer := review.New(b.p.Store, b.p.Provider, b.p.Provider.EmbedModel())
-	_, err := reviewer.Resolve(ctx, b.refused(t, "tenant:a"), memory.VerdictDismiss, "the user still drinks dark roast")
+	ops := operator.New(operator.Config{Store: b.p.Store, Embed: b.p.Provider, EmbedModel: b.p.Provider.EmbedModel()})
+	_, err := ops.Resolve(ctx, operator.Owner, b.refused(t, "tenant:a").ID, memory.VerdictDismiss, "the user still drinks dark roast")
 	require.NoError(t, err)
 	b.refused(t, "tenant:b") // open, not decided: no example
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/credohq/credo/transcript"
 )
 
 // Limits on one batch. An LLM can answer with anything; the engine refuses what no
@@ -88,11 +90,12 @@ type Resolution struct {
 	EventEmbedding []float32
 }
 
-// ErrInvalid wraps every validation error of a batch: nothing of it was applied.
+// ErrInvalid is what every validation error of a batch is (errors.Is): nothing of it was
+// applied. The error is a *transcript.InputError, whose Message is what to tell the user.
 var ErrInvalid = errors.New("invalid batch")
 
 func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	return transcript.InputErrorf(ErrInvalid, "", format, args...)
 }
 
 // normalize trims the batch's text and fills defaults, then validates it against now.
@@ -232,11 +235,11 @@ func (b *Batch) normalizeFact(f *Fact, now time.Time) error {
 func checkText(name, s string, max int) error {
 	switch {
 	case !utf8.ValidString(s):
-		return invalidf("%s is not valid UTF-8", name)
+		return transcript.InputErrorf(ErrInvalid, name, "is not valid UTF-8")
 	case strings.ContainsRune(s, 0):
-		return invalidf("%s contains a NUL character", name)
+		return transcript.InputErrorf(ErrInvalid, name, "contains a NUL character")
 	case utf8.RuneCountInString(s) > max:
-		return invalidf("%s is %d characters; the limit is %d", name, utf8.RuneCountInString(s), max)
+		return transcript.InputErrorf(ErrInvalid, name, "is %d characters; the limit is %d", utf8.RuneCountInString(s), max)
 	}
 	return nil
 }

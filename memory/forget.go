@@ -8,9 +8,12 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/credohq/credo/transcript"
 )
 
-// ErrSelection is returned for a Selection that names nothing or several things.
+// ErrSelection is what an error for a Selection that names nothing or several things is
+// (errors.Is); the error is a *transcript.InputError.
 var ErrSelection = errors.New("invalid selection")
 
 // Selection names beliefs of one scope to forget or purge: exactly one of IDs, Match and
@@ -37,11 +40,11 @@ func (sel *Selection) normalize() error {
 	}
 	switch {
 	case sel.Scope == "":
-		return fmt.Errorf("%w: scope is empty", ErrSelection)
+		return transcript.InputErrorf(ErrSelection, "scope", "is empty")
 	case n != 1:
-		return fmt.Errorf("%w: give exactly one of IDs, Match and All", ErrSelection)
+		return transcript.InputErrorf(ErrSelection, "", "give exactly one of IDs, Match and All")
 	case strings.ContainsRune(sel.Match, 0):
-		return fmt.Errorf("%w: match contains a NUL character", ErrSelection)
+		return transcript.InputErrorf(ErrSelection, "match", "contains a NUL character")
 	}
 	sel.IDs = uniq(sel.IDs)
 	return nil

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/credohq/credo/transcript"
 )
 
 // SubtreePurged is what PurgeSubtree erased: one Purge of a whole scope per scope.
@@ -45,7 +47,7 @@ func (s *Store) SubtreeScopes(ctx context.Context, prefix string) ([]string, err
 // A scope created after the scopes are listed is not erased.
 func (s *Store) PurgeSubtree(ctx context.Context, prefix string) (*SubtreePurged, error) {
 	if strings.ContainsRune(prefix, 0) {
-		return nil, fmt.Errorf("%w: prefix contains a NUL character", ErrSelection)
+		return nil, transcript.InputErrorf(ErrSelection, "prefix", "contains a NUL character")
 	}
 	scopes, err := s.SubtreeScopes(ctx, prefix)
 	if err != nil {

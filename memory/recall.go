@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
+
+	"github.com/credohq/credo/transcript"
 )
 
 // Recall limits.
@@ -19,7 +21,8 @@ const (
 	MaxRecallK     = 1000
 )
 
-// ErrRecallQuery is returned for a RecallQuery that asks for contradictory things.
+// ErrRecallQuery is what an error for a RecallQuery that asks for contradictory things is
+// (errors.Is); the error is a *transcript.InputError.
 var ErrRecallQuery = errors.New("invalid recall query")
 
 // RecallQuery is an agent's question to memory.
@@ -99,15 +102,15 @@ func (s *Store) Recall(ctx context.Context, q RecallQuery) (*Recollection, error
 	q.Scope = strings.TrimSpace(q.Scope)
 	switch {
 	case q.Scope == "":
-		return nil, fmt.Errorf("%w: scope is empty", ErrRecallQuery)
+		return nil, transcript.InputErrorf(ErrRecallQuery, "scope", "is empty")
 	case q.AsOf != nil && q.KnownAt != nil:
-		return nil, fmt.Errorf("%w: AsOf and KnownAt exclude each other", ErrRecallQuery)
+		return nil, transcript.InputErrorf(ErrRecallQuery, "", "AsOf and KnownAt exclude each other")
 	case q.History && (q.AsOf != nil || q.KnownAt != nil):
-		return nil, fmt.Errorf("%w: History excludes AsOf and KnownAt", ErrRecallQuery)
+		return nil, transcript.InputErrorf(ErrRecallQuery, "", "History excludes AsOf and KnownAt")
 	case q.K < 0 || q.K > MaxRecallK:
-		return nil, fmt.Errorf("%w: K %d is outside 0..%d", ErrRecallQuery, q.K, MaxRecallK)
+		return nil, transcript.InputErrorf(ErrRecallQuery, "K", "%d is outside 0..%d", q.K, MaxRecallK)
 	case len(q.Vector) > 0 && q.EmbedModel == "":
-		return nil, fmt.Errorf("%w: a Vector needs its EmbedModel", ErrRecallQuery)
+		return nil, transcript.InputErrorf(ErrRecallQuery, "", "a Vector needs its EmbedModel")
 	}
 	k := q.K
 	if k == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
+	"github.com/credohq/credo/transcript"
 )
 
 // ErrModel wraps a chat model's failure to answer, or to answer validly after the
@@ -66,7 +67,7 @@ func (r *Reader) ask(ctx context.Context, q Query) (*Answer, error) {
 		return nil, err
 	}
 	if q.Query == "" {
-		return nil, fmt.Errorf("%w: the question is empty", ErrQuery)
+		return nil, transcript.InputErrorf(ErrQuery, "", "the question is empty")
 	}
 	if r.cfg.Chat == nil {
 		return nil, errors.New("recall: Ask needs Chat")

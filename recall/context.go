@@ -2,18 +2,19 @@ package recall
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
 )
 
-// ErrEmbedding is returned when the query could not be embedded: nothing was read.
-var ErrEmbedding = errors.New("the embedding model did not answer")
+// ErrEmbedding is returned when the query could not be embedded: nothing was read. It is
+// llm.ErrEmbedding, the one embedding error.
+var ErrEmbedding = llm.ErrEmbedding
 
 // Context is a text block ready for an agent's prompt, with the beliefs it shows.
 type Context struct {

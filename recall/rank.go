@@ -3,11 +3,11 @@ package recall
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"time"
 
+	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 )
 
@@ -109,18 +109,15 @@ func (r *Reader) embedQuery(ctx context.Context, scope, query string) ([]float32
 	for _, u := range pending {
 		texts = append(texts, u.Text)
 	}
-	res, err := r.cfg.Embed.Embed(ctx, texts)
-	if err == nil && len(res.Vectors) != len(texts) {
-		err = fmt.Errorf("%d vectors for %d texts", len(res.Vectors), len(texts))
-	}
+	vecs, err := llm.EmbedTexts(ctx, r.cfg.Embed, texts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrEmbedding, err)
-	}
-	if err := r.cfg.Store.EnsureEmbeddingModel(ctx, r.cfg.EmbedModel, len(res.Vectors[0])); err != nil {
 		return nil, err
 	}
-	if _, err := r.cfg.Store.SetEmbeddings(ctx, r.cfg.EmbedModel, pending, res.Vectors[1:]); err != nil {
+	if err := r.cfg.Store.EnsureEmbeddingModel(ctx, r.cfg.EmbedModel, len(vecs[0])); err != nil {
 		return nil, err
 	}
-	return res.Vectors[0], nil
+	if _, err := r.cfg.Store.SetEmbeddings(ctx, r.cfg.EmbedModel, pending, vecs[1:]); err != nil {
+		return nil, err
+	}
+	return vecs[0], nil
 }

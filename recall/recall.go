@@ -7,7 +7,6 @@ package recall
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
+	"github.com/credohq/credo/transcript"
 )
 
 // Limits and defaults of a query.
@@ -33,7 +33,8 @@ const (
 	maxPending = 256
 )
 
-// ErrQuery wraps every problem with a Query: nothing was read.
+// ErrQuery is what every problem with a Query is (errors.Is): nothing was read. The
+// error is a *transcript.InputError, whose Message is what to tell the user.
 var ErrQuery = errors.New("invalid query")
 
 // Query is an agent's question to memory.
@@ -60,15 +61,15 @@ func (q *Query) check() error {
 	q.Scope, q.Query = strings.TrimSpace(q.Scope), strings.TrimSpace(q.Query)
 	switch {
 	case q.Scope == "":
-		return fmt.Errorf("%w: scope is empty", ErrQuery)
+		return transcript.InputErrorf(ErrQuery, "scope", "is empty")
 	case !utf8.ValidString(q.Query) || strings.ContainsRune(q.Query, 0):
-		return fmt.Errorf("%w: the query is not valid UTF-8 text", ErrQuery)
+		return transcript.InputErrorf(ErrQuery, "", "the query is not valid UTF-8 text")
 	case utf8.RuneCountInString(q.Query) > MaxQueryLen:
-		return fmt.Errorf("%w: the query is longer than %d characters", ErrQuery, MaxQueryLen)
+		return transcript.InputErrorf(ErrQuery, "", "the query is longer than %d characters", MaxQueryLen)
 	case q.K < 0 || q.K > MaxK:
-		return fmt.Errorf("%w: k %d is outside 1..%d", ErrQuery, q.K, MaxK)
+		return transcript.InputErrorf(ErrQuery, "k", "%d is outside 1..%d", q.K, MaxK)
 	case q.Budget < 0 || q.Budget > MaxBudget:
-		return fmt.Errorf("%w: the budget %d is outside 1..%d characters", ErrQuery, q.Budget, MaxBudget)
+		return transcript.InputErrorf(ErrQuery, "", "the budget %d is outside 1..%d characters", q.Budget, MaxBudget)
 	}
 	q.K, q.Budget = cmp.Or(q.K, DefaultK), cmp.Or(q.Budget, DefaultBudget)
 	return nil

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -9,22 +10,48 @@ import (
 // ErrInput is what every problem CheckScope and CheckText find is (errors.Is).
 var ErrInput = errors.New("invalid input")
 
-// InputError is a problem CheckScope or CheckText found: the field it names (as the
-// surface calls it: scope, --scope, q) and what is wrong with it. Each surface shows
-// Message in its own way: a 400, exit 2, an error page.
+// InputError is input a front end must refuse: the field it names (as the surface calls
+// it: scope, --scope, q; empty for the input as a whole) and what is wrong with it. It is
+// the one invalid-input error of every package: CheckScope and CheckText return it, and
+// memory and recall return it with their own Kind (memory.ErrInvalid, recall.ErrQuery).
+// Each surface reads it with errors.As and shows Message in its own way: a 400, exit 2,
+// an error page; no surface cuts a message out of another error's text.
 type InputError struct {
 	Field   string
 	Problem string
+	// Kind is the sentinel errors.Is finds besides ErrInput, and the start of Error's
+	// text; nil is ErrInput.
+	Kind error
 }
 
-func (e *InputError) Error() string { return ErrInput.Error() + ": " + e.Message() }
+// InputErrorf is an *InputError of kind (nil: ErrInput) about field, its problem
+// formatted.
+func InputErrorf(kind error, field, format string, args ...any) *InputError {
+	return &InputError{Field: field, Problem: fmt.Sprintf(format, args...), Kind: kind}
+}
 
-// Message is the field and its problem, such as "scope contains a NUL character".
-func (e *InputError) Message() string { return e.Field + " " + e.Problem }
+func (e *InputError) Error() string { return e.kind().Error() + ": " + e.Message() }
 
-func (e *InputError) Is(target error) bool { return target == ErrInput }
+// Message is the field and its problem, such as "scope contains a NUL character": what a
+// user reads, however many errors wrap this one.
+func (e *InputError) Message() string {
+	if e.Field == "" {
+		return e.Problem
+	}
+	return e.Field + " " + e.Problem
+}
 
-// InputMessage is err's Message when it is an *InputError, and ok says so.
+// Is reports ErrInput, and the error's Kind.
+func (e *InputError) Is(target error) bool { return target == ErrInput || target == e.kind() }
+
+func (e *InputError) kind() error {
+	if e.Kind == nil {
+		return ErrInput
+	}
+	return e.Kind
+}
+
+// InputMessage is the Message of the *InputError in err's chain, and ok says there is one.
 func InputMessage(err error) (msg string, ok bool) {
 	var e *InputError
 	if errors.As(err, &e) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,9 +12,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/operator"
 )
 
 func listCommand() command {
@@ -145,21 +147,22 @@ func addCommand() command {
 				if strings.TrimSpace(*statement) == "" || strings.TrimSpace(*attribute) == "" {
 					return usagef("--statement and --attribute are required")
 				}
-				f := memory.Fact{Statement: *statement, Subject: *subject, Attribute: *attribute, Kind: memory.Kind(*kind),
-					Confidence: 1, Origin: memory.OriginUserStated}
-				if *authoritative {
-					f.Origin = memory.OriginAuthoritative
-				}
+				p := operator.AssertParams{Scope: *scope, Statement: *statement, Attribute: *attribute, Subject: *subject,
+					Kind: memory.Kind(*kind), Authoritative: *authoritative}
 				if *validFrom != "" {
 					t, err := parseTime("valid-from", *validFrom)
 					if err != nil {
 						return err
 					}
-					f.ValidFrom = &t
+					p.ValidFrom = &t
 				}
-				out, err := operatorApply(ctx, e, &memory.Batch{Scope: *scope, Facts: []memory.Fact{f}}, "")
+				ops, err := e.operator(ctx, true)
 				if err != nil {
 					return err
+				}
+				out, err := ops.Assert(ctx, operator.Owner, p)
+				if err != nil {
+					return revisionError(err)
 				}
 				fmt.Fprintf(e.stdout, "%s: belief %d\n", out.Kind, max(out.BeliefID, out.TargetID))
 				return nil
@@ -185,27 +188,14 @@ func correctCommand() command {
 				if *reason != string(memory.ReasonCorrection) && *reason != string(memory.ReasonTemporal) {
 					return usagef("--reason %q is not correction or temporal", *reason)
 				}
-				store, err := e.open(ctx)
+				ops, err := e.operator(ctx, true)
 				if err != nil {
 					return err
 				}
-				old, err := store.Get(ctx, n)
+				out, err := ops.Correct(ctx, operator.Owner, operator.CorrectParams{ID: n, Statement: *statement, Retract: *retract,
+					Reason: memory.Reason(*reason)})
 				if err != nil {
-					return err
-				}
-				f := memory.Fact{Statement: *statement, Subject: old.Subject, Attribute: old.Attribute, Kind: old.Kind,
-					Confidence: 1, Origin: memory.OriginUserStated, Quote: "operator correction",
-					Resolves: &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.Reason(*reason),
-						Rationale: "operator correction"}}
-				if old.Origin == memory.OriginAuthoritative {
-					f.Origin = memory.OriginAuthoritative
-				}
-				if *retract {
-					f.Resolves.Action = memory.ActionRetract
-				}
-				out, err := operatorApply(ctx, e, &memory.Batch{Scope: old.Scope, Candidates: []int64{n}, Facts: []memory.Fact{f}}, old.Statement)
-				if err != nil {
-					return err
+					return revisionError(err)
 				}
 				fmt.Fprintf(e.stdout, "%s: belief %d", out.Kind, out.TargetID)
 				if out.BeliefID != 0 {
@@ -217,47 +207,14 @@ func correctCommand() command {
 		}}
 }
 
-// operatorApply embeds the batch's statement, and the revision it makes as a future
-// few-shot example, in one call, and applies the batch with origin operator. old is the
-// statement revised, if any.
-func operatorApply(ctx context.Context, e *env, b *memory.Batch, old string) (memory.Outcome, error) {
-	store, err := e.open(ctx)
-	if err != nil {
-		return memory.Outcome{}, err
+// revisionError says what to do about an operator's revision that failed: a failed
+// embedding names the server to check.
+func revisionError(err error) error {
+	var embed *llm.EmbeddingError
+	if errors.As(err, &embed) {
+		return fmt.Errorf("embed the statement (is the embedding server up?): %w", embed.Err)
 	}
-	_, embed, err := app.Providers(e.cfg)
-	if err != nil {
-		return memory.Outcome{}, err
-	}
-	f := &b.Facts[0]
-	var texts []string
-	if f.Statement != "" {
-		texts = append(texts, f.Statement)
-	}
-	if f.Resolves != nil {
-		texts = append(texts, memory.EventText(old, f.Quote, f.Statement))
-	}
-	res, err := embed.Embed(ctx, texts)
-	if err != nil {
-		return memory.Outcome{}, fmt.Errorf("embed the statement (is the embedding server up?): %w", err)
-	}
-	b.EmbedModel = embed.EmbedModel()
-	if f.Statement != "" {
-		f.Embedding = res.Vectors[0]
-	}
-	if f.Resolves != nil {
-		f.EventEmbedding = res.Vectors[len(texts)-1]
-	}
-	b.Origin, b.At = memory.RevisionOperator, time.Now()
-	applied, err := store.Apply(ctx, b)
-	if err != nil {
-		return memory.Outcome{}, err
-	}
-	out := applied.Facts[0]
-	if out.Kind == memory.OutcomeConflict {
-		return out, fmt.Errorf("refused: %s", out.Detail)
-	}
-	return out, nil
+	return err
 }
 
 func parseID(s string) (int64, error) {

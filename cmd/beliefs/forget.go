@@ -10,6 +10,7 @@ import (
 
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/operator"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -65,12 +66,12 @@ func forgetCommand() command {
 					return err
 				}
 
-				store, err := e.open(ctx)
+				ops, err := e.operator(ctx, false)
 				if err != nil {
 					return err
 				}
 				if n != 0 {
-					b, err := store.Get(ctx, n)
+					b, err := ops.Belief(ctx, operator.Owner, n)
 					if err != nil {
 						return err
 					}
@@ -81,16 +82,16 @@ func forgetCommand() command {
 				}
 
 				if !*purge {
-					return forget(ctx, e, store, sel)
+					return forget(ctx, e, ops, sel)
 				}
-				return purgeBeliefs(ctx, e, store, sel, *yes)
+				return purgeBeliefs(ctx, e, ops, sel, *yes)
 			}
 		}}
 }
 
 // forget forgets the selected beliefs softly and says which.
-func forget(ctx context.Context, e *env, store *memory.Store, sel memory.Selection) error {
-	ids, err := store.Forget(ctx, sel)
+func forget(ctx context.Context, e *env, ops *operator.Operator, sel memory.Selection) error {
+	ids, err := ops.Forget(ctx, operator.Owner, sel)
 	if err != nil {
 		return err
 	}
@@ -109,10 +110,10 @@ func forget(ctx context.Context, e *env, store *memory.Store, sel memory.Selecti
 
 // purgeBeliefs erases the selected beliefs, or the whole scope after a confirmation, and
 // prints what went.
-func purgeBeliefs(ctx context.Context, e *env, store *memory.Store, sel memory.Selection, yes bool) error {
+func purgeBeliefs(ctx context.Context, e *env, ops *operator.Operator, sel memory.Selection, yes bool) error {
 	if sel.All {
 		// A mistyped scope is reported as such, before any question.
-		if scopes, err := store.SubtreeScopes(ctx, sel.Scope); err != nil {
+		if scopes, err := e.store.SubtreeScopes(ctx, sel.Scope); err != nil {
 			return err
 		} else if !slices.Contains(scopes, sel.Scope) {
 			return fmt.Errorf("scope %q: %w", sel.Scope, memory.ErrNotFound)
@@ -121,7 +122,7 @@ func purgeBeliefs(ctx context.Context, e *env, store *memory.Store, sel memory.S
 			return err
 		}
 	}
-	p, err := store.Purge(ctx, sel)
+	p, err := ops.Purge(ctx, operator.Owner, sel)
 	if err != nil {
 		return err
 	}
@@ -160,11 +161,11 @@ func purgeSubtree(ctx context.Context, e *env, prefix string, yes bool) error {
 	} else if err := checkInput(transcript.CheckScope("--scope-prefix", prefix)); err != nil {
 		return err
 	}
-	store, err := e.open(ctx)
+	ops, err := e.operator(ctx, false)
 	if err != nil {
 		return err
 	}
-	scopes, err := store.SubtreeScopes(ctx, prefix)
+	scopes, err := e.store.SubtreeScopes(ctx, prefix)
 	if err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ func purgeSubtree(ctx context.Context, e *env, prefix string, yes bool) error {
 	if ok, err := e.confirmed(what, yes); !ok {
 		return err
 	}
-	out, err := store.PurgeSubtree(ctx, prefix)
+	out, err := ops.PurgeSubtree(ctx, operator.Owner, prefix)
 	if out != nil {
 		for _, p := range out.Scopes {
 			fmt.Fprintf(e.stdout, "purged scope %q for good (tombstone %d)\n", p.Scope, p.TombstoneID)

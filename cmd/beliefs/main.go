@@ -43,6 +43,7 @@ import (
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/operator"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -220,6 +221,24 @@ func (e *env) openPool(ctx context.Context) (*pgxpool.Pool, error) {
 		return nil, err
 	}
 	return e.pool, nil
+}
+
+// operator carries out an operator's operations on the store, with the configured
+// embedder when withEmbed (assertions, corrections and decisions are embedded).
+func (e *env) operator(ctx context.Context, withEmbed bool) (*operator.Operator, error) {
+	store, err := e.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg := operator.Config{Store: store}
+	if withEmbed {
+		_, embed, err := app.Providers(e.cfg)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Embed, cfg.EmbedModel = embed, embed.EmbedModel()
+	}
+	return operator.New(cfg), nil
 }
 
 func (e *env) close() {

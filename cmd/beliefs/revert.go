@@ -11,6 +11,7 @@ import (
 
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/operator"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -31,7 +32,7 @@ func revertCommand() command {
 				if err := checkInput(transcript.CheckText("--note", *note, memory.MaxNoteLen)); err != nil {
 					return err
 				}
-				store, err := e.open(ctx)
+				ops, err := e.operator(ctx, false)
 				if err != nil {
 					return err
 				}
@@ -39,7 +40,7 @@ func revertCommand() command {
 				if u, err := user.Current(); err == nil && u.Username != "" {
 					by = "CLI user " + u.Username
 				}
-				got, err := store.Revert(ctx, memory.RevertParams{EventID: n, Note: *note, By: by})
+				got, err := ops.Revert(ctx, operator.Owner, n, *note, by)
 				if err != nil {
 					return err
 				}

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
-	"github.com/credohq/credo/review"
+	"github.com/credohq/credo/operator"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -81,23 +81,21 @@ func resolveCommand() command {
 				if *apply {
 					verdict = memory.VerdictApply
 				}
-				store, err := e.open(ctx)
+				ops, err := e.operator(ctx, true)
 				if err != nil {
 					return err
 				}
-				item, err := store.Conflict(ctx, n)
-				if err != nil {
-					return err
+				if *scope != "" {
+					item, err := ops.Item(ctx, operator.Owner, n)
+					if err != nil {
+						return err
+					}
+					if item.Scope != *scope {
+						return fmt.Errorf("review item %d in scope %q: %w", n, *scope, memory.ErrNotFound)
+					}
 				}
-				if *scope != "" && item.Scope != *scope {
-					return fmt.Errorf("review item %d in scope %q: %w", n, *scope, memory.ErrNotFound)
-				}
-				_, embed, err := app.Providers(e.cfg)
-				if err != nil {
-					return err
-				}
-				got, err := review.New(store, embed, embed.EmbedModel()).Resolve(ctx, item, verdict, *note)
-				if errors.Is(err, review.ErrEmbedding) {
+				got, err := ops.Resolve(ctx, operator.Owner, n, verdict, *note)
+				if errors.Is(err, llm.ErrEmbedding) {
 					return fmt.Errorf("embed the decision (is the embedding server up?); nothing was changed: %w", err)
 				}
 				if err != nil {

@@ -1,0 +1,50 @@
+// Package operator carries out an operator's operations on memory (assert, correct,
+// forget, purge, resolve a review item, revert a revision) once, for every front end:
+// the CLI, the HTTP API and MCP, and the web inspector call it, so that validation,
+// visibility, embedding and the apply are the same whichever surface is used.
+//
+// Each front end checks its own principal's rights and names its own fields; an
+// operation checks what the operation needs, and every lookup by id goes through one
+// visibility check (Operator.Belief, Item, Event, Episode), so that an unknown id and
+// another tenant's take the same path on every surface.
+package operator
+
+import (
+	"errors"
+	"time"
+
+	"github.com/credohq/credo/llm"
+	"github.com/credohq/credo/memory"
+)
+
+// Config is what an Operator needs.
+type Config struct {
+	Store *memory.Store
+	// Embed embeds statements, revisions and decisions, in EmbedModel; with it nil, an
+	// assertion or correction fails and a decision is not embedded (an applied revision
+	// is embedded by the next consolidation pass, a dismissal never).
+	Embed      llm.Embedder
+	EmbedModel string
+	// Now is the time an operator's revision is made; nil is time.Now.
+	Now func() time.Time
+}
+
+// Operator carries out operators' operations.
+type Operator struct {
+	store *memory.Store
+	embed llm.Embedder
+	model string
+	now   func() time.Time
+}
+
+// New returns an Operator writing to cfg.Store.
+func New(cfg Config) *Operator {
+	o := &Operator{store: cfg.Store, embed: cfg.Embed, model: cfg.EmbedModel, now: cfg.Now}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	return o
+}
+
+// errNoEmbedder is a front end configured without an embedder: an internal error.
+var errNoEmbedder = errors.New("operator: no embedder configured")
