@@ -1,11 +1,8 @@
 package memory
 
 import (
-	"context"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // chain is a belief and every belief of its scope that leads into it through
@@ -22,27 +19,13 @@ func (t *target) held() bool {
 	return t.Status != StatusForgotten && (t.ValidUntil == nil || t.ValidUntil.After(t.ValidFrom))
 }
 
-// chainOf reads the chain that leads into head.
-func (a *applier) chainOf(ctx context.Context, head int64) (*chain, error) {
-	rows, err := a.tx.Query(ctx, `
-		WITH RECURSIVE chain AS (
-			SELECT id, 0 AS depth FROM belief WHERE id = $1
-			UNION ALL
-			SELECT b.id, c.depth + 1 FROM belief b JOIN chain c ON b.superseded_by = c.id WHERE c.depth < 1000
-		)
-		SELECT `+targetColumns+` FROM belief WHERE id IN (SELECT id FROM chain) AND scope = $2 ORDER BY valid_from, id`, head, a.b.Scope)
-	if err != nil {
-		return nil, fmt.Errorf("load chain of belief %d: %w", head, err)
-	}
-	members, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*target, error) { return scanTarget(row) })
-	if err != nil {
-		return nil, fmt.Errorf("load chain of belief %d: %w", head, err)
-	}
+// newChain indexes members, oldest first.
+func newChain(members []*target) *chain {
 	c := &chain{members: members, byID: make(map[int64]*target, len(members))}
 	for _, m := range members {
 		c.byID[m.ID] = m
 	}
-	return c, nil
+	return c
 }
 
 // successor is the member m links to, past forgotten ones; nil at the head.

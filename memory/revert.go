@@ -333,7 +333,7 @@ func (r *reverter) record(ctx context.Context, ev *Event, old, nw *target, out *
 	if nw != nil {
 		row.newStatement = nw.Statement
 	}
-	id, err := r.event(ctx, row)
+	id, err := r.writeEvent(ctx, row)
 	if err != nil {
 		return nil, err
 	}
