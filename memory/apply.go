@@ -175,17 +175,22 @@ func (a *applier) fact(ctx context.Context, f *Fact) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if !ok {
-		return a.conflict(ctx, CauseInvalidIndex, d.Action, &d.Reason, nil, f,
-			fmt.Sprintf("index %d is not one of the %d candidates shown", d.Index, len(a.b.Candidates)))
+		return a.refuse(ctx, refusal{Cause: CauseInvalidIndex, Action: d.Action, Reason: d.Reason, Proposal: f,
+			Detail: fmt.Sprintf("index %d is not one of the %d candidates shown", d.Index, len(a.b.Candidates)),
+		})
 	}
 	if a.touched[t.ID] {
-		return a.conflict(ctx, CauseStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target was already revised by another fact of this batch")
+		return a.refuse(ctx, refusal{Cause: CauseStaleTarget, Action: d.Action, Reason: d.Reason, Target: t.ID, Proposal: f,
+			Detail: "the target was already revised by another fact of this batch",
+		})
 	}
 
 	switch d.Action {
 	case ActionReinforce:
 		if t.Status != StatusActive {
-			return a.conflict(ctx, CauseStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target is "+string(t.Status)+", not active")
+			return a.refuse(ctx, refusal{Cause: CauseStaleTarget, Action: d.Action, Reason: d.Reason, Target: t.ID, Proposal: f,
+				Detail: "the target is " + string(t.Status) + ", not active",
+			})
 		}
 		return a.restate(ctx, t, f, validFrom, d.Rationale, f.EventEmbedding)
 	case ActionRetract:
@@ -206,8 +211,9 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 		return Outcome{}, err
 	}
 	if head.Status != StatusActive || (head.ID != t.ID && a.touched[head.ID]) {
-		return a.conflict(ctx, CauseStaleTarget, d.Action, &d.Reason, &t.ID, f,
-			fmt.Sprintf("the target is %s and no other writer's active belief replaced it", t.Status))
+		return a.refuse(ctx, refusal{Cause: CauseStaleTarget, Action: d.Action, Reason: d.Reason, Target: t.ID, Proposal: f,
+			Detail: fmt.Sprintf("the target is %s and no other writer's active belief replaced it", t.Status),
+		})
 	}
 	if why := a.happened(head, d.Reason); why != "" {
 		return a.beside(ctx, head, f, d, validFrom, why)
@@ -219,7 +225,9 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 		return a.restate(ctx, head, f, validFrom, "restated as a revision of itself", f.EventEmbedding)
 	}
 	if why := a.entrenched(head, f.Origin, f.Confidence); why != "" {
-		return a.conflict(ctx, CauseEntrenchment, d.Action, &d.Reason, &head.ID, f, why)
+		return a.refuse(ctx, refusal{Cause: CauseEntrenchment, Action: d.Action, Reason: d.Reason, Target: head.ID, Proposal: f,
+			Detail: why,
+		})
 	}
 	rationale, embedding := d.Rationale, f.EventEmbedding
 	if head.ID != t.ID {
@@ -311,10 +319,14 @@ func (a *applier) storeHistory(ctx context.Context, at place, f *Fact, d *Direct
 
 func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive, at time.Time) (Outcome, error) {
 	if t.Status != StatusActive {
-		return a.conflict(ctx, CauseStaleTarget, d.Action, &d.Reason, &t.ID, f, "the target is "+string(t.Status)+", not active")
+		return a.refuse(ctx, refusal{Cause: CauseStaleTarget, Action: d.Action, Reason: d.Reason, Target: t.ID, Proposal: f,
+			Detail: "the target is " + string(t.Status) + ", not active",
+		})
 	}
 	if why := a.entrenched(t, f.Origin, f.Confidence); why != "" {
-		return a.conflict(ctx, CauseEntrenchment, d.Action, &d.Reason, &t.ID, f, why)
+		return a.refuse(ctx, refusal{Cause: CauseEntrenchment, Action: d.Action, Reason: d.Reason, Target: t.ID, Proposal: f,
+			Detail: why,
+		})
 	}
 	until := at
 	if d.Reason == ReasonCorrection {
@@ -323,8 +335,9 @@ func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive,
 			at = t.ValidFrom
 		}
 	} else if at.Before(t.ValidFrom) {
-		return a.conflict(ctx, CauseTimeOrder, d.Action, &d.Reason, &t.ID, f,
-			fmt.Sprintf("the retraction (%s) is older than the belief (valid from %s)", at.Format(time.RFC3339), t.ValidFrom.Format(time.RFC3339)))
+		return a.refuse(ctx, refusal{Cause: CauseTimeOrder, Action: d.Action, Reason: d.Reason, Target: t.ID, Proposal: f,
+			Detail: fmt.Sprintf("the retraction (%s) is older than the belief (valid from %s)", at.Format(time.RFC3339), t.ValidFrom.Format(time.RFC3339)),
+		})
 	}
 	var (
 		newID *int64
@@ -356,16 +369,21 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 		return Outcome{}, err
 	}
 	if !ok {
-		return a.conflict(ctx, CauseInvalidIndex, r.Action, &r.Reason, nil, proposal,
-			fmt.Sprintf("index %d is not one of the %d candidates shown", r.Index, len(a.b.Candidates)))
+		return a.refuse(ctx, refusal{Cause: CauseInvalidIndex, Action: r.Action, Reason: r.Reason, Proposal: proposal,
+			Detail: fmt.Sprintf("index %d is not one of the %d candidates shown", r.Index, len(a.b.Candidates)),
+		})
 	}
 	if t.Status != StatusActive || a.touched[t.ID] {
-		return a.conflict(ctx, CauseStaleTarget, r.Action, &r.Reason, &t.ID, proposal, "the target is no longer active")
+		return a.refuse(ctx, refusal{Cause: CauseStaleTarget, Action: r.Action, Reason: r.Reason, Target: t.ID, Proposal: proposal,
+			Detail: "the target is no longer active",
+		})
 	}
 	if r.ReplacedBy == nil {
 		// Nobody said so: consolidation's retraction is an inference.
 		if why := a.entrenched(t, OriginInferred, 0); why != "" {
-			return a.conflict(ctx, CauseEntrenchment, r.Action, &r.Reason, &t.ID, proposal, why)
+			return a.refuse(ctx, refusal{Cause: CauseEntrenchment, Action: r.Action, Reason: r.Reason, Target: t.ID, Proposal: proposal,
+				Detail: why,
+			})
 		}
 		until := a.b.At
 		if r.Reason == ReasonCorrection || until.Before(t.ValidFrom) {
@@ -384,25 +402,32 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 		return Outcome{}, err
 	}
 	if !ok || rep.ID == t.ID {
-		return a.conflict(ctx, CauseInvalidIndex, r.Action, &r.Reason, &t.ID, proposal,
-			fmt.Sprintf("replaced_by %d is not another of the %d candidates shown", *r.ReplacedBy, len(a.b.Candidates)))
+		return a.refuse(ctx, refusal{Cause: CauseInvalidIndex, Action: r.Action, Reason: r.Reason, Target: t.ID, Proposal: proposal,
+			Detail: fmt.Sprintf("replaced_by %d is not another of the %d candidates shown", *r.ReplacedBy, len(a.b.Candidates)),
+		})
 	}
 	proposal = &Fact{Statement: rep.Statement, Confidence: rep.Confidence, Origin: rep.Origin, Kind: rep.Kind}
 	if rep.Status != StatusActive {
-		return a.conflict(ctx, CauseStaleTarget, r.Action, &r.Reason, &t.ID, proposal, "the replacement is no longer active", rep.ID)
+		return a.refuse(ctx, refusal{Cause: CauseStaleTarget, Action: r.Action, Reason: r.Reason, Target: t.ID, Replacement: rep.ID, Proposal: proposal,
+			Detail: "the replacement is no longer active",
+		})
 	}
 	if why := a.happened(t, r.Reason); why != "" {
-		return a.conflict(ctx, CauseEvent, r.Action, &r.Reason, &t.ID, proposal, why, rep.ID)
+		return a.refuse(ctx, refusal{Cause: CauseEvent, Action: r.Action, Reason: r.Reason, Target: t.ID, Replacement: rep.ID, Proposal: proposal,
+			Detail: why,
+		})
 	}
 	if why := a.entrenched(t, rep.Origin, rep.Confidence); why != "" {
-		return a.conflict(ctx, CauseEntrenchment, r.Action, &r.Reason, &t.ID, proposal, why, rep.ID)
+		return a.refuse(ctx, refusal{Cause: CauseEntrenchment, Action: r.Action, Reason: r.Reason, Target: t.ID, Replacement: rep.ID, Proposal: proposal,
+			Detail: why,
+		})
 	}
 	until := rep.ValidFrom
 	if until.Before(t.ValidFrom) {
 		if r.Reason != ReasonDuplicate {
-			return a.conflict(ctx, CauseTimeOrder, r.Action, &r.Reason, &t.ID, proposal,
-				fmt.Sprintf("the replacement (valid from %s) is older than the target (valid from %s)",
-					rep.ValidFrom.Format(time.RFC3339), t.ValidFrom.Format(time.RFC3339)), rep.ID)
+			return a.refuse(ctx, refusal{Cause: CauseTimeOrder, Action: r.Action, Reason: r.Reason, Target: t.ID, Replacement: rep.ID, Proposal: proposal,
+				Detail: fmt.Sprintf("the replacement (valid from %s) is older than the target (valid from %s)",
+					rep.ValidFrom.Format(time.RFC3339), t.ValidFrom.Format(time.RFC3339))})
 		}
 		until = t.ValidFrom
 	}
@@ -451,7 +476,9 @@ func (a *applier) beside(ctx context.Context, head *target, f *Fact, d *Directiv
 	if err != nil {
 		return Outcome{}, err
 	}
-	o, err := a.conflict(ctx, CauseEvent, d.Action, &d.Reason, &head.ID, f, why, id)
+	o, err := a.refuse(ctx, refusal{Cause: CauseEvent, Action: d.Action, Reason: d.Reason, Target: head.ID, Replacement: id, Proposal: f,
+		Detail: why,
+	})
 	o.BeliefID = id
 	return o, err
 }
@@ -595,32 +622,41 @@ func (a *applier) retire(ctx context.Context, id int64, status Status, until tim
 	return a.writeRetirement(ctx, retireParams{ID: id, Status: status, Until: until, By: by, Reason: reason})
 }
 
-// conflict records a refused revision for review. replacement, when given, is the
-// stored belief that was to replace the target.
-func (a *applier) conflict(ctx context.Context, cause Cause, action Action, reason *Reason, targetID *int64, f *Fact, detail string, replacement ...int64) (Outcome, error) {
-	p := Proposal{Statement: f.Statement, Subject: f.Subject, Attribute: f.Attribute, Kind: f.Kind, Confidence: f.Confidence,
-		Origin: f.Origin, ValidFrom: f.ValidFrom, Quote: f.Quote, At: &a.b.At}
-	proposed, err := json.Marshal(p)
+// refusal is one revision the rules refuse, with why: it is recorded for review.
+type refusal struct {
+	Cause  Cause
+	Action Action
+	Reason Reason
+	// Target is the belief the revision was to change, 0 when the directive named none.
+	Target int64
+	// Replacement is the stored belief that was to replace Target, 0 when none was.
+	Replacement int64
+	// Proposal is what was proposed: the fact, or the replacement of a resolution.
+	Proposal *Fact
+	Detail   string
+}
+
+// refuse records r for review.
+func (a *applier) refuse(ctx context.Context, r refusal) (Outcome, error) {
+	f := r.Proposal
+	proposed, err := json.Marshal(Proposal{Statement: f.Statement, Subject: f.Subject, Attribute: f.Attribute, Kind: f.Kind,
+		Confidence: f.Confidence, Origin: f.Origin, ValidFrom: f.ValidFrom, Quote: f.Quote, At: &a.b.At})
 	if err != nil {
 		return Outcome{}, fmt.Errorf("encode proposal: %w", err)
 	}
-	var beliefID *int64
-	if len(replacement) > 0 {
-		beliefID = &replacement[0]
-	}
-	id, err := a.writeConflict(ctx, conflictParams{Cause: cause, Action: action, Reason: reason, TargetID: targetID,
-		BeliefID: beliefID, Proposed: proposed, Detail: detail})
+	id, err := a.writeConflict(ctx, conflictParams{Cause: r.Cause, Action: r.Action, Reason: r.Reason, TargetID: nonZero(r.Target),
+		BeliefID: nonZero(r.Replacement), Proposed: proposed, Detail: r.Detail})
 	if err != nil {
 		return Outcome{}, err
 	}
-	o := Outcome{Kind: OutcomeConflict, ConflictID: id, Action: action, Detail: detail}
-	if targetID != nil {
-		o.TargetID = *targetID
+	return Outcome{Kind: OutcomeConflict, ConflictID: id, TargetID: r.Target, Action: r.Action, Reason: r.Reason, Detail: r.Detail}, nil
+}
+
+func nonZero(id int64) *int64 {
+	if id == 0 {
+		return nil
 	}
-	if reason != nil {
-		o.Reason = *reason
-	}
-	return o, nil
+	return &id
 }
 
 func nullText(s string) *string {

@@ -168,7 +168,7 @@ func (a *applier) writeEvent(ctx context.Context, e eventRow) (int64, error) {
 type conflictParams struct {
 	Cause    Cause
 	Action   Action
-	Reason   *Reason
+	Reason   Reason
 	TargetID *int64
 	// BeliefID is the stored belief that was to replace the target, if any.
 	BeliefID *int64
