@@ -516,72 +516,60 @@ func (a *applier) head(ctx context.Context, t *target) (*target, error) {
 // t's provenance the same way. t never moves back past the start of a belief that held
 // before it: the value then came back, and the statement is history of its own.
 func (a *applier) restate(ctx context.Context, t *target, f *Fact, validFrom time.Time, rationale string, embedding []float32) (Outcome, error) {
-	e := eventRow{excerpt: f.Quote, rationale: rationale, embedding: embedding}
-	swap := t.EpisodeID != nil && a.b.EpisodeID != nil
-	switch {
-	case validFrom.After(t.ValidFrom):
+	// Each turn restates t, or finds that the statement is of an earlier member of t's
+	// chain, and restates that one in the next.
+	for {
+		e := eventRow{excerpt: f.Quote, rationale: rationale, embedding: embedding}
+		swap := t.EpisodeID != nil && a.b.EpisodeID != nil
+		switch {
+		case validFrom.After(t.ValidFrom):
+			return a.reinforce(ctx, t, e)
+		case validFrom.Equal(t.ValidFrom):
+			if !swap {
+				return a.reinforce(ctx, t, e)
+			}
+			earlier, err := a.episodeBefore(ctx, *a.b.EpisodeID, *t.EpisodeID)
+			if err != nil {
+				return Outcome{}, err
+			}
+			if !earlier {
+				return a.reinforce(ctx, t, e)
+			}
+		default:
+			c, err := a.chainOf(ctx, t.ID)
+			if err != nil {
+				return Outcome{}, err
+			}
+			how, at, err := c.earlier(t, f.Statement, validFrom)
+			switch {
+			case err != nil:
+				return Outcome{}, err
+			case how == startKept:
+				return a.reinforce(ctx, t, eventRow{excerpt: f.Quote, rationale: joinText(rationale, "said the day the belief it replaced began: its start is kept")})
+			case how == restatesEarlier:
+				t, embedding = at.next, nil
+				continue
+			case how == cameBack:
+				d := &Directive{Action: ActionSupersede, Reason: ReasonTemporal, Rationale: joinText(rationale, "the value held before and came back")}
+				return a.storeHistory(ctx, at, f, d, validFrom)
+			}
+			e.rationale = joinText(rationale, "said earlier: holds from "+validFrom.Format(time.RFC3339))
+			// What held before t ends when t now starts, also past a belief that never held.
+			if err := a.writePredecessorsEnd(ctx, t.ID, c.into(t.ID), validFrom); err != nil {
+				return Outcome{}, err
+			}
+		}
+		// Without both episodes the provenance stays; the start moves all the same.
+		if swap {
+			e.from, e.excerpt = t.EpisodeID, deref(t.Quote)
+		}
+		// The events that revised a belief into t, credited to t's first statement, now
+		// credit the earlier one.
+		if err := a.writeStart(ctx, startParams{ID: t.ID, ValidFrom: validFrom, Swap: swap, Quote: f.Quote, OldEpisode: t.EpisodeID}); err != nil {
+			return Outcome{}, err
+		}
 		return a.reinforce(ctx, t, e)
-	case validFrom.Equal(t.ValidFrom):
-		if !swap {
-			return a.reinforce(ctx, t, e)
-		}
-		earlier, err := a.episodeBefore(ctx, *a.b.EpisodeID, *t.EpisodeID)
-		if err != nil {
-			return Outcome{}, err
-		}
-		if !earlier {
-			return a.reinforce(ctx, t, e)
-		}
-	default:
-		c, err := a.chainOf(ctx, t.ID)
-		if err != nil {
-			return Outcome{}, err
-		}
-		if o, done, err := a.cameBack(ctx, c, t, f, validFrom, rationale); done || err != nil {
-			return o, err
-		}
-		e.rationale = joinText(rationale, "said earlier: holds from "+validFrom.Format(time.RFC3339))
-		// What held before t ends when t now starts, also past a belief that never held.
-		if err := a.writePredecessorsEnd(ctx, t.ID, c.into(t.ID), validFrom); err != nil {
-			return Outcome{}, err
-		}
 	}
-	// Without both episodes the provenance stays; the start moves all the same.
-	if swap {
-		e.from, e.excerpt = t.EpisodeID, deref(t.Quote)
-	}
-	// The events that revised a belief into t, credited to t's first statement, now
-	// credit the earlier one.
-	if err := a.writeStart(ctx, startParams{ID: t.ID, ValidFrom: validFrom, Swap: swap, Quote: f.Quote, OldEpisode: t.EpisodeID}); err != nil {
-		return Outcome{}, err
-	}
-	return a.reinforce(ctx, t, e)
-}
-
-// cameBack handles a statement of t dated before t starts, when a belief that held
-// before t started at or after that date: the value held then, gave way, and came back.
-// The statement is placed in t's chain c by valid time, as a backfill is (done), unless
-// it is the start of t itself.
-func (a *applier) cameBack(ctx context.Context, c *chain, t *target, f *Fact, validFrom time.Time, rationale string) (o Outcome, done bool, err error) {
-	if !slices.ContainsFunc(c.members, func(m *target) bool { return m.ID != t.ID && m.held() && !m.ValidFrom.Before(validFrom) }) {
-		return Outcome{}, false, nil
-	}
-	at, err := c.place(validFrom)
-	if err != nil {
-		return Outcome{}, true, err
-	}
-	if at.next.ID == t.ID {
-		// Only a belief that began the same day stands before t: t's start is kept.
-		o, err := a.reinforce(ctx, t, eventRow{excerpt: f.Quote, rationale: joinText(rationale, "said the day the belief it replaced began: its start is kept")})
-		return o, true, err
-	}
-	if normStatement(f.Statement) == normStatement(at.next.Statement) {
-		o, err := a.restate(ctx, at.next, f, validFrom, rationale, nil)
-		return o, true, err
-	}
-	d := &Directive{Action: ActionSupersede, Reason: ReasonTemporal, Rationale: joinText(rationale, "the value held before and came back")}
-	o, err = a.storeHistory(ctx, at, f, d, validFrom)
-	return o, true, err
 }
 
 // reinforce counts one more statement of t and records it as event e, with what it

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -98,4 +99,40 @@ func (c *chain) place(validFrom time.Time) (place, error) {
 		}
 	}
 	return at, nil
+}
+
+// earlierStatement is what a statement of t dated before t starts does.
+type earlierStatement int
+
+const (
+	// startMoves: t starts then (the first record of the same belief).
+	startMoves earlierStatement = iota
+	// startKept: only a belief that began the same day stands before t; t keeps its
+	// start and is reinforced.
+	startKept
+	// restatesEarlier: the statement is of the member that held next after it, place's
+	// next, which is restated instead.
+	restatesEarlier
+	// cameBack: a belief that held before t started at or after that date: the value
+	// held then, gave way, and came back. The statement is history of its own, stored
+	// at its place, as a backfill is.
+	cameBack
+)
+
+// earlier decides what statement, valid from validFrom (before t starts), does to t,
+// whose chain c is; place is where it goes, for restatesEarlier and cameBack.
+func (c *chain) earlier(t *target, statement string, validFrom time.Time) (earlierStatement, place, error) {
+	if !slices.ContainsFunc(c.members, func(m *target) bool { return m.ID != t.ID && m.held() && !m.ValidFrom.Before(validFrom) }) {
+		return startMoves, place{}, nil
+	}
+	at, err := c.place(validFrom)
+	switch {
+	case err != nil:
+		return 0, at, err
+	case at.next.ID == t.ID:
+		return startKept, at, nil
+	case normStatement(statement) == normStatement(at.next.Statement):
+		return restatesEarlier, at, nil
+	}
+	return cameBack, at, nil
 }
