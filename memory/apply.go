@@ -215,7 +215,7 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 			Detail: fmt.Sprintf("the target is %s and no other writer's active belief replaced it", t.Status),
 		})
 	}
-	if why := a.happened(head, d.Reason); why != "" {
+	if why := happened(a.b.Origin, head, d.Reason); why != "" {
 		return a.beside(ctx, head, f, d, validFrom, why)
 	}
 	if validFrom.Before(head.ValidFrom) {
@@ -224,7 +224,7 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 	if normStatement(f.Statement) == normStatement(head.Statement) {
 		return a.restate(ctx, head, f, validFrom, "restated as a revision of itself", f.EventEmbedding)
 	}
-	if why := a.entrenched(head, f.Origin, f.Confidence); why != "" {
+	if why := entrenched(a.b.Origin, head, f.Origin, f.Confidence); why != "" {
 		return a.refuse(ctx, refusal{Cause: CauseEntrenchment, Action: d.Action, Reason: d.Reason, Target: head.ID, Proposal: f,
 			Detail: why,
 		})
@@ -323,7 +323,7 @@ func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive,
 			Detail: "the target is " + string(t.Status) + ", not active",
 		})
 	}
-	if why := a.entrenched(t, f.Origin, f.Confidence); why != "" {
+	if why := entrenched(a.b.Origin, t, f.Origin, f.Confidence); why != "" {
 		return a.refuse(ctx, refusal{Cause: CauseEntrenchment, Action: d.Action, Reason: d.Reason, Target: t.ID, Proposal: f,
 			Detail: why,
 		})
@@ -380,7 +380,7 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 	}
 	if r.ReplacedBy == nil {
 		// Nobody said so: consolidation's retraction is an inference.
-		if why := a.entrenched(t, OriginInferred, 0); why != "" {
+		if why := entrenched(a.b.Origin, t, OriginInferred, 0); why != "" {
 			return a.refuse(ctx, refusal{Cause: CauseEntrenchment, Action: r.Action, Reason: r.Reason, Target: t.ID, Proposal: proposal,
 				Detail: why,
 			})
@@ -412,12 +412,12 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 			Detail: "the replacement is no longer active",
 		})
 	}
-	if why := a.happened(t, r.Reason); why != "" {
+	if why := happened(a.b.Origin, t, r.Reason); why != "" {
 		return a.refuse(ctx, refusal{Cause: CauseEvent, Action: r.Action, Reason: r.Reason, Target: t.ID, Replacement: rep.ID, Proposal: proposal,
 			Detail: why,
 		})
 	}
-	if why := a.entrenched(t, rep.Origin, rep.Confidence); why != "" {
+	if why := entrenched(a.b.Origin, t, rep.Origin, rep.Confidence); why != "" {
 		return a.refuse(ctx, refusal{Cause: CauseEntrenchment, Action: r.Action, Reason: r.Reason, Target: t.ID, Replacement: rep.ID, Proposal: proposal,
 			Detail: why,
 		})
@@ -437,33 +437,6 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 	ev, err := a.writeEvent(ctx, eventRow{action: ActionSupersede, reason: r.Reason, old: t, newID: &rep.ID,
 		newStatement: rep.Statement, rationale: r.Rationale, embedding: r.EventEmbedding})
 	return Outcome{Kind: OutcomeSuperseded, BeliefID: rep.ID, TargetID: t.ID, EventID: ev, Action: ActionSupersede, Reason: r.Reason}, err
-}
-
-// entrenched says why a belief of origin and confidence may not replace or retract t,
-// or "" when it may. Operators may change anything.
-func (a *applier) entrenched(t *target, origin Origin, confidence float64) string {
-	if a.b.Origin == RevisionOperator {
-		return ""
-	}
-	switch {
-	case t.Origin == OriginAuthoritative:
-		return fmt.Sprintf("belief %d is authoritative: only an operator changes it", t.ID)
-	case t.Origin == OriginUserStated && origin == OriginInferred:
-		return fmt.Sprintf("belief %d was stated by the user: an inference does not replace it", t.ID)
-	case t.Origin == OriginUserStated && confidence < t.Confidence:
-		return fmt.Sprintf("belief %d was stated by the user with confidence %.2f: a revision with %.2f does not replace it", t.ID, t.Confidence, confidence)
-	}
-	return ""
-}
-
-// happened says why a revision with reason may not supersede t, or "" when it may: an
-// event happened, and a later event does not undo it (a trip to Rome does not replace
-// the trip to Paris). A correction may (it was remembered wrong), and an operator may.
-func (a *applier) happened(t *target, reason Reason) string {
-	if t.Kind != KindEvent || reason != ReasonTemporal || a.b.Origin == RevisionOperator {
-		return ""
-	}
-	return fmt.Sprintf("belief %d is an event: it happened, and a later event does not replace it", t.ID)
 }
 
 // beside stores f beside the event head it was meant to replace, and records the
