@@ -89,7 +89,8 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 	}
 	b = &nb
 
-	if err := lockAndCheck(ctx, tx, b); err != nil {
+	a := &applier{store: s, tx: tx, b: b, now: now, touched: map[int64]bool{}}
+	if err := a.lockAndCheck(ctx); err != nil {
 		return nil, err
 	}
 	if dim := b.vectorDim(); dim > 0 {
@@ -101,7 +102,6 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 			return nil, fmt.Errorf("%w: vectors have %d dimensions, model %q has %d", ErrEmbeddingModel, dim, b.EmbedModel, registered)
 		}
 	}
-	a := &applier{store: s, tx: tx, b: b, now: now, touched: map[int64]bool{}}
 	res := &Result{}
 	for i := range b.Facts {
 		o, err := a.fact(ctx, &b.Facts[i])
@@ -124,6 +124,9 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 		}
 		res.Kept = append(res.Kept, o)
 	}
+	if err := a.flush(ctx); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -135,6 +138,11 @@ type applier struct {
 	// touched holds the beliefs this batch already revised: a second directive on one
 	// of them is stale, never a revision of the revision.
 	touched map[int64]bool
+	// queued are the writes not sent yet (apply_send.go): a caller that also uses tx
+	// itself flushes them first.
+	queued pipeline
+	// ahead is what was read with the scope's lock, until the batch first writes.
+	ahead *readAhead
 }
 
 func (a *applier) candidate(ctx context.Context, index int) (*target, bool, error) {
@@ -241,9 +249,7 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 	if err != nil {
 		return Outcome{}, err
 	}
-	if err := a.retire(ctx, head.ID, StatusSuperseded, validFrom, &id, d.Reason); err != nil {
-		return Outcome{}, err
-	}
+	a.retire(head.ID, StatusSuperseded, validFrom, &id, d.Reason)
 	ev, err := a.writeEvent(ctx, eventRow{action: ActionSupersede, reason: d.Reason, old: head, newID: &id,
 		newStatement: f.Statement, excerpt: f.Quote, rationale: rationale, embedding: embedding, prior: storedNew()})
 	return Outcome{Kind: OutcomeSuperseded, BeliefID: id, TargetID: head.ID, EventID: ev, Action: ActionSupersede, Reason: d.Reason}, err
@@ -350,9 +356,7 @@ func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive,
 		}
 		newID, prior = &id, storedNew()
 	}
-	if err := a.retire(ctx, t.ID, StatusRetracted, until, newID, d.Reason); err != nil {
-		return Outcome{}, err
-	}
+	a.retire(t.ID, StatusRetracted, until, newID, d.Reason)
 	ev, err := a.writeEvent(ctx, eventRow{action: ActionRetract, reason: d.Reason, old: t, newID: newID,
 		newStatement: f.Statement, excerpt: f.Quote, rationale: d.Rationale, embedding: f.EventEmbedding, prior: prior})
 	o := Outcome{Kind: OutcomeRetracted, TargetID: t.ID, EventID: ev, Action: ActionRetract, Reason: d.Reason}
@@ -389,9 +393,7 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 		if r.Reason == ReasonCorrection || until.Before(t.ValidFrom) {
 			until = t.ValidFrom
 		}
-		if err := a.retire(ctx, t.ID, StatusRetracted, until, nil, r.Reason); err != nil {
-			return Outcome{}, err
-		}
+		a.retire(t.ID, StatusRetracted, until, nil, r.Reason)
 		ev, err := a.writeEvent(ctx, eventRow{action: ActionRetract, reason: r.Reason, old: t, rationale: r.Rationale,
 			embedding: r.EventEmbedding})
 		return Outcome{Kind: OutcomeRetracted, TargetID: t.ID, EventID: ev, Action: ActionRetract, Reason: r.Reason}, err
@@ -431,9 +433,7 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 		}
 		until = t.ValidFrom
 	}
-	if err := a.retire(ctx, t.ID, StatusSuperseded, until, &rep.ID, r.Reason); err != nil {
-		return Outcome{}, err
-	}
+	a.retire(t.ID, StatusSuperseded, until, &rep.ID, r.Reason)
 	ev, err := a.writeEvent(ctx, eventRow{action: ActionSupersede, reason: r.Reason, old: t, newID: &rep.ID,
 		newStatement: rep.Statement, rationale: r.Rationale, embedding: r.EventEmbedding})
 	return Outcome{Kind: OutcomeSuperseded, BeliefID: rep.ID, TargetID: t.ID, EventID: ev, Action: ActionSupersede, Reason: r.Reason}, err
@@ -460,9 +460,7 @@ func (a *applier) beside(ctx context.Context, head *target, f *Fact, d *Directiv
 // it changed. Its open basis_changed items close as kept.
 func (a *applier) keep(ctx context.Context, index int) (Outcome, error) {
 	id := a.b.Candidates[index]
-	if err := a.writeKeep(ctx, id); err != nil {
-		return Outcome{}, err
-	}
+	a.writeKeep(id)
 	return Outcome{Kind: OutcomeKept, TargetID: id}, nil
 }
 
@@ -528,9 +526,7 @@ func (a *applier) restate(ctx context.Context, t *target, f *Fact, validFrom tim
 			}
 			e.rationale = joinText(rationale, "said earlier: holds from "+validFrom.Format(time.RFC3339))
 			// What held before t ends when t now starts, also past a belief that never held.
-			if err := a.writePredecessorsEnd(ctx, t.ID, c.into(t.ID), validFrom); err != nil {
-				return Outcome{}, err
-			}
+			a.writePredecessorsEnd(t.ID, c.into(t.ID), validFrom)
 		}
 		// Without both episodes the provenance stays; the start moves all the same.
 		if swap {
@@ -538,9 +534,7 @@ func (a *applier) restate(ctx context.Context, t *target, f *Fact, validFrom tim
 		}
 		// The events that revised a belief into t, credited to t's first statement, now
 		// credit the earlier one.
-		if err := a.writeStart(ctx, startParams{ID: t.ID, ValidFrom: validFrom, Swap: swap, Quote: f.Quote, OldEpisode: t.EpisodeID}); err != nil {
-			return Outcome{}, err
-		}
+		a.writeStart(startParams{ID: t.ID, ValidFrom: validFrom, Swap: swap, Quote: f.Quote, OldEpisode: t.EpisodeID})
 		return a.reinforce(ctx, t, e)
 	}
 }
@@ -578,9 +572,9 @@ func (a *applier) insert(ctx context.Context, f *Fact, validFrom time.Time, stat
 // retire ends belief id with status, closing its valid time at until, for reason. Its
 // own open review items about a changed basis close with it, and the active beliefs
 // concluded from it are flagged for review.
-func (a *applier) retire(ctx context.Context, id int64, status Status, until time.Time, by *int64, reason Reason) error {
+func (a *applier) retire(id int64, status Status, until time.Time, by *int64, reason Reason) {
 	a.touched[id] = true
-	return a.writeRetirement(ctx, retireParams{ID: id, Status: status, Until: until, By: by, Reason: reason})
+	a.writeRetirement(retireParams{ID: id, Status: status, Until: until, By: by, Reason: reason})
 }
 
 // refusal is one revision the rules refuse, with why: it is recorded for review.
