@@ -1,5 +1,3 @@
-// Package memory is credo's belief store and its one revision engine, Apply, through
-// which extraction, consolidation and operators all write.
 package memory
 
 import (

@@ -1,11 +1,9 @@
 package memory
 
 import (
-	"context"
 	"fmt"
+	"slices"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // chain is a belief and every belief of its scope that leads into it through
@@ -22,27 +20,13 @@ func (t *target) held() bool {
 	return t.Status != StatusForgotten && (t.ValidUntil == nil || t.ValidUntil.After(t.ValidFrom))
 }
 
-// chainOf reads the chain that leads into head.
-func (a *applier) chainOf(ctx context.Context, head int64) (*chain, error) {
-	rows, err := a.tx.Query(ctx, `
-		WITH RECURSIVE chain AS (
-			SELECT id, 0 AS depth FROM belief WHERE id = $1
-			UNION ALL
-			SELECT b.id, c.depth + 1 FROM belief b JOIN chain c ON b.superseded_by = c.id WHERE c.depth < 1000
-		)
-		SELECT `+targetColumns+` FROM belief WHERE id IN (SELECT id FROM chain) AND scope = $2 ORDER BY valid_from, id`, head, a.b.Scope)
-	if err != nil {
-		return nil, fmt.Errorf("load chain of belief %d: %w", head, err)
-	}
-	members, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*target, error) { return scanTarget(row) })
-	if err != nil {
-		return nil, fmt.Errorf("load chain of belief %d: %w", head, err)
-	}
+// newChain indexes members, oldest first.
+func newChain(members []*target) *chain {
 	c := &chain{members: members, byID: make(map[int64]*target, len(members))}
 	for _, m := range members {
 		c.byID[m.ID] = m
 	}
-	return c, nil
+	return c
 }
 
 // successor is the member m links to, past forgotten ones; nil at the head.
@@ -115,4 +99,40 @@ func (c *chain) place(validFrom time.Time) (place, error) {
 		}
 	}
 	return at, nil
+}
+
+// earlierStatement is what a statement of t dated before t starts does.
+type earlierStatement int
+
+const (
+	// startMoves: t starts then (the first record of the same belief).
+	startMoves earlierStatement = iota
+	// startKept: only a belief that began the same day stands before t; t keeps its
+	// start and is reinforced.
+	startKept
+	// restatesEarlier: the statement is of the member that held next after it, place's
+	// next, which is restated instead.
+	restatesEarlier
+	// cameBack: a belief that held before t started at or after that date: the value
+	// held then, gave way, and came back. The statement is history of its own, stored
+	// at its place, as a backfill is.
+	cameBack
+)
+
+// earlier decides what statement, valid from validFrom (before t starts), does to t,
+// whose chain c is; place is where it goes, for restatesEarlier and cameBack.
+func (c *chain) earlier(t *target, statement string, validFrom time.Time) (earlierStatement, place, error) {
+	if !slices.ContainsFunc(c.members, func(m *target) bool { return m.ID != t.ID && m.held() && !m.ValidFrom.Before(validFrom) }) {
+		return startMoves, place{}, nil
+	}
+	at, err := c.place(validFrom)
+	switch {
+	case err != nil:
+		return 0, at, err
+	case at.next.ID == t.ID:
+		return startKept, at, nil
+	case normStatement(statement) == normStatement(at.next.Statement):
+		return restatesEarlier, at, nil
+	}
+	return cameBack, at, nil
 }

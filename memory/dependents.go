@@ -29,11 +29,20 @@ type flag struct {
 // open already. A flagged belief's updated_at moves, so the next consolidation sweep
 // takes its scope and asks the model whether it still holds.
 func flagDependents(ctx context.Context, tx pgx.Tx, f flag) error {
+	sql, args := f.statement()
+	if _, err := tx.Exec(ctx, sql, args...); err != nil {
+		return f.failed(err)
+	}
+	return nil
+}
+
+// statement is the one statement that flags what rests on f.bases.
+func (f flag) statement() (string, []any) {
 	detail := "its basis, belief %s, was " + f.change
 	if !f.keepTarget {
 		detail = "a belief it was concluded from was " + f.change
 	}
-	_, err := tx.Exec(ctx, `WITH flagged AS (
+	return `WITH flagged AS (
 			UPDATE belief b SET needs_review = true, updated_at = $2
 			FROM belief_dependency d
 			WHERE d.scope = $7 AND b.scope = $7 AND d.basis_id = ANY($1) AND b.id = d.belief_id
@@ -46,11 +55,11 @@ func flagDependents(ctx context.Context, tx pgx.Tx, f flag) error {
 		FROM flagged f JOIN belief_dependency d ON d.scope = $7 AND d.belief_id = f.id AND d.basis_id = ANY($1)
 		WHERE NOT $5 OR NOT EXISTS (SELECT 1 FROM belief_conflict c
 			WHERE c.scope = $7 AND c.belief_id = f.id AND c.target_belief_id = d.basis_id AND c.status = 'open')`,
-		f.bases, f.now, f.origin, f.reason, f.keepTarget, detail, f.scope)
-	if err != nil {
-		return fmt.Errorf("flag beliefs concluded from %v: %w", f.bases, err)
-	}
-	return nil
+		[]any{f.bases, f.now, f.origin, f.reason, f.keepTarget, detail, f.scope}
+}
+
+func (f flag) failed(err error) error {
+	return fmt.Errorf("flag beliefs concluded from %v: %w", f.bases, err)
 }
 
 // closeItems closes the open basis_changed items about the beliefs ids, which left

@@ -102,8 +102,10 @@ func (s *Store) Revert(ctx context.Context, p RevertParams) (*Reverted, error) {
 		r := &reverter{p: p, applier: &applier{store: s, tx: tx, now: now, touched: map[int64]bool{},
 			b: &Batch{Scope: scope, Origin: RevisionOperator, At: now}}}
 		var err error
-		out, err = r.revert(ctx)
-		return err
+		if out, err = r.revert(ctx); err != nil {
+			return err
+		}
+		return r.flush(ctx)
 	})
 	if err != nil {
 		return nil, err
@@ -275,7 +277,9 @@ func (r *reverter) restore(ctx context.Context, ev *Event, prior *eventPrior, ol
 	}
 	out.Restored = []int64{old.ID}
 	if wrote {
-		if err := r.retire(ctx, nw.ID, StatusRetracted, nw.ValidFrom, nil, ReasonCorrection); err != nil {
+		r.retire(nw.ID, StatusRetracted, nw.ValidFrom, nil, ReasonCorrection)
+		// The statements below are the reverter's own: the retirement goes first.
+		if err := r.flush(ctx); err != nil {
 			return err
 		}
 		out.Retracted = []int64{nw.ID}
@@ -333,7 +337,7 @@ func (r *reverter) record(ctx context.Context, ev *Event, old, nw *target, out *
 	if nw != nil {
 		row.newStatement = nw.Statement
 	}
-	id, err := r.event(ctx, row)
+	id, err := r.writeEvent(ctx, row)
 	if err != nil {
 		return nil, err
 	}
