@@ -42,24 +42,26 @@ func (a *applier) writeBelief(ctx context.Context, p beliefParams) (int64, error
 	embedding, model := a.vector(p.Fact.Embedding)
 	a.written()
 	var id int64
-	err := a.queryRow(ctx, "insert belief", `WITH inserted AS (
-			INSERT INTO belief (scope, subject, attribute, kind, statement, status, confidence,
-				origin, valid_from, valid_until, recorded_at, retired_at, superseded_by, episode_id, quote, last_seen_at,
-				embedding, embed_model, updated_at)
-			VALUES (@scope, @subject, @attribute, @kind, @statement, @status, @confidence,
-				@origin, @valid_from, @valid_until, @now, @retired_at, @superseded_by, @episode_id, @quote, @last_seen_at,
-				@embedding::vector, @embed_model, @now)
-			RETURNING id
-		), dependencies AS (
-			INSERT INTO belief_dependency (scope, belief_id, basis_id) SELECT @scope, inserted.id, basis FROM inserted, unnest(@bases::bigint[]) basis
-		)
-		SELECT id FROM inserted`, []any{pgx.NamedArgs{
+	// Two statements, not a data-modifying CTE: Citus runs such a chain in steps and
+	// sends the first step's rows to every node, so a write of one scope would need
+	// every node up. The dependencies' insert is queued: nothing waits for it.
+	err := a.queryRow(ctx, "insert belief", `INSERT INTO belief (scope, subject, attribute, kind, statement, status, confidence,
+			origin, valid_from, valid_until, recorded_at, retired_at, superseded_by, episode_id, quote, last_seen_at,
+			embedding, embed_model, updated_at)
+		VALUES (@scope, @subject, @attribute, @kind, @statement, @status, @confidence,
+			@origin, @valid_from, @valid_until, @now, @retired_at, @superseded_by, @episode_id, @quote, @last_seen_at,
+			@embedding::vector, @embed_model, @now)
+		RETURNING id`, []any{pgx.NamedArgs{
 		"scope": a.b.Scope, "subject": p.Fact.Subject, "attribute": p.Fact.Attribute, "kind": p.Fact.Kind,
 		"statement": p.Fact.Statement, "status": p.Status, "confidence": p.Fact.Confidence, "origin": p.Fact.Origin,
 		"valid_from": p.ValidFrom, "valid_until": validUntil, "now": a.now, "retired_at": retiredAt,
 		"superseded_by": supersededBy, "episode_id": a.b.EpisodeID, "quote": nullText(p.Fact.Quote),
-		"last_seen_at": a.b.At, "embedding": embedding, "embed_model": model, "bases": p.Bases,
+		"last_seen_at": a.b.At, "embedding": embedding, "embed_model": model,
 	}}, &id)
+	if err == nil && len(p.Bases) > 0 {
+		a.exec("insert dependencies", "INSERT INTO belief_dependency (scope, belief_id, basis_id) SELECT $1, $2, unnest($3::bigint[])",
+			a.b.Scope, id, p.Bases)
+	}
 	return id, err
 }
 

@@ -111,33 +111,41 @@ func (s *Store) EnsureEmbeddingModel(ctx context.Context, model string, dim int)
 	known, ok := s.models.dims[model]
 	s.models.mu.Unlock()
 	if ok {
-		if known != dim {
-			return fmt.Errorf("%w %q: vectors have %d dimensions, the model was registered with %d", ErrEmbeddingModel, model, dim, known)
-		}
-		return nil
+		return sameDim(model, dim, known)
 	}
 
-	err := s.inTxRetryingDeadlocks(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('credo:embedding_model'))"); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "INSERT INTO embedding_model (model, dim) VALUES ($1, $2) ON CONFLICT (model) DO NOTHING", model, dim); err != nil {
-			return err
-		}
-		if err := tx.QueryRow(ctx, "SELECT dim FROM embedding_model WHERE model = $1", model).Scan(&known); err != nil {
-			return err
-		}
-		if known != dim {
-			return fmt.Errorf("%w %q: vectors have %d dimensions, the model was registered with %d", ErrEmbeddingModel, model, dim, known)
-		}
-		return nil
-	})
+	// Read before writing: a registered model (every start but the first) is then read
+	// alone, and on Citus a read of this reference table is served by the local copy,
+	// while a write needs every node up.
+	err := s.db.QueryRow(ctx, "SELECT dim FROM embedding_model WHERE model = $1", model).Scan(&known)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = s.inTxRetryingDeadlocks(ctx, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('credo:embedding_model'))"); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO embedding_model (model, dim) VALUES ($1, $2) ON CONFLICT (model) DO NOTHING", model, dim); err != nil {
+				return err
+			}
+			return tx.QueryRow(ctx, "SELECT dim FROM embedding_model WHERE model = $1", model).Scan(&known)
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("register embedding model %q: %w", model, err)
+	}
+	if err := sameDim(model, dim, known); err != nil {
+		return err
 	}
 	s.models.mu.Lock()
 	s.models.dims[model] = dim
 	s.models.mu.Unlock()
+	return nil
+}
+
+// sameDim checks vectors of dim dimensions against model's registered dimension, known.
+func sameDim(model string, dim, known int) error {
+	if known != dim {
+		return fmt.Errorf("%w %q: vectors have %d dimensions, the model was registered with %d", ErrEmbeddingModel, model, dim, known)
+	}
 	return nil
 }
 
