@@ -236,10 +236,11 @@ func (s *Server) history(ctx context.Context, p *Principal, id int64) (*History,
 	if err := s.need(p, RightRead); err != nil {
 		return nil, err
 	}
-	if _, err := s.visibleBelief(ctx, p, id); err != nil {
+	b, err := s.visibleBelief(ctx, p, id)
+	if err != nil {
 		return nil, err
 	}
-	bs, err := s.store.History(ctx, id)
+	bs, err := s.store.HistoryIn(ctx, b.Scope, id)
 	if errors.Is(err, memory.ErrNotFound) {
 		return nil, notFound("belief", id)
 	}

@@ -31,7 +31,7 @@ func (s *Server) beliefPage(w http.ResponseWriter, r *http.Request, p *api.Princ
 	if err != nil {
 		return err
 	}
-	chain, err := s.store.History(ctx, id)
+	chain, err := s.store.HistoryIn(ctx, b.Scope, id)
 	if errors.Is(err, memory.ErrNotFound) {
 		return notFound()
 	}

@@ -4,8 +4,10 @@ package memory
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/internal/dbtest"
@@ -122,9 +124,37 @@ func TestCitusRouter(t *testing.T) {
 	audit, err := store.Audit(ctx, AuditQuery{Scope: scope})
 	require.NoError(t, err)
 	require.NotEmpty(t, audit.Revisions)
-	// A revert finds its event by id, on every shard as a decision without its scope
-	// does, then works in the scope's transaction.
-	reverted, err := NewStore(schema.Pool, &Config{Now: clock.Now}).Revert(ctx, RevertParams{EventID: events[0].ID, Note: "never moved"})
+
+	// Lookups by id: an id's scope is found by one index probe on each shard (ScopeOf,
+	// the one multi-shard read, bounded by the shard count), then every read names it.
+	for _, what := range []string{OfBelief, OfEpisode, OfItem, OfEvent} {
+		_, err := store.ScopeOf(ctx, what, 1)
+		require.ErrorContains(t, err, "multi-task query", "%s: an id alone reads every shard", what)
+	}
+	rows, err := schema.Pool.Query(ctx, "EXPLAIN SELECT scope FROM belief WHERE id = 1")
+	require.NoError(t, err)
+	planLines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	plan := strings.Join(planLines, "\n")
+	require.Contains(t, plan, "Task Count: 4", "one task per shard")
+	require.Contains(t, plan, "belief_id_idx", "each an index probe")
+	b, err := store.GetIn(ctx, scope, nycID)
+	require.NoError(t, err)
+	require.Equal(t, nycID, b.ID)
+	chain, err := store.HistoryIn(ctx, scope, nycID)
+	require.NoError(t, err)
+	require.Len(t, chain, 2, "the recursive read of the chain stays on the shard")
+	_, err = store.EventIn(ctx, scope, events[0].ID)
+	require.NoError(t, err)
+	_, err = store.ConflictIn(ctx, scope, items[0].ID)
+	require.NoError(t, err)
+	_, err = store.EpisodeIn(ctx, scope, 1)
+	require.ErrorIs(t, err, ErrNotFound, "no episode here, and no other shard asked")
+	// A revert whose caller checked the event's visibility names its scope, and is the
+	// scope's transaction alone; without it, its scope is found as above.
+	_, err = store.Revert(ctx, RevertParams{EventID: events[0].ID, Note: "never moved"})
+	require.ErrorContains(t, err, "multi-task query")
+	reverted, err := store.Revert(ctx, RevertParams{EventID: events[0].ID, Scope: scope, Note: "never moved"})
 	require.NoError(t, err)
 	require.Equal(t, events[0].ID, *reverted.Revert.Reverts)
 

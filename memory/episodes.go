@@ -85,7 +85,16 @@ func (s *Store) Episodes(ctx context.Context, q EpisodeQuery) ([]Episode, error)
 
 // Episode is episode id with its transcript, or ErrNotFound.
 func (s *Store) Episode(ctx context.Context, id int64) (*Episode, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+episodeColumns+`, messages FROM episode WHERE id = $1`, id)
+	scope, err := s.ScopeOf(ctx, OfEpisode, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.EpisodeIn(ctx, scope, id)
+}
+
+// EpisodeIn is Episode of an episode whose scope is known.
+func (s *Store) EpisodeIn(ctx context.Context, scope string, id int64) (*Episode, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+episodeColumns+`, messages FROM episode WHERE scope = $1 AND id = $2`, scope, id)
 	if err != nil {
 		return nil, fmt.Errorf("episode %d: %w", id, err)
 	}

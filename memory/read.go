@@ -158,8 +158,19 @@ func (s *Store) KnownAt(ctx context.Context, scope string, t time.Time) ([]Belie
 }
 
 // Get is one belief by id, forgotten or not: it is how an operator looks a belief up.
+// It finds the id's scope first (see ScopeOf); a caller that knows it calls GetIn.
 func (s *Store) Get(ctx context.Context, id int64) (*Belief, error) {
-	bs, err := s.queryBeliefs(ctx, "b.id = $1", id)
+	scope, err := s.ScopeOf(ctx, OfBelief, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.GetIn(ctx, scope, id)
+}
+
+// GetIn is Get of a belief whose scope is known: on Citus, a read of that scope's shard
+// alone.
+func (s *Store) GetIn(ctx context.Context, scope string, id int64) (*Belief, error) {
+	bs, err := s.queryBeliefs(ctx, "b.scope = $1 AND b.id = $2", scope, id)
 	if err != nil {
 		return nil, fmt.Errorf("belief %d: %w", id, err)
 	}
@@ -173,18 +184,28 @@ func (s *Store) Get(ctx context.Context, id int64) (*Belief, error) {
 // led to it and every belief that replaced it. Forgotten beliefs are left out, though the
 // chain is followed through them; a forgotten id is not found.
 func (s *Store) History(ctx context.Context, id int64) ([]Belief, error) {
-	bs, err := s.queryBeliefs(ctx, `b.id IN (
+	scope, err := s.ScopeOf(ctx, OfBelief, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.HistoryIn(ctx, scope, id)
+}
+
+// HistoryIn is History of a belief whose scope is known. A chain never leaves its scope,
+// so every step names it: on Citus the recursive read runs on the scope's shard alone.
+func (s *Store) HistoryIn(ctx context.Context, scope string, id int64) ([]Belief, error) {
+	bs, err := s.queryBeliefs(ctx, `b.scope = $1 AND b.id IN (
 		WITH RECURSIVE back AS (
-			SELECT id, 0 AS depth FROM belief WHERE id = $1
+			SELECT id, 0 AS depth FROM belief WHERE scope = $1 AND id = $2
 			UNION ALL
-			SELECT p.id, c.depth + 1 FROM belief p JOIN back c ON p.superseded_by = c.id WHERE c.depth < 1000
+			SELECT p.id, c.depth + 1 FROM belief p JOIN back c ON p.superseded_by = c.id WHERE p.scope = $1 AND c.depth < 1000
 		), fwd AS (
-			SELECT id, superseded_by, 0 AS depth FROM belief WHERE id = $1
+			SELECT id, superseded_by, 0 AS depth FROM belief WHERE scope = $1 AND id = $2
 			UNION ALL
-			SELECT n.id, n.superseded_by, f.depth + 1 FROM belief n JOIN fwd f ON n.id = f.superseded_by WHERE f.depth < 1000
+			SELECT n.id, n.superseded_by, f.depth + 1 FROM belief n JOIN fwd f ON n.id = f.superseded_by WHERE n.scope = $1 AND f.depth < 1000
 		)
 		SELECT id FROM back UNION SELECT id FROM fwd)
-		ORDER BY b.valid_from, b.recorded_at, b.id`, id)
+		ORDER BY b.valid_from, b.recorded_at, b.id`, scope, id)
 	if err != nil {
 		return nil, fmt.Errorf("history of belief %d: %w", id, err)
 	}
@@ -255,13 +276,22 @@ func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, e
 // Event is revision event id, or ErrNotFound; an event of a forgotten belief is not
 // found either, as Events leaves it out: it quotes the belief.
 func (s *Store) Event(ctx context.Context, id int64) (*Event, error) {
-	return one(ctx, s.db, "event", id, `SELECT `+eventColumns+` FROM revision_event e WHERE e.id = $1 AND `+eventByIDNotForgotten, scanEvent)
+	scope, err := s.ScopeOf(ctx, OfEvent, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.EventIn(ctx, scope, id)
 }
 
-// one is the row that sql, with id in $1, reads, scanned by scan; ErrNotFound, naming
-// what and id, when there is none.
-func one[T any](ctx context.Context, db querier, what string, id int64, sql string, scan pgx.RowToFunc[T]) (*T, error) {
-	rows, err := db.Query(ctx, sql, id)
+// EventIn is Event of an event whose scope is known.
+func (s *Store) EventIn(ctx context.Context, scope string, id int64) (*Event, error) {
+	return one(ctx, s.db, "event", scope, id, `SELECT `+eventColumns+` FROM revision_event e WHERE e.scope = $1 AND e.id = $2 AND `+eventNotForgotten, scanEvent)
+}
+
+// one is the row that sql, with scope in $1 and id in $2, reads, scanned by scan;
+// ErrNotFound, naming what and id, when there is none.
+func one[T any](ctx context.Context, db querier, what, scope string, id int64, sql string, scan pgx.RowToFunc[T]) (*T, error) {
+	rows, err := db.Query(ctx, sql, scope, id)
 	if err != nil {
 		return nil, fmt.Errorf("%s %d: %w", what, id, err)
 	}
@@ -285,9 +315,6 @@ const eventColumns = `e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_
 const eventNotForgotten = `NOT EXISTS (SELECT 1 FROM belief f
 	WHERE f.scope = $1 AND f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')`
 
-// eventByIDNotForgotten is eventNotForgotten for a read by id, which knows no scope
-// beforehand ($1 is the id).
-var eventByIDNotForgotten = strings.Replace(eventNotForgotten, "f.scope = $1", "f.scope = e.scope", 1)
 
 func scanEvent(row pgx.CollectableRow) (Event, error) {
 	var e Event
@@ -341,7 +368,16 @@ func (s *Store) Conflicts(ctx context.Context, scope string, all bool) ([]Confli
 
 // Conflict is review item id, open or closed, or ErrNotFound.
 func (s *Store) Conflict(ctx context.Context, id int64) (*Conflict, error) {
-	return one(ctx, s.db, "review item", id, `SELECT `+conflictByID+` FROM belief_conflict c WHERE c.id = $1`, scanConflict)
+	scope, err := s.ScopeOf(ctx, OfItem, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.ConflictIn(ctx, scope, id)
+}
+
+// ConflictIn is Conflict of a review item whose scope is known.
+func (s *Store) ConflictIn(ctx context.Context, scope string, id int64) (*Conflict, error) {
+	return one(ctx, s.db, "review item", scope, id, `SELECT `+strings.ReplaceAll(conflictColumns, "{scope}", "$1")+` FROM belief_conflict c WHERE c.scope = $1 AND c.id = $2`, scanConflict)
 }
 
 // ActiveWithAttributes is, for a writer, up to limit active beliefs of scope filling

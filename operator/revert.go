@@ -15,8 +15,9 @@ func (o *Operator) Revert(ctx context.Context, v Viewer, id int64, note, by stri
 	if err := transcript.CheckText("note", note, memory.MaxNoteLen); err != nil {
 		return nil, err
 	}
-	if err := o.visible(ctx, v, memory.OfEvent, id); err != nil {
+	scope, err := o.visible(ctx, v, memory.OfEvent, id)
+	if err != nil {
 		return nil, err
 	}
-	return o.store.Revert(ctx, memory.RevertParams{EventID: id, Note: note, By: by})
+	return o.store.Revert(ctx, memory.RevertParams{EventID: id, Scope: scope, Note: note, By: by})
 }
