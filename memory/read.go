@@ -315,7 +315,6 @@ const eventColumns = `e.id, e.scope, e.action, e.reason, e.origin, e.old_belief_
 const eventNotForgotten = `NOT EXISTS (SELECT 1 FROM belief f
 	WHERE f.scope = $1 AND f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')`
 
-
 func scanEvent(row pgx.CollectableRow) (Event, error) {
 	var e Event
 	err := row.Scan(e.fields()...)
