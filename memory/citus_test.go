@@ -6,6 +6,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -168,4 +169,54 @@ func TestCitusRouter(t *testing.T) {
 	purged, err := store.Purge(ctx, Selection{Scope: scope, All: true})
 	require.NoError(t, err)
 	require.NotZero(t, purged.Counts["belief"])
+}
+
+// TestCitusSpanning: the operations that span scopes, and may ask every shard, work on
+// the cluster: the curator over the scopes with history to remove, and the purge of a
+// subtree of scopes, whose shards differ.
+func TestCitusSpanning(t *testing.T) {
+	dbtest.RequireCitus(t)
+	ctx := context.Background()
+	schema := dbtest.New(t)
+	clock := testclock.New(day("2026-06-01"))
+	store := NewStore(schema.Pool, &Config{Now: clock.Now})
+	scopes := []string{"acme/user:1", "acme/user:2", "acme/user:3", "acme/user:4", "acme/user:5", "acme/user:6", "other/user:1"}
+	acme := scopes[:6]
+	for _, scope := range scopes {
+		first := mustApply(t, store, extraction(scope, "2026-01-15", nil, fact(nyc, "location", ""))).Facts[0].BeliefID
+		mustApply(t, store, extraction(scope, "2026-03-20", []int64{first}, resolves(fact(miami, "location", "2026-02-20"), 0, ActionSupersede, ReasonTemporal)))
+	}
+	var nodes int
+	require.NoError(t, schema.Pool.QueryRow(ctx, `SELECT count(DISTINCT nodeport) FROM citus_shards
+		WHERE shardid IN (SELECT get_shard_id_for_distribution_column($1::regclass, s) FROM unnest($2::text[]) s)`,
+		schema.Name+".belief", scopes).Scan(&nodes))
+	require.Equal(t, 2, nodes, "the scopes lie on both workers")
+
+	// The curator: a year on, each scope's retired home is history to remove.
+	clock.Set(day("2027-06-01"))
+	curated, err := store.Curate(ctx, 30*24*time.Hour, false, "other/user:1")
+	require.NoError(t, err)
+	require.Len(t, curated.Scopes, len(acme), "every scope but the one kept")
+	for _, scope := range scopes {
+		all, err := store.All(ctx, scope)
+		require.NoError(t, err)
+		want := 1
+		if scope == "other/user:1" {
+			want = 2
+		}
+		require.Len(t, all, want, scope)
+	}
+
+	// The subtree purge: every scope under the prefix, on whichever shard.
+	found, err := store.SubtreeScopes(ctx, "acme/")
+	require.NoError(t, err)
+	require.ElementsMatch(t, acme, found)
+	purged, err := store.PurgeSubtree(ctx, "acme/")
+	require.NoError(t, err)
+	require.Len(t, purged.Scopes, len(acme))
+	for _, scope := range scopes {
+		all, err := store.All(ctx, scope)
+		require.NoError(t, err)
+		require.Equal(t, scope == "other/user:1", len(all) > 0, scope)
+	}
 }

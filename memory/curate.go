@@ -192,8 +192,9 @@ func (c *curation) findSources(ctx context.Context) error {
 // the belief still awaits its review (and keeps its needs_review flag), and the item
 // names no removed id, in its columns or its detail.
 func (c *curation) keepOpenItems(ctx context.Context) error {
+	// Concatenation, not format(): Citus refuses a STABLE function of a column in an UPDATE.
 	_, err := c.tx.Exec(ctx, `UPDATE belief_conflict i SET target_belief_id = NULL,
-			detail = format('a belief it was concluded from was %s', t.status)
+			detail = 'a belief it was concluded from was ' || t.status
 		FROM belief t
 		WHERE i.scope = $2 AND t.scope = $2 AND t.id = i.target_belief_id AND t.id = ANY($1)
 			AND i.kind = 'basis_changed' AND i.status = 'open' AND NOT i.belief_id = ANY($1)`, c.out.BeliefIDs, c.scope)
