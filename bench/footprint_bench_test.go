@@ -101,6 +101,9 @@ func BenchmarkFootprint(b *testing.B) {
 	var jobs, jobBytes int64
 	require.NoError(b, p.Schema.Pool.QueryRow(ctx, "SELECT count(*), pg_total_relation_size('river_job') FROM river_job").Scan(&jobs, &jobBytes))
 	b.ReportMetric(float64(jobs)/float64(episodes), "river_jobs/episode")
+	if jobs > 0 {
+		b.ReportMetric(float64(jobBytes)/float64(jobs), "river_job_B/job")
+	}
 	b.ReportMetric(float64(all)/float64(episodes), "scope_tables_B/episode")
 	b.ReportMetric(0, "ns/op")
 }
