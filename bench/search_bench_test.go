@@ -31,7 +31,8 @@ import (
 
 // The scale of BenchmarkSearchAtScale: scopes of these sizes live among the crowd, other
 // scopes' beliefs, at each dimension. CREDO_BENCH_CROWD sets another crowd size (a
-// quick trial with fewer rows).
+// quick trial with fewer rows), CREDO_BENCH_SCOPES and CREDO_BENCH_DIMS other scope
+// sizes and dimensions (comma-separated; the Citus comparison leaves out the largest).
 var (
 	searchDims   = []int{64, 768}
 	searchScopes = []int{20, 1_000, 10_000, 100_000}
@@ -81,16 +82,17 @@ func BenchmarkSearchAtScale(b *testing.B) {
 		require.NoError(b, err, "CREDO_BENCH_CROWD")
 		crowd = n
 	}
-	for _, dim := range searchDims {
+	sizes := benchInts(b, "CREDO_BENCH_SCOPES", searchScopes)
+	for _, dim := range benchInts(b, "CREDO_BENCH_DIMS", searchDims) {
 		b.Run(fmt.Sprintf("dim=%d", dim), func(b *testing.B) {
-			w := loadSearchWorld(b, dim, crowd)
+			w := loadSearchWorld(b, dim, crowd, sizes)
 			b.Run("load", func(b *testing.B) {
 				for range b.N {
 					// Loaded once per dimension, above: this reports it.
 				}
 				w.reportLoad(b)
 			})
-			for _, n := range searchScopes {
+			for _, n := range sizes {
 				sc := w.scopes[n]
 				b.Run(fmt.Sprintf("beliefs=%d", n), func(b *testing.B) {
 					b.Run("exact", func(b *testing.B) {
@@ -113,6 +115,21 @@ func BenchmarkSearchAtScale(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchInts is the comma-separated integers of the variable name, or def when it is unset.
+func benchInts(b *testing.B, name string, def []int) []int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		require.NoError(b, err, name)
+		out = append(out, n)
+	}
+	return out
 }
 
 // searchWorld is one loaded schema: the crowd and the scopes, at one dimension.
@@ -157,7 +174,7 @@ type searchScope struct {
 	refsOnce sync.Once
 }
 
-func loadSearchWorld(b *testing.B, dim, crowd int) *searchWorld {
+func loadSearchWorld(b *testing.B, dim, crowd int, sizes []int) *searchWorld {
 	b.Helper()
 	ctx := context.Background()
 	schema := dbtest.New(b)
@@ -183,7 +200,7 @@ func loadSearchWorld(b *testing.B, dim, crowd int) *searchWorld {
 		topics[i] = dbtest.Unit(rng, dim)
 	}
 	var scopes []*searchScope
-	for _, n := range searchScopes {
+	for _, n := range sizes {
 		sc := newSearchScope(dim, n, topics)
 		w.scopes[n] = sc
 		scopes = append(scopes, sc)
