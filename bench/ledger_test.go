@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptrace"
 	"slices"
 	"strings"
 	"sync"
@@ -39,6 +40,8 @@ type run struct {
 type callTotal struct {
 	n int
 	d time.Duration
+	// dialed counts the calls that opened a connection instead of reusing one.
+	dialed int
 }
 
 func newLedger() *ledger { return &ledger{eps: map[string][]span{}} }
@@ -66,12 +69,23 @@ func (l *ledger) Extracted(rep extract.Report) {
 	l.eps[rep.Scope] = append(l.eps[rep.Scope], span{end.Add(-rep.Duration), end})
 }
 
-func (l *ledger) call(i int, start time.Time) {
-	d := time.Since(start)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.calls[i].n++
-	l.calls[i].d += d
+// traced returns ctx with a trace that records whether the call reused a connection,
+// and a function that books the call into l.calls[i] when it returns.
+func (l *ledger) traced(ctx context.Context, i int) (context.Context, func()) {
+	start, reused := time.Now(), true
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+	})
+	return ctx, func() {
+		d := time.Since(start)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.calls[i].n++
+		l.calls[i].d += d
+		if !reused {
+			l.calls[i].dialed++
+		}
+	}
 }
 
 // timed wraps the model client so that its calls are timed as the worker sees them.
@@ -85,7 +99,8 @@ type timedChat struct {
 }
 
 func (c timedChat) Chat(ctx context.Context, req llm.ChatRequest) (llm.ChatResponse, error) {
-	defer c.l.call(0, time.Now())
+	ctx, done := c.l.traced(ctx, 0)
+	defer done()
 	return c.Chatter.Chat(ctx, req)
 }
 
@@ -95,7 +110,8 @@ type timedEmbed struct {
 }
 
 func (e timedEmbed) Embed(ctx context.Context, inputs []string) (llm.EmbedResponse, error) {
-	defer e.l.call(1, time.Now())
+	ctx, done := e.l.traced(ctx, 1)
+	defer done()
 	return e.Embedder.Embed(ctx, inputs)
 }
 
@@ -115,6 +131,7 @@ type account struct {
 	// the most jobs that ran at once.
 	unmatched, peak, workers int
 	runs                     int // of jobs' Work
+	calls, dialed            int // model calls, and those that opened a connection
 }
 
 type part struct {
@@ -144,6 +161,7 @@ func (l *ledger) account(workers int, m marks, chat, embed time.Duration) *accou
 	matched := 0
 	sleep := time.Duration(l.calls[0].n)*chat + time.Duration(l.calls[1].n)*embed
 	calls := l.calls[0].d + l.calls[1].d
+	a.calls, a.dialed = l.calls[0].n+l.calls[1].n, l.calls[0].dialed+l.calls[1].dialed
 	var episodes, before, after time.Duration
 	for _, r := range l.runs {
 		prev := r.start
@@ -240,6 +258,7 @@ func (a *account) report(b *testing.B, episodes int) {
 	var log strings.Builder
 	fmt.Fprintf(&log, "worker time %.1f s for %d episodes in %d job runs, at most %d at once:", a.total.Seconds(),
 		episodes, a.runs, a.peak)
+	fmt.Fprintf(&log, " %d of %d model calls opened a connection;", a.dialed, a.calls)
 	for _, p := range a.parts {
 		pct := 100 * p.d.Seconds() / a.total.Seconds()
 		b.ReportMetric(pct, "%"+p.name)
