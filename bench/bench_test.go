@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/extract"
@@ -199,8 +200,18 @@ func BenchmarkThroughput(b *testing.B) {
 	} {
 		name := fmt.Sprintf("llm=%s/workers=%d/procs=%d", tc.latency, tc.workers, tc.procs)
 		b.Run(name, func(b *testing.B) {
-			p := pipelinetest.New(b, &pipelinetest.Options{Workers: tc.workers, MaxConns: int32(tc.workers + 4),
-				LLMOptions: []llmtest.Option{llmtest.WithLatency(tc.latency), llmtest.WithEmbedLatency(tc.latency / 12)}})
+			// The ledger accounts for the worker time of the runs with a model latency.
+			l := newLedger()
+			opts := &pipelinetest.Options{Workers: tc.workers, MaxConns: int32(tc.workers + 4),
+				LLMOptions: []llmtest.Option{llmtest.WithLatency(tc.latency), llmtest.WithEmbedLatency(tc.latency / 12)}}
+			if tc.latency > 0 {
+				opts.Middleware = []rivertype.Middleware{l.middleware()}
+				opts.Extract = func(c *extract.Config) {
+					c.Observer = l
+					c.Chat, c.Embed = l.timed(c.Chat, c.Embed)
+				}
+			}
+			p := pipelinetest.New(b, opts)
 			for range tc.procs - 1 {
 				p.AddClient(b)
 			}
@@ -209,14 +220,23 @@ func BenchmarkThroughput(b *testing.B) {
 			eps := episodes(tc.n, tc.n/4)
 			b.ResetTimer()
 			var elapsed, enqueueing time.Duration
+			var accounts []*account
 			for range b.N {
-				start := time.Now()
+				l.reset()
+				var m marks
+				m.start = time.Now()
 				p.Enqueue(b, eps...)
-				enqueueing += time.Since(start)
+				m.enqueued = time.Now()
 				p.Drain(b)
-				elapsed += time.Since(start)
+				m.drained = time.Now()
+				enqueueing += m.enqueued.Sub(m.start)
+				elapsed += m.drained.Sub(m.start)
+				accounts = append(accounts, l.account(tc.workers*tc.procs, m, tc.latency, tc.latency/12))
 			}
 			b.StopTimer()
+			if tc.latency > 0 && b.N == 1 {
+				accounts[0].report(b, tc.n)
+			}
 			rate := float64(tc.n*b.N) / elapsed.Seconds()
 			b.ReportMetric(rate, "episodes/s")
 			b.ReportMetric(enqueueing.Seconds()/float64(b.N), "enqueue_s")

@@ -119,7 +119,8 @@ type Config struct {
 
 	// HTTPClient is optional. It is copied, not mutated; its Timeout is
 	// replaced by Timeout when that is set, or by DefaultTimeout when both
-	// are zero.
+	// are zero. Without a Transport, the provider keeps up to 100 idle
+	// connections to the server, one per concurrent worker.
 	HTTPClient *http.Client
 }
 
@@ -139,7 +140,7 @@ func (c Config) httpClient() *http.Client {
 	}
 	next := hc.Transport
 	if next == nil {
-		next = http.DefaultTransport
+		next = newTransport()
 	}
 	hc.Transport = limitedTransport{next: next, limit: MaxResponseBytes}
 	return &hc

@@ -47,6 +47,9 @@ type Options struct {
 	Consolidate bool
 	// ExactSearchLimit is the stores' memory.Config.ExactSearchLimit (0: the default).
 	ExactSearchLimit int
+	// Middleware is installed in every River client, to observe the jobs it works
+	// (benchmarks time them).
+	Middleware []rivertype.Middleware
 	// Router runs the store, the workers and Enqueue on dbtest's RouterPool: on Citus any
 	// multi-shard query of theirs fails (River's own tables are local and unaffected).
 	Router bool
@@ -151,6 +154,7 @@ func (p *Pipeline) AddClient(t testing.TB) *river.Client[pgx.Tx] {
 		FetchPollInterval: 20 * time.Millisecond,
 		FetchCooldown:     5 * time.Millisecond,
 		Logger:            slog.New(slog.DiscardHandler),
+		Middleware:        opts.Middleware,
 	})
 	require.NoError(t, err)
 	require.NoError(t, client.Start(ctx))
