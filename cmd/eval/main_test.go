@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/eval"
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/internal/dbtest"
 	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
@@ -421,7 +422,7 @@ func TestEvalUsage(t *testing.T) {
 	} {
 		var out, errb bytes.Buffer
 		err := run(context.Background(), tc.args, h.env, &out, &errb)
-		var usage usageError
+		var usage *config.UsageError
 		require.True(t, errors.As(err, &usage), "%v: %v", tc.args, err)
 		require.ErrorContains(t, err, tc.want, fmt.Sprint(tc.args))
 		require.Empty(t, out.String())
