@@ -327,8 +327,7 @@ func rateLimited(wait time.Duration) *Error {
 
 // asError is err as an Error: itself, or an internal error, logged.
 func (s *Server) asError(ctx context.Context, err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e
 	}
 	_ = s.internal(ctx, err)

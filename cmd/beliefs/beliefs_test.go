@@ -74,15 +74,13 @@ func (c *cli) seedMove(scope string) (nycID, miamiID int64) {
 	require.NoError(c.t, err)
 	nycID = res.Facts[0].BeliefID
 	miami := fact("User lives in Miami")
-	miami.ValidFrom = ptr(date("2026-02-20"))
+	miami.ValidFrom = new(date("2026-02-20"))
 	miami.Resolves = &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal}
 	res, err = c.store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionExtraction, At: date("2026-03-20"),
 		Candidates: []int64{nycID}, Facts: []memory.Fact{miami}})
 	require.NoError(c.t, err)
 	return nycID, res.Facts[0].BeliefID
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func TestListJSONMatchesDesign(t *testing.T) {
 	t.Parallel()

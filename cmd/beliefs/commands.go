@@ -210,8 +210,7 @@ func correctCommand() command {
 // revisionError says what to do about an operator's revision that failed: a failed
 // embedding names the server to check.
 func revisionError(err error) error {
-	var embed *llm.EmbeddingError
-	if errors.As(err, &embed) {
+	if embed, ok := errors.AsType[*llm.EmbeddingError](err); ok {
 		return fmt.Errorf("embed the statement (is the embedding server up?): %w", embed.Err)
 	}
 	return err

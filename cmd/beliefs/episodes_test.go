@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/credohq/credo/internal/config"
 	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/internal/config"
 )
 
 func TestEpisodesCommand(t *testing.T) {

@@ -35,7 +35,7 @@ func keysCreateCommand() command {
 					return config.Usagef("--name, --scopes and --rights are required")
 				}
 				var rs []api.Right
-				for _, r := range strings.Split(*rights, ",") {
+				for r := range strings.SplitSeq(*rights, ",") {
 					rs = append(rs, api.Right(r))
 				}
 				pool, err := e.openPool(ctx)

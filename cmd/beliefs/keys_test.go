@@ -115,8 +115,7 @@ func TestKeysCommands(t *testing.T) {
 func TestMCPOverStdio(t *testing.T) {
 	t.Parallel()
 	c := newAPICLI(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	_, token, err := api.CreateKey(ctx, c.schema.Pool, "desktop", []string{"user:"}, []api.Right{api.RightWrite, api.RightRead})
 	require.NoError(t, err)
 

@@ -71,10 +71,8 @@ func TestRevertAndAudit(t *testing.T) {
 
 	var a memory.Audit
 	require.NoError(t, json.Unmarshal([]byte(c.mustRunOK("audit", "--scope-prefix", "acme/", "--json")), &a))
-	require.Equal(t, []memory.AuditOrigin{{Origin: memory.RevisionExtraction, Applied: 2, Reverted: 1, Precision: ptrTo(0.5)}}, a.Origins)
+	require.Equal(t, []memory.AuditOrigin{{Origin: memory.RevisionExtraction, Applied: 2, Reverted: 1, Precision: new(0.5)}}, a.Origins)
 	require.Equal(t, 1, a.Reverts)
 	out := c.mustRunOK("audit", "--scope", "acme/u2")
 	require.Regexp(t, `extraction\s+1\s+0\s+0\s+100\.0%`, out)
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -114,8 +114,7 @@ func (f *benchFlags) write(stdout, stderr io.Writer, run eval.BenchRun, r report
 
 // runError is a run's error, bad usage (exit code 2) when --run named no kept run.
 func runError(err error) error {
-	var id *eval.RunIDError
-	if errors.As(err, &id) {
+	if _, ok := errors.AsType[*eval.RunIDError](err); ok {
 		return config.Usage(err)
 	}
 	return err
