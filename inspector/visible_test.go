@@ -59,7 +59,7 @@ func traced(t *testing.T, h *harness) (*harness, *statements) {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	store := memory.NewStore(pool, nil)
-	v1, err := api.New(context.Background(), api.Config{Store: store, Embed: h.p.Provider, Chat: h.p.Provider,
+	v1, err := api.New(context.Background(), api.Config{Store: store, Pool: pool, Embed: h.p.Provider, Chat: h.p.Provider,
 		Addr: "127.0.0.1:0", RateLimit: -1})
 	require.NoError(t, err)
 	ui, err := inspector.New(inspector.Config{Store: store, Gate: v1, Embed: h.p.Provider})
