@@ -4,6 +4,11 @@
 test:
 	scripts/test
 
+# golangci-lint with .golangci.yml, installed at its pinned version when missing.
+.PHONY: lint
+lint:
+	scripts/lint
+
 # The tests on a real Citus cluster: a coordinator and two workers on local ports
 # (scripts/citus-cluster; Citus is built from ../shared/vendor/citus when missing). Every
 # test built with the citus tag runs against the coordinator; without a cluster they fail.

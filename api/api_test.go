@@ -255,7 +255,7 @@ func TestBadInput(t *testing.T) {
 		"/v1/beliefs":     `{"scope": "tenant:a/x", "statement": "x", "attribute": "a"}`,
 		"/v1/transcripts": `{"scope": "tenant:a/x", "messages": [{"role": "user", "content": "I live in Oslo."}]}`,
 	} {
-		req, err := http.NewRequest("POST", h.http.URL+path, strings.NewReader(body))
+		req, err := http.NewRequest(http.MethodPost, h.http.URL+path, strings.NewReader(body))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "text/plain")
 		req.Header.Set("Authorization", "Bearer "+key)

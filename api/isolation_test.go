@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func seedTenantB(t *testing.T, h *harness) tenantB {
 	b.old = current[0].ID
 
 	moved := fact("User lives at "+secretB+" Heights", "location")
-	moved.ValidFrom = ptr(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+	moved.ValidFrom = new(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
 	moved.Resolves = &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal}
 	applied, err := h.p.Store.Apply(ctx, &memory.Batch{Scope: b.scope, Origin: memory.RevisionOperator, Candidates: []int64{b.old},
 		Facts: []memory.Fact{moved}})
@@ -120,12 +121,12 @@ func TestTenantIsolation(t *testing.T) {
 		for _, id := range []int64{b.belief, b.old} {
 			r := h.fail(c.method, fmt.Sprintf(c.format, id), keyA, c.body, 404, CodeNotFound)
 			want := h.fail(c.method, fmt.Sprintf(c.format, missing), keyA, c.body, 404, CodeNotFound)
-			require.Equal(t, strings.ReplaceAll(string(want.Body), fmt.Sprint(missing), fmt.Sprint(id)), string(r.Body))
+			require.Equal(t, strings.ReplaceAll(string(want.Body), strconv.FormatInt(missing, 10), strconv.FormatInt(id, 10)), string(r.Body))
 		}
 	}
 	r := h.fail("GET", fmt.Sprintf("/v1/episodes/%d", b.episode), keyA, nil, 404, CodeNotFound)
 	want := h.fail("GET", fmt.Sprintf("/v1/episodes/%d", missing), keyA, nil, 404, CodeNotFound)
-	require.Equal(t, strings.ReplaceAll(string(want.Body), fmt.Sprint(missing), fmt.Sprint(b.episode)), string(r.Body))
+	require.Equal(t, strings.ReplaceAll(string(want.Body), strconv.FormatInt(missing, 10), strconv.FormatInt(b.episode, 10)), string(r.Body))
 
 	// Tenant b's ids within tenant a's scope are not found there either.
 	h.fail("POST", "/v1/forget", keyA, map[string]any{"scope": "tenant:a/user:1", "ids": []int64{b.belief}}, 404, CodeNotFound)

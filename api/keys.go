@@ -331,14 +331,14 @@ func rightStrings(rights []Right) []string {
 	return out
 }
 
-func checkLabel(what, s string, max int) error {
+func checkLabel(what, s string, maxLen int) error {
 	switch {
 	case s == "":
 		return fmt.Errorf("%w: %s is empty", ErrKeySpec, what)
 	case !utf8.ValidString(s):
 		return fmt.Errorf("%w: %s is not valid UTF-8", ErrKeySpec, what)
-	case utf8.RuneCountInString(s) > max:
-		return fmt.Errorf("%w: %s is longer than %d characters", ErrKeySpec, what, max)
+	case utf8.RuneCountInString(s) > maxLen:
+		return fmt.Errorf("%w: %s is longer than %d characters", ErrKeySpec, what, maxLen)
 	case strings.IndexFunc(s, unicode.IsControl) >= 0:
 		return fmt.Errorf("%w: %s contains a control character", ErrKeySpec, what)
 	}

@@ -29,7 +29,7 @@ func TestBodyLimit(t *testing.T) {
 	h.fail("POST", MCPPath, key, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"`+strings.Repeat("x", 3000)+`"}}`, 413, CodeBodyTooLarge)
 
 	// Without a Content-Length (chunked), the limit holds while reading.
-	req, err := http.NewRequest("POST", h.http.URL+"/v1/transcripts", io.MultiReader(strings.NewReader(`[`), strings.NewReader(strings.Repeat(" ", 4000)+`]`)))
+	req, err := http.NewRequest(http.MethodPost, h.http.URL+"/v1/transcripts", io.MultiReader(strings.NewReader(`[`), strings.NewReader(strings.Repeat(" ", 4000)+`]`)))
 	require.NoError(t, err)
 	req.ContentLength = -1
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -55,10 +55,12 @@ func TestRecordLimit(t *testing.T) {
 	require.Contains(t, string(r.Body), "the limit is 2")
 	// JSON lines count as well.
 	var lines string
+	var linesSb58 strings.Builder
 	for i := range 3 {
 		b := `{"scope": "tenant:a/user:1", "messages": [{"role": "user", "content": "Line ` + strconv.Itoa(i) + `"}]}`
-		lines += b + "\n"
+		linesSb58.WriteString(b + "\n")
 	}
+	lines += linesSb58.String()
 	h.fail("POST", "/v1/transcripts", key, lines, 413, CodeTooManyRecords)
 	var n int
 	require.NoError(t, h.p.Schema.Pool.QueryRow(context.Background(), "SELECT count(*) FROM episode").Scan(&n))
@@ -122,7 +124,7 @@ func TestModes(t *testing.T) {
 		{"evil.example:9464", "", 403}, {"localhost:9464", "", 200}, {"[::1]:9464", "", 200}, {"127.0.0.1", "", 200},
 		{"", "cross-site", 403}, {"", "same-origin", 200},
 	} {
-		req, err := http.NewRequest("POST", open0.http.URL+"/v1/beliefs", strings.NewReader(`{"scope": "s", "statement": "User likes tea", "attribute": "drink"}`))
+		req, err := http.NewRequest(http.MethodPost, open0.http.URL+"/v1/beliefs", strings.NewReader(`{"scope": "s", "statement": "User likes tea", "attribute": "drink"}`))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
 		if c.host != "" {

@@ -68,11 +68,13 @@ func (h *harness) toolError(t *testing.T, s *mcp.ClientSession, tool string, arg
 
 func text(res *mcp.CallToolResult) string {
 	var out string
+	var outSb71 strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
-			out += tc.Text
+			outSb71.WriteString(tc.Text)
 		}
 	}
+	out += outSb71.String()
 	return out
 }
 
@@ -93,8 +95,7 @@ func TestMCPRememberRecall(t *testing.T) {
 
 	// In memory, as a desktop agent over stdio would be served.
 	clientT, serverT := mcp.NewInMemoryTransports()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	go func() {
 		_ = h.api.MCPServer(func(context.Context) (*Principal, error) { return p, nil }).Run(ctx, serverT)
 	}()

@@ -103,7 +103,7 @@ func TestAudit(t *testing.T) {
 	var a Audit
 	h.ok("GET", "/v1/audit?scope=tenant:a/u", key, nil, 200, &a)
 	require.Equal(t, "tenant:a/u", *a.Scope)
-	require.Equal(t, []AuditOrigin{{Origin: "extraction", Applied: 1, Reverted: 1, Precision: ptr(0.0)}}, a.Origins)
+	require.Equal(t, []AuditOrigin{{Origin: "extraction", Applied: 1, Reverted: 1, Precision: new(0.0)}}, a.Origins)
 	require.Equal(t, 1, a.Reverts)
 	require.Equal(t, []AuditRevisions{{Origin: "extraction", Action: "supersede", Reason: "temporal", Applied: 1, Reverted: 1}}, a.Revisions)
 	require.Empty(t, a.Refusals)
@@ -111,7 +111,7 @@ func TestAudit(t *testing.T) {
 	// A key with one prefix audits it by default: its scopes, never another tenant's.
 	h.ok("GET", "/v1/audit", key, nil, 200, &a)
 	require.Equal(t, "tenant:a/", *a.ScopePrefix)
-	require.Equal(t, []AuditOrigin{{Origin: "extraction", Applied: 2, Reverted: 1, Precision: ptr(0.5)}}, a.Origins)
+	require.Equal(t, []AuditOrigin{{Origin: "extraction", Applied: 2, Reverted: 1, Precision: new(0.5)}}, a.Origins)
 	h.ok("GET", "/v1/audit?scope_prefix=tenant:a/&since=2000-01-01", two, nil, 200, &a)
 	require.Equal(t, 2, a.Origins[0].Applied)
 

@@ -72,9 +72,6 @@ func (s *Server) op(o huma.Operation, errs ...int) huma.Operation {
 // Inputs of the operations. Huma reads and checks them: a parameter of the wrong type or
 // out of range is a 400 invalid_request before the handler runs.
 type (
-	scopeParam struct {
-		Scope string `query:"scope" required:"true" minLength:"1" maxLength:"200" doc:"The scope to read, e.g. user:42; it must start with one of the key's scope prefixes."`
-	}
 	beliefsInput struct {
 		Scope   string `query:"scope" required:"true" minLength:"1" maxLength:"200" doc:"The scope to read, e.g. user:42; it must start with one of the key's scope prefixes."`
 		Query   string `query:"query" maxLength:"2000" doc:"A question or text: the answer is then the k beliefs nearest to it, and history when it reads as a question about the past."`
@@ -336,13 +333,11 @@ func (s *Server) documentTranscriptBody() {
 		Required:    true,
 		Description: "A transcript, an array of transcripts, or JSON lines (one transcript per line).",
 		Content: map[string]*huma.MediaType{
-			"application/json":     {Schema: &huma.Schema{OneOf: []*huma.Schema{one, {Type: huma.TypeArray, Items: one, MinItems: ptr(1)}}}},
+			"application/json":     {Schema: &huma.Schema{OneOf: []*huma.Schema{one, {Type: huma.TypeArray, Items: one, MinItems: new(1)}}}},
 			"application/x-ndjson": {Schema: &huma.Schema{Type: huma.TypeString, Description: "JSON lines: one transcript object per line."}},
 		},
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // document is the OpenAPI document as a JSON value, made once all operations are in.
 func (s *Server) document() map[string]any {

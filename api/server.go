@@ -34,19 +34,10 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/credohq/credo/extract"
-	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/operator"
 	"github.com/credohq/credo/recall"
-)
-
-// Defaults of Config's limits.
-const (
-	DefaultMaxBodyBytes = 4 << 20 // 4 MiB
-	DefaultMaxRecords   = 1000
-	DefaultRateLimit    = 20 // requests per second per key
-	DefaultRateBurst    = 40
 )
 
 // Version is the version of the API's OpenAPI document.
@@ -57,56 +48,6 @@ const OpenAPIPath = "/v1/openapi.json"
 
 // MCPPath is where the MCP server is served over streamable HTTP.
 const MCPPath = "/mcp"
-
-// DefaultBodyReadTimeout bounds how long a client may take to send its body.
-const DefaultBodyReadTimeout = 30 * time.Second
-
-// Config configures a Server.
-type Config struct {
-	Store *memory.Store // required
-	// Pool is the database Store is on (required): API keys and inspector sessions are
-	// read there, and an enqueue's transaction, which inserts River's jobs, runs there.
-	Pool *pgxpool.Pool
-	// Jobs inserts extraction jobs for POST /v1/transcripts: the worker's River client.
-	Jobs extract.Inserter
-	// Embed embeds queries and operator statements; EmbedModel names its vectors.
-	Embed      llm.Embedder
-	EmbedModel string
-	// Chat answers questions (POST /v1/ask, MCP ask); AskObserver is told what each cost.
-	Chat        llm.Chatter
-	AskObserver recall.Observer
-	// Addr is the address served (HTTP_ADDR); it tells whether the API may run without
-	// keys. Empty for a Server only used over stdio.
-	Addr string
-	// BehindGate says that another gate (e.g. an authenticating proxy) guards the API:
-	// without keys, every request is then served.
-	BehindGate bool
-	// MaxBodyBytes bounds a request body (DefaultMaxBodyBytes when zero).
-	MaxBodyBytes int64
-	// MaxRecords bounds the transcripts of one request (DefaultMaxRecords when zero).
-	MaxRecords int
-	// RateLimit is each key's sustained requests per second (DefaultRateLimit when
-	// zero; negative: no limit), with bursts of RateBurst (DefaultRateBurst when zero).
-	RateLimit float64
-	RateBurst int
-	// BodyReadTimeout bounds the wait for a request's body (DefaultBodyReadTimeout when
-	// zero): a body too slow to arrive is a 408, and its connection closes.
-	BodyReadTimeout time.Duration
-	Logger          *slog.Logger
-	Now             func() time.Time
-}
-
-// Settings returns c with the address, gate and limits of the worker's configuration.
-// An API_RATE_LIMIT of 0 turns the rate limit off.
-func (c Config) Settings(cfg *config.Config) Config {
-	c.Addr, c.BehindGate = cfg.HTTPAddr, cfg.APIBehindGate
-	c.MaxBodyBytes, c.MaxRecords = cfg.APIMaxBodyBytes, cfg.APIMaxRecords
-	c.RateLimit, c.RateBurst = cfg.APIRateLimit, cfg.APIRateBurst
-	if c.RateLimit == 0 {
-		c.RateLimit = -1
-	}
-	return c
-}
 
 // Server is the HTTP API and the MCP server over one store.
 type Server struct {
@@ -144,25 +85,16 @@ type Server struct {
 // New returns a Server. With cfg.Addr set, it logs whether the API needs keys, serves
 // every scope without them, or refuses every request until a key exists.
 func New(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.Store == nil || cfg.Pool == nil {
-		return nil, errors.New("api: Store and Pool are required")
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	s := &Server{
 		store: cfg.Store, pool: cfg.Pool, jobs: cfg.Jobs, embed: cfg.Embed, embedModel: cfg.EmbedModel, log: cfg.Logger, now: cfg.Now,
-		maxBody: cfg.MaxBodyBytes, maxRecords: cfg.MaxRecords, burst: cfg.RateBurst, bodyTimeout: cfg.BodyReadTimeout,
+		maxBody: cfg.MaxBodyBytes, maxRecords: cfg.MaxRecords, rate: cfg.limit(), burst: cfg.RateBurst, bodyTimeout: cfg.BodyReadTimeout,
 		open: cfg.BehindGate || IsLoopback(cfg.Addr), gate: cfg.BehindGate, csrf: http.NewCrossOriginProtection(),
-		limiters: map[int64]*rate.Limiter{}, schemas: mcp.NewSchemaCache(),
-	}
-	if s.embedModel == "" {
-		if p, ok := cfg.Embed.(llm.Provider); ok {
-			s.embedModel = p.EmbedModel()
-		}
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.now == nil {
-		s.now = time.Now
+		limiters: map[int64]*rate.Limiter{}, schemas: mcp.NewSchemaCache(), mux: http.NewServeMux(),
+		ops: operator.New(operator.Config{Store: cfg.Store, Embed: cfg.Embed, EmbedModel: cfg.EmbedModel, Now: cfg.Now}),
 	}
 	reader, err := recall.New(recall.Config{Store: s.store, Chat: cfg.Chat, Embed: cfg.Embed, EmbedModel: s.embedModel,
 		Now: s.now, Observer: cfg.AskObserver, Logger: s.log})
@@ -170,28 +102,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.reader = reader
-	s.ops = operator.New(operator.Config{Store: s.store, Embed: cfg.Embed, EmbedModel: s.embedModel, Now: s.now})
-	if s.bodyTimeout <= 0 {
-		s.bodyTimeout = DefaultBodyReadTimeout
-	}
-	if s.maxBody <= 0 {
-		s.maxBody = DefaultMaxBodyBytes
-	}
-	if s.maxRecords <= 0 {
-		s.maxRecords = DefaultMaxRecords
-	}
-	switch {
-	case cfg.RateLimit < 0:
-		s.rate = rate.Inf
-	case cfg.RateLimit == 0:
-		s.rate = DefaultRateLimit
-	default:
-		s.rate = rate.Limit(cfg.RateLimit)
-	}
-	if s.burst <= 0 {
-		s.burst = DefaultRateBurst
-	}
-	s.mux = http.NewServeMux()
 	s.api = humago.New(recordingMux{s}, s.humaConfig())
 	s.register()
 	s.handle("/v1/", http.HandlerFunc(s.noRoute))
@@ -417,8 +327,7 @@ func rateLimited(wait time.Duration) *Error {
 
 // asError is err as an Error: itself, or an internal error, logged.
 func (s *Server) asError(ctx context.Context, err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e
 	}
 	_ = s.internal(ctx, err)

@@ -43,7 +43,7 @@ func episodes(n, scopes int) []transcript.Transcript {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range ts {
 		at := start.Add(time.Duration(i) * time.Hour).Format(time.RFC3339)
-		ts[i] = pipelinetest.T(fmt.Sprintf("user:%d", i%scopes), fmt.Sprint(i), at, fmt.Sprintf("I live in City%c%d now.", 'A'+i%26, i))
+		ts[i] = pipelinetest.T(fmt.Sprintf("user:%d", i%scopes), strconv.Itoa(i), at, fmt.Sprintf("I live in City%c%d now.", 'A'+i%26, i))
 	}
 	return ts
 }
@@ -166,7 +166,7 @@ func BenchmarkPromptSize(b *testing.B) {
 			seedBeliefs(b, p, "user:1", n)
 			b.ResetTimer()
 			for i := range b.N {
-				p.Enqueue(b, pipelinetest.T("user:1", fmt.Sprint(i), "2026-03-01T10:00:00Z",
+				p.Enqueue(b, pipelinetest.T("user:1", strconv.Itoa(i), "2026-03-01T10:00:00Z",
 					fmt.Sprintf("These days I mostly spend weekends on pottery and sailing (%d).", i)))
 				p.Drain(b)
 			}
@@ -282,7 +282,7 @@ func BenchmarkBulkImport(b *testing.B) {
 		for n := range sessions {
 			at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, 7*n).Format(time.RFC3339)
 			scope := fmt.Sprintf("conv-%d", s)
-			ts = append(ts, pipelinetest.T(scope, fmt.Sprint(n), at,
+			ts = append(ts, pipelinetest.T(scope, strconv.Itoa(n), at,
 				fmt.Sprintf("Session %s#%d. I live in City%c%d now.", scope, n, 'A'+n%26, n)))
 		}
 	}

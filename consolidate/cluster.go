@@ -11,12 +11,12 @@ import (
 )
 
 // clusterize groups the beliefs that edges link with union-find, never letting a group
-// grow past max members. Edges are taken nearest first, so a cap cuts a chain of
+// grow past maxSize members. Edges are taken nearest first, so a cap cuts a chain of
 // similar beliefs at its weakest links rather than wherever the edges happened to be
 // listed. Groups of one are dropped: there is nothing to consolidate in them. The
 // result depends only on the set of edges, so an unchanged scope clusters the same way
 // twice and its clusters keep their signatures.
-func clusterize(edges []memory.Neighbor, max int) [][]int64 {
+func clusterize(edges []memory.Neighbor, maxSize int) [][]int64 {
 	edges = slices.Clone(edges)
 	for i, e := range edges {
 		if e.ID < e.Seed {
@@ -29,7 +29,7 @@ func clusterize(edges []memory.Neighbor, max int) [][]int64 {
 
 	uf := newUnionFind()
 	for _, e := range edges {
-		uf.union(e.Seed, e.ID, max)
+		uf.union(e.Seed, e.ID, maxSize)
 	}
 	groups := map[int64][]int64{}
 	for id := range uf.parent {
@@ -71,11 +71,11 @@ func (u *unionFind) find(id int64) int64 {
 	return id
 }
 
-// union joins the sets of a and b unless the joined set would have more than max
-// members.
-func (u *unionFind) union(a, b int64, max int) {
+// union joins the sets of a and b unless the joined set would have more than
+// maxSize members.
+func (u *unionFind) union(a, b int64, maxSize int) {
 	ra, rb := u.find(a), u.find(b)
-	if ra == rb || u.size[ra]+u.size[rb] > max {
+	if ra == rb || u.size[ra]+u.size[rb] > maxSize {
 		return
 	}
 	if u.size[ra] < u.size[rb] {

@@ -29,17 +29,6 @@ import (
 // Queue is the River queue of consolidation jobs and of the sweep that enqueues them.
 const Queue = "consolidate"
 
-// Defaults of Config.
-const (
-	DefaultInterval         = time.Hour
-	DefaultThreshold        = 0.80
-	DefaultMaxCluster       = 8
-	DefaultMaxSeeds         = 1000
-	DefaultMaxCalls         = 16
-	DefaultMalformedRetries = 2
-	DefaultSettle           = time.Minute
-)
-
 // Args is the consolidation job of one scope.
 type Args struct {
 	Scope string `json:"scope"`
@@ -63,39 +52,6 @@ func uniqueWhileWaiting() river.UniqueOpts {
 		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
 		rivertype.JobStateRunning, rivertype.JobStateScheduled,
 	}}
-}
-
-// Config configures a Worker.
-type Config struct {
-	Store *memory.Store
-	Chat  llm.Chatter
-	// Embed, when set, embeds what extraction stored without vectors (see
-	// memory.Unembedded) before a pass, so every active belief can be clustered.
-	Embed llm.Embedder
-	// EmbedModel is the model whose vectors are compared; beliefs embedded with another
-	// model are not consolidated.
-	EmbedModel string
-	// Threshold is the cosine similarity from which two beliefs are neighbours.
-	Threshold float64
-	// MaxCluster bounds the beliefs of one cluster, and so one prompt.
-	MaxCluster int
-	// MaxSeeds bounds the changed beliefs one pass starts from (softly: beliefs
-	// changed at the same instant are taken together); the rest is left to a
-	// follow-up pass.
-	MaxSeeds int
-	// MaxCalls bounds the clusters one pass sends to the LLM, so that a pass fits in a
-	// job's timeout; the rest is left to a follow-up pass.
-	MaxCalls int
-	// MalformedRetries is how many times a malformed answer is asked again before the
-	// cluster is left as it is. Negative: never.
-	MalformedRetries int
-	// Settle keeps the watermark this far behind the database's clock, so that a
-	// belief written by a transaction that read its clock before a pass and committed
-	// after it (or by a worker whose clock lags) is not passed over. Negative: zero.
-	Settle time.Duration
-	Logger *slog.Logger
-	// Observer, when set, is told about each job's pass (metrics).
-	Observer Observer
 }
 
 // Observer receives what each consolidation job did.
@@ -160,46 +116,15 @@ type Worker struct {
 
 // NewWorker checks cfg and returns a worker.
 func NewWorker(cfg Config) (*Worker, error) {
-	if cfg.Store == nil || cfg.Chat == nil || cfg.EmbedModel == "" {
-		return nil, errors.New("consolidate: Store, Chat and EmbedModel are required")
-	}
-	switch {
-	case cfg.Threshold == 0:
-		cfg.Threshold = DefaultThreshold
-	case cfg.Threshold < 0 || cfg.Threshold > 1:
-		return nil, fmt.Errorf("consolidate: threshold %v is not a cosine similarity in 0..1", cfg.Threshold)
-	}
-	switch {
-	case cfg.MaxCluster == 0:
-		cfg.MaxCluster = DefaultMaxCluster
-	case cfg.MaxCluster < 2:
-		return nil, fmt.Errorf("consolidate: a cluster of at most %d beliefs has nothing to consolidate", cfg.MaxCluster)
-	}
-	if cfg.MaxSeeds <= 0 {
-		cfg.MaxSeeds = DefaultMaxSeeds
-	}
-	if cfg.MaxCalls <= 0 {
-		cfg.MaxCalls = DefaultMaxCalls
-	}
-	if cfg.MalformedRetries < 0 {
-		cfg.MalformedRetries = 0
-	} else if cfg.MalformedRetries == 0 {
-		cfg.MalformedRetries = DefaultMalformedRetries
-	}
-	if cfg.Settle < 0 {
-		cfg.Settle = 0
-	} else if cfg.Settle == 0 {
-		cfg.Settle = DefaultSettle
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	p, err := prompts.New()
 	if err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Worker{cfg: cfg, prompts: p, log: log}, nil
+	return &Worker{cfg: cfg, prompts: p, log: cfg.Logger}, nil
 }
 
 var errNoScope = errors.New("consolidate: scope is empty")

@@ -34,7 +34,7 @@ func TestParseReview(t *testing.T) {
 
 	_, reasoning, err = parseReview(`{"reasoning": "`+strings.Repeat("é", maxRationale+10)+`", "reviews": []}`, 1)
 	require.NoError(t, err)
-	require.Equal(t, maxRationale+1, len([]rune(reasoning)), "the reasoning is cut, with an ellipsis")
+	require.Len(t, []rune(reasoning), maxRationale+1, "the reasoning is cut, with an ellipsis")
 
 	for name, content := range map[string]string{
 		"not json":          `keep all`,

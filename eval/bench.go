@@ -12,6 +12,7 @@ import (
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/prompts"
 	"github.com/credohq/credo/recall"
 	"github.com/credohq/credo/transcript"
 )
@@ -62,6 +63,8 @@ type bench struct {
 	run      BenchRun
 	started  time.Time
 	close    func() error
+	// prompts are parsed once for the Reader of every question.
+	prompts *prompts.Prompts
 }
 
 // openBench applies cfg's defaults, meters its models, opens the run's schema (a new
@@ -77,7 +80,11 @@ func openBench(ctx context.Context, cfg Config, scopes []benchScope) (*bench, er
 	cfg = cfg.withDefaults(recall.DefaultK)
 	meter := llm.NewMeter(cfg.Chat, cfg.Embed)
 	cfg.Chat, cfg.Embed = meter, meter
-	b := &bench{cfg: cfg, meter: meter, scopes: scopes, cost: &costCollector{}, started: time.Now()}
+	p, err := prompts.New()
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{cfg: cfg, meter: meter, scopes: scopes, cost: &costCollector{}, started: time.Now(), prompts: p}
 	pool, schema, drop, err := openSchema(ctx, cfg.DatabaseURL, int32(min(cfg.Workers+8, 64)), cfg.RunID)
 	if err != nil {
 		return nil, err
@@ -368,7 +375,7 @@ type asked struct {
 func (b *bench) ask(ctx context.Context, scope, question string, today time.Time) (asked, error) {
 	var a asked
 	reader, err := recall.New(recall.Config{Store: b.r.store, Chat: b.cfg.Chat, Embed: b.cfg.Embed,
-		EmbedModel: b.cfg.EmbedModel, Now: func() time.Time { return today }, Logger: b.cfg.Logger})
+		EmbedModel: b.cfg.EmbedModel, Now: func() time.Time { return today }, Logger: b.cfg.Logger, Prompts: b.prompts})
 	if err != nil {
 		return a, err
 	}

@@ -251,8 +251,7 @@ func ParseLocomo(name string, r io.Reader) ([]LocomoSample, error) {
 func jsonProblem(data []byte) string {
 	var v any
 	err := json.Unmarshal(data, &v)
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte{'\n'})
 		return fmt.Sprintf("line %d: %v", line, se)
 	}
@@ -470,7 +469,7 @@ func (p *sampleParser) category(raw json.RawMessage, field string) (int, error) 
 	}
 	c, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || c < 1 || c > 5 {
-		return 0, p.fail(field, fmt.Sprintf("%s is not a category from 1 to 5", s))
+		return 0, p.fail(field, s+" is not a category from 1 to 5")
 	}
 	return c, nil
 }

@@ -2,7 +2,7 @@ package eval_test
 
 import (
 	"context"
-	"errors"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -120,9 +120,7 @@ func sample(over map[string]string) string {
 			"session_1": [{"speaker": "Ana", "dia_id": "D1:1", "text": "I went to a pottery class."}]}`,
 		"qa": `[{"question": "What class did Ana take?", "answer": "Pottery", "category": 4}]`,
 	}
-	for k, v := range over {
-		fields[k] = v
-	}
+	maps.Copy(fields, over)
 	var parts []string
 	for _, k := range []string{"sample_id", "conversation", "qa"} {
 		if v := fields[k]; v != "" {
@@ -239,7 +237,7 @@ func TestParseLocomoErrors(t *testing.T) {
 			require.Error(t, err)
 			require.True(t, strings.HasPrefix(err.Error(), tc.want), "got %q\nwant %q", err, tc.want)
 			var le *eval.LocomoError
-			require.True(t, errors.As(err, &le))
+			require.ErrorAs(t, err, &le)
 		})
 	}
 }

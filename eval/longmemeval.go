@@ -199,7 +199,7 @@ func (it longMemEvalItem) question(n int, now time.Time, fail func(int, string, 
 	q.Abstention = strings.HasSuffix(q.ID, "_abs")
 	bad := func(field, problem string) (LongMemEvalQuestion, error) { return q, fail(n, q.ID, field, problem) }
 	if it.QuestionType == nil || !slices.Contains(LongMemEvalTypes, *it.QuestionType) {
-		return bad("question_type", fmt.Sprintf("missing or not one of %s", strings.Join(LongMemEvalTypes, ", ")))
+		return bad("question_type", "missing or not one of "+strings.Join(LongMemEvalTypes, ", "))
 	}
 	q.Type = *it.QuestionType
 	if it.Question == nil || strings.TrimSpace(*it.Question) == "" {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -197,7 +198,7 @@ func (it mabItem) row(n int, f MABFilter, fail func(int, string, string, string)
 	if it.Context == nil {
 		return bad("context", "missing")
 	}
-	for _, line := range strings.Split(*it.Context, "\n") {
+	for line := range strings.SplitSeq(*it.Context, "\n") {
 		m := mabFactLine.FindStringSubmatch(strings.TrimSpace(line))
 		if m == nil {
 			continue // the preamble
@@ -250,7 +251,7 @@ func (it mabItem) row(n int, f MABFilter, fail func(int, string, string, string)
 func mabAnswers(raw json.RawMessage) ([][]string, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("not a list of answers")
+		return nil, errors.New("not a list of answers")
 	}
 	out := make([][]string, len(items))
 	for i, it := range items {

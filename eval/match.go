@@ -60,9 +60,7 @@ func anyOf(text string, phrases []string) bool {
 // @location (temporal).
 func (m Match) String() string {
 	var parts []string
-	for _, p := range m.AllOf {
-		parts = append(parts, p)
-	}
+	parts = append(parts, m.AllOf...)
 	if len(m.AnyOf) > 0 {
 		parts = append(parts, "["+strings.Join(m.AnyOf, "|")+"]")
 	}

@@ -23,8 +23,8 @@ func TestRevisionPrecision(t *testing.T) {
 			belief(4, memory.StatusRetracted, "User lives in Miami Beach"),
 		},
 		Events: []memory.Event{
-			by(memory.RevisionExtraction, event(memory.ActionSupersede, memory.ReasonTemporal, 1, ptr(int64(2)))),
-			by(memory.RevisionConsolidation, event(memory.ActionSupersede, memory.ReasonDuplicate, 2, ptr(int64(3)))),
+			by(memory.RevisionExtraction, event(memory.ActionSupersede, memory.ReasonTemporal, 1, new(int64(2)))),
+			by(memory.RevisionConsolidation, event(memory.ActionSupersede, memory.ReasonDuplicate, 2, new(int64(3)))),
 			by(memory.RevisionExtraction, event(memory.ActionRetract, memory.ReasonCorrection, 4, nil)),
 			by(memory.RevisionExtraction, event(memory.ActionReinforce, memory.ReasonRestated, 3, nil)),
 			by(memory.RevisionOperator, event(memory.ActionRevert, memory.ReasonCorrection, 4, nil)),
@@ -32,13 +32,13 @@ func TestRevisionPrecision(t *testing.T) {
 	})
 	want := []memory.AuditOrigin{
 		{Origin: memory.RevisionExtraction, Applied: 3, Reverted: 1, Precision: memory.Precision(3, 1)},
-		{Origin: memory.RevisionConsolidation, Applied: 1, Precision: f(1)},
+		{Origin: memory.RevisionConsolidation, Applied: 1, Precision: new(float64(1))},
 	}
 	require.Equal(t, want, r.Revisions)
 	cats, total := eval.Aggregate([]eval.ScenarioResult{r, r})
 	require.Equal(t, []memory.AuditOrigin{
 		{Origin: memory.RevisionExtraction, Applied: 6, Reverted: 2, Precision: memory.Precision(6, 2)},
-		{Origin: memory.RevisionConsolidation, Applied: 2, Precision: f(1)},
+		{Origin: memory.RevisionConsolidation, Applied: 2, Precision: new(float64(1))},
 	}, total.Revisions)
 	require.Equal(t, total.Revisions, cats[0].Revisions)
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -64,13 +65,13 @@ func (r *Report) WriteTable(w io.Writer, verbose bool) error {
 		if compare {
 			cells = append(cells, onOff(run.Learning))
 		}
-		cells = append(cells, fmt.Sprint(m.Scenarios),
+		cells = append(cells, strconv.Itoa(m.Scenarios),
 			rate(m.Supersede.Precision), rate(m.Supersede.Recall),
 			rate(m.Retract.Precision), rate(m.Retract.Recall),
 			rate(m.Keep.Precision), rate(m.Keep.Recall),
 			rate(m.Current.Accuracy), rate(m.History.Accuracy), rate(m.Dependencies.Accuracy), rate(m.Questions.Accuracy),
 			fmt.Sprintf("%.2f", m.Cost.CallsPerEpisode), fmt.Sprintf("%.0f", m.Cost.TokensPerEpisode),
-			millis(m.Latency.P50), millis(m.Latency.P95), fmt.Sprint(m.Failed))
+			millis(m.Latency.P50), millis(m.Latency.P95), strconv.Itoa(m.Failed))
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	for i, c := range r.Runs[0].Categories {

@@ -14,13 +14,9 @@ func belief(id int64, status memory.Status, statement string) memory.Belief {
 	return memory.Belief{ID: id, Status: status, Statement: statement, Attribute: "location"}
 }
 
-func event(action memory.Action, reason memory.Reason, old int64, new *int64) memory.Event {
-	return memory.Event{Action: action, Reason: reason, OldBeliefID: old, NewBeliefID: new}
+func event(action memory.Action, reason memory.Reason, old int64, newID *int64) memory.Event {
+	return memory.Event{Action: action, Reason: reason, OldBeliefID: old, NewBeliefID: newID}
 }
-
-func ptr[T any](v T) *T { return &v }
-
-func f(v float64) *float64 { return &v }
 
 var moveScenario = eval.Scenario{
 	Name: "m", Category: "move", Scope: "eval:m",
@@ -42,18 +38,18 @@ func TestScoreRightRevision(t *testing.T) {
 			belief(2, memory.StatusActive, "User lives in Miami"),
 			belief(3, memory.StatusActive, "User moved from New York to Miami"),
 		},
-		Events:  []memory.Event{event(memory.ActionSupersede, memory.ReasonTemporal, 1, ptr(int64(2)))},
+		Events:  []memory.Event{event(memory.ActionSupersede, memory.ReasonTemporal, 1, new(int64(2)))},
 		Answers: [][]string{{"User lives in Miami"}, {"User lives in New York", "User lives in Miami"}},
 	})
 	require.Equal(t, 5, r.Passed, "%+v", r.Checks)
 	require.Equal(t, []string{"superseded (temporal): User lives in New York"}, r.Checks[2].Seen[:1])
 	_, total := eval.Aggregate([]eval.ScenarioResult{r})
-	require.Equal(t, eval.Decisions{Expected: 1, Made: 1, Correct: 1, Precision: f(1), Recall: f(1)}, total.Supersede)
-	require.Equal(t, eval.Decisions{Expected: 1, Made: 1, Correct: 1, Precision: f(1), Recall: f(1)}, total.Keep)
+	require.Equal(t, eval.Decisions{Expected: 1, Made: 1, Correct: 1, Precision: new(float64(1)), Recall: new(float64(1))}, total.Supersede)
+	require.Equal(t, eval.Decisions{Expected: 1, Made: 1, Correct: 1, Precision: new(float64(1)), Recall: new(float64(1))}, total.Keep)
 	require.Equal(t, eval.Decisions{}, total.Retract)
-	require.Equal(t, eval.Ratio{Passed: 2, Total: 2, Accuracy: f(1)}, total.Current)
-	require.Equal(t, eval.Ratio{Passed: 1, Total: 1, Accuracy: f(1)}, total.History)
-	require.Equal(t, eval.Ratio{Passed: 2, Total: 2, Accuracy: f(1)}, total.Questions)
+	require.Equal(t, eval.Ratio{Passed: 2, Total: 2, Accuracy: new(float64(1))}, total.Current)
+	require.Equal(t, eval.Ratio{Passed: 1, Total: 1, Accuracy: new(float64(1))}, total.History)
+	require.Equal(t, eval.Ratio{Passed: 2, Total: 2, Accuracy: new(float64(1))}, total.Questions)
 }
 
 // A revision for the wrong reason is a supersession all the same, so only history
@@ -61,13 +57,13 @@ func TestScoreRightRevision(t *testing.T) {
 func TestScoreWrongReason(t *testing.T) {
 	r := eval.Score(moveScenario, eval.Observation{
 		Beliefs: []memory.Belief{belief(1, memory.StatusSuperseded, "User lives in New York"), belief(2, memory.StatusActive, "User lives in Miami")},
-		Events:  []memory.Event{event(memory.ActionSupersede, memory.ReasonCorrection, 1, ptr(int64(2)))},
+		Events:  []memory.Event{event(memory.ActionSupersede, memory.ReasonCorrection, 1, new(int64(2)))},
 		Answers: [][]string{{"User lives in Miami"}, {"User lives in New York"}},
 	})
 	_, total := eval.Aggregate([]eval.ScenarioResult{r})
-	require.Equal(t, f(1), total.Supersede.Recall)
-	require.Equal(t, f(1), total.Current.Accuracy)
-	require.Equal(t, eval.Ratio{Passed: 0, Total: 1, Accuracy: f(0)}, total.History)
+	require.Equal(t, new(float64(1)), total.Supersede.Recall)
+	require.Equal(t, new(float64(1)), total.Current.Accuracy)
+	require.Equal(t, eval.Ratio{Passed: 0, Total: 1, Accuracy: new(float64(0))}, total.History)
 }
 
 // A stale belief left current: a missed supersession (recall), a wrong keep
@@ -78,11 +74,11 @@ func TestScoreMissedRevision(t *testing.T) {
 		Answers: [][]string{{"User lives in New York"}, {"User lives in New York"}},
 	})
 	_, total := eval.Aggregate([]eval.ScenarioResult{r})
-	require.Equal(t, eval.Decisions{Expected: 1, Made: 0, Correct: 0, Recall: f(0)}, total.Supersede)
-	require.Equal(t, eval.Decisions{Expected: 1, Made: 2, Correct: 1, Precision: f(0.5), Recall: f(1)}, total.Keep)
-	require.Equal(t, eval.Ratio{Passed: 1, Total: 2, Accuracy: f(0.5)}, total.Current)
-	require.Equal(t, eval.Ratio{Passed: 0, Total: 1, Accuracy: f(0)}, total.History)
-	require.Equal(t, eval.Ratio{Passed: 1, Total: 2, Accuracy: f(0.5)}, total.Questions)
+	require.Equal(t, eval.Decisions{Expected: 1, Made: 0, Correct: 0, Recall: new(float64(0))}, total.Supersede)
+	require.Equal(t, eval.Decisions{Expected: 1, Made: 2, Correct: 1, Precision: new(0.5), Recall: new(float64(1))}, total.Keep)
+	require.Equal(t, eval.Ratio{Passed: 1, Total: 2, Accuracy: new(0.5)}, total.Current)
+	require.Equal(t, eval.Ratio{Passed: 0, Total: 1, Accuracy: new(float64(0))}, total.History)
+	require.Equal(t, eval.Ratio{Passed: 1, Total: 2, Accuracy: new(0.5)}, total.Questions)
 	require.Equal(t, eval.Keep, r.Checks[2].Got)
 }
 
@@ -111,17 +107,17 @@ func TestScoreReinforcedAndSideBySide(t *testing.T) {
 	require.Equal(t, eval.Keep, r.Checks[2].Got, "the belief is kept all the same")
 	// ... then merged by consolidation: one current belief, which absorbed the other.
 	twice[1].Status = memory.StatusSuperseded
-	r = score(twice, []memory.Event{event(memory.ActionSupersede, memory.ReasonDuplicate, 5, ptr(int64(1)))})
+	r = score(twice, []memory.Event{event(memory.ActionSupersede, memory.ReasonDuplicate, 5, new(int64(1)))})
 	require.True(t, r.Checks[2].Pass)
 
 	// Firefox superseded Chrome: a wrong supersession.
 	chrome.Status = memory.StatusSuperseded
 	r = score([]memory.Belief{reinforced, chrome, firefox, kafka}, nil)
 	_, total := eval.Aggregate([]eval.ScenarioResult{r})
-	require.Equal(t, eval.Decisions{Made: 1, Precision: f(0)}, total.Supersede)
-	require.Equal(t, eval.Decisions{Expected: 3, Made: 2, Correct: 2, Precision: f(1), Recall: f(0.6667)}, total.Keep)
-	require.Equal(t, eval.Decisions{Expected: 1, Made: 1, Correct: 1, Precision: f(1), Recall: f(1)}, total.Retract)
-	require.Equal(t, eval.Ratio{Passed: 2, Total: 3, Accuracy: f(0.6667)}, total.Current)
+	require.Equal(t, eval.Decisions{Made: 1, Precision: new(float64(0))}, total.Supersede)
+	require.Equal(t, eval.Decisions{Expected: 3, Made: 2, Correct: 2, Precision: new(float64(1)), Recall: new(0.6667)}, total.Keep)
+	require.Equal(t, eval.Decisions{Expected: 1, Made: 1, Correct: 1, Precision: new(float64(1)), Recall: new(float64(1))}, total.Retract)
+	require.Equal(t, eval.Ratio{Passed: 2, Total: 3, Accuracy: new(0.6667)}, total.Current)
 	require.Equal(t, eval.Ratio{}, total.Questions)
 
 	// Nothing stored at all.
@@ -147,10 +143,10 @@ func TestAggregateCostAndLatency(t *testing.T) {
 	require.Equal(t, 4, total.Episodes)
 	require.Equal(t, 1, total.Failed)
 	require.Equal(t, 1, total.Errors)
-	require.Equal(t, 1.75, total.Cost.CallsPerEpisode)                      // (6 + 1) / 4
-	require.Equal(t, 120.0, total.Cost.TokensPerEpisode)                    // (440 + 40) / 4
-	require.Equal(t, 0.75, total.Cost.ExamplesPerEpisode)                   // 3 / 4
-	require.Equal(t, eval.Latency{P50: f(200), P95: f(400)}, total.Latency) // nearest rank
+	require.Equal(t, 1.75, total.Cost.CallsPerEpisode)                                            // (6 + 1) / 4
+	require.Equal(t, 120.0, total.Cost.TokensPerEpisode)                                          // (440 + 40) / 4
+	require.Equal(t, 0.75, total.Cost.ExamplesPerEpisode)                                         // 3 / 4
+	require.Equal(t, eval.Latency{P50: new(float64(200)), P95: new(float64(400))}, total.Latency) // nearest rank
 	require.Equal(t, eval.Latency{}, cats[2].Latency)
 	require.Equal(t, 0.0, cats[2].Cost.CallsPerEpisode)
 }
@@ -187,7 +183,7 @@ func TestScoreDependsOn(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := eval.Score(s, eval.Observation{Beliefs: tc.beliefs,
-				Events: []memory.Event{event(memory.ActionSupersede, memory.ReasonTemporal, 1, ptr(int64(2)))}})
+				Events: []memory.Event{event(memory.ActionSupersede, memory.ReasonTemporal, 1, new(int64(2)))}})
 			require.Len(t, r.Checks, 1)
 			c := r.Checks[0]
 			require.Equal(t, eval.CheckDependsOn, c.Kind)
@@ -197,7 +193,7 @@ func TestScoreDependsOn(t *testing.T) {
 			require.Empty(t, c.Want, "a dependency is no keep, supersede or retract decision")
 			_, total := eval.Aggregate([]eval.ScenarioResult{r})
 			passed := map[bool]int{true: 1}[tc.pass]
-			require.Equal(t, eval.Ratio{Passed: passed, Total: 1, Accuracy: f(float64(passed))}, total.Dependencies)
+			require.Equal(t, eval.Ratio{Passed: passed, Total: 1, Accuracy: new(float64(passed))}, total.Dependencies)
 			require.Equal(t, eval.Ratio{}, total.Current, "scored apart from the current state")
 			require.Equal(t, eval.Decisions{}, total.Keep)
 		})

@@ -178,7 +178,7 @@ var (
 func prose(text string) []string {
 	var out []string
 	in := false
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		if fence.MatchString(line) {
 			in = !in
 			continue

@@ -30,7 +30,7 @@ func TestFinishWaitsForAnEnqueueUnderWay(t *testing.T) {
 
 	tx, err := schema.Pool.Begin(ctx)
 	require.NoError(t, err)
-	defer tx.Rollback(ctx) //nolint:errcheck // committed below
+	defer tx.Rollback(ctx) // committed below
 	// Advisory locks are the database's, not the schema's: a scope of this test alone.
 	scope := "finish:" + schema.Name
 	require.NoError(t, lockQueues(ctx, tx, []string{scope}))
@@ -62,5 +62,4 @@ func TestFinishWaitsForAnEnqueueUnderWay(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		require.FailNow(t, "finish did not return")
 	}
-
 }

@@ -2,7 +2,6 @@ package extract
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -115,7 +114,7 @@ func TestParseRejects(t *testing.T) {
 	for name, tc := range cases {
 		_, _, err := Parse(tc.content, 2, occurred)
 		require.Error(t, err, name)
-		require.True(t, errors.Is(err, llm.ErrMalformedOutput), "%s: %v", name, err)
+		require.ErrorIs(t, err, llm.ErrMalformedOutput, "%s: %v", name, err)
 		require.Contains(t, err.Error(), tc.want, name)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,12 +100,7 @@ func (l *callLog) handle(req llmtest.Request) llmtest.Reply {
 }
 
 func containsStr(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(xs, x)
 }
 
 // callsOf lists the numbers of scope's calls, in the order they started.
@@ -336,7 +332,7 @@ func TestEnqueueRacingTheJobsEndLeavesNothingBehind(t *testing.T) {
 			for i := range each {
 				n := w*each + i + 1
 				tr := move(fmt.Sprintf("user:%d", n%2), n%28+1)
-				tr.ID = fmt.Sprint(n)
+				tr.ID = strconv.Itoa(n)
 				tr.Messages[0].Content = fmt.Sprintf("In conversation user:%d#%d I live in City%d. (%d)", n%2, n%28+1, n%28+1, n)
 				p.Enqueue(t, tr)
 			}

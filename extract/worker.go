@@ -16,54 +16,10 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
 )
-
-// Defaults of Config.
-const (
-	DefaultMaxCandidates    = 24
-	DefaultMalformedRetries = 2
-	DefaultBatch            = 8
-	DefaultMaxAttempts      = 10
-)
-
-// Config configures a Worker.
-type Config struct {
-	Store *memory.Store
-	Chat  llm.Chatter
-	Embed llm.Embedder
-	// EmbedModel is the name vectors are stored under.
-	EmbedModel string
-	// MaxCandidates (K) bounds the beliefs shown to the LLM, so that the prompt does not
-	// grow with memory.
-	MaxCandidates int
-	// MalformedRetries is how many times a malformed answer is asked again within one
-	// attempt before the episode fails.
-	MalformedRetries int
-	// Batch bounds the episodes one job extracts before its scope yields to the others,
-	// when others wait.
-	Batch int
-	// EpisodeTimeout bounds one episode's attempt (JOB_TIMEOUT); zero: no bound.
-	EpisodeTimeout time.Duration
-	// JobBudget bounds one job: it starts no episode that could end after it, and River
-	// stops it then. Keep it under River's RescueStuckJobsAfter, so that a live job is
-	// never taken over. Zero: no bound but Batch.
-	JobBudget time.Duration
-	// MaxAttempts is how many times an episode is tried before it fails; the attempts of
-	// an episode, not of a job, since one job works many episodes.
-	MaxAttempts int
-	// RetryPolicy spaces an episode's attempts (nil: River's default, attempt⁴
-	// seconds); the job waits for it, so the scope's later episodes wait too.
-	RetryPolicy river.ClientRetryPolicy
-	Logger      *slog.Logger
-	// Examples, when set, retrieves similar past revisions shown as worked examples.
-	Examples *learning.Retriever
-	// Observer, when set, is told about each extraction (metrics).
-	Observer Observer
-}
 
 // Observer receives what each extraction did.
 type Observer interface {
@@ -100,35 +56,15 @@ type Worker struct {
 
 // NewWorker checks cfg and returns a worker.
 func NewWorker(cfg Config) (*Worker, error) {
-	if cfg.Store == nil || cfg.Chat == nil || cfg.Embed == nil || cfg.EmbedModel == "" {
-		return nil, errors.New("extract: Store, Chat, Embed and EmbedModel are required")
-	}
-	if cfg.MaxCandidates <= 0 {
-		cfg.MaxCandidates = DefaultMaxCandidates
-	}
-	if cfg.MalformedRetries < 0 {
-		cfg.MalformedRetries = 0
-	} else if cfg.MalformedRetries == 0 {
-		cfg.MalformedRetries = DefaultMalformedRetries
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = DefaultBatch
-	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
-	}
-	if cfg.RetryPolicy == nil {
-		cfg.RetryPolicy = &river.DefaultClientRetryPolicy{}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	p, err := prompts.New()
 	if err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Worker{cfg: cfg, prompts: p, log: log}, nil
+	return &Worker{cfg: cfg, prompts: p, log: cfg.Logger}, nil
 }
 
 // Timeout is the job's budget: River's JobTimeout is for other jobs, and would cut a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -176,7 +177,7 @@ func TestMalformedThenValidIsAskedAgain(t *testing.T) {
 func TestServerErrorIsRetriedByRiver(t *testing.T) {
 	t.Parallel()
 	for _, status := range []int{500, 429, 503} {
-		t.Run(fmt.Sprint(status), func(t *testing.T) {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			p := pipelinetest.New(t, nil)
@@ -234,7 +235,7 @@ func TestCandidatesAreBounded(t *testing.T) {
 	chats := p.LLM.Chats()
 	require.Len(t, chats, 1)
 	lines := 0
-	for _, l := range strings.Split(chats[0].Prompt, "\n") {
+	for l := range strings.SplitSeq(chats[0].Prompt, "\n") {
 		if len(l) > 3 && l[0] == '[' && strings.Contains(l, "] ") {
 			lines++
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -187,7 +188,7 @@ func TestBrowser(t *testing.T) {
 	confirm := b.text("section.confirm")
 	b.check(strings.Contains(confirm, "Forget this belief?") && strings.Contains(confirm, miami), "confirmation: %q", confirm)
 	b.click(`section.confirm button[type="submit"]`)
-	b.check(b.location() == base+"/ui/scopes/tenant:a%2Fuser:ana?done=forgotten&n="+fmt.Sprint(st.miami), "back on the scope")
+	b.check(b.location() == base+"/ui/scopes/tenant:a%2Fuser:ana?done=forgotten&n="+strconv.FormatInt(st.miami, 10), "back on the scope")
 	after := b.text("main")
 	b.check(strings.Contains(after, "was forgotten") && !strings.Contains(after, miami), "Miami is gone: %q", after)
 	b.check(strings.Contains(after, "User is vegetarian"), "the rest stays: %q", after)

@@ -2,7 +2,6 @@ package inspector
 
 import (
 	"fmt"
-	"github.com/credohq/credo/api"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/credohq/credo/api"
 
 	"github.com/credohq/credo/transcript"
 )

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -150,7 +151,7 @@ func TestActions(t *testing.T) {
 	// Apply a review item, then again: nothing more changes.
 	r := b.post(fmt.Sprintf("/ui/review/%d", h.ana.item), "self", map[string][]string{"action": {"apply"}, "note": {"by mail"}})
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
-	require.Equal(t, "/ui/scopes/tenant:a%2Fuser:ana/review?done=applied&n="+fmt.Sprint(h.ana.item), r.Header.Get("Location"))
+	require.Equal(t, "/ui/scopes/tenant:a%2Fuser:ana/review?done=applied&n="+strconv.FormatInt(h.ana.item, 10), r.Header.Get("Location"))
 	require.Contains(t, b.page(r.Header.Get("Location")), "was applied")
 	require.Contains(t, b.page(scopePath(anaScope)), "Account plan is Free")
 	again := b.post(fmt.Sprintf("/ui/review/%d", h.ana.item), "self", map[string][]string{"action": {"dismiss"}})

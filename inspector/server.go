@@ -11,9 +11,7 @@
 package inspector
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -21,7 +19,6 @@ import (
 
 	"github.com/credohq/credo/api"
 	"github.com/credohq/credo/extract"
-	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/operator"
 )
@@ -45,26 +42,6 @@ type Gate interface {
 	EndSession(ctx context.Context, token string) error
 }
 
-// Config configures a Server.
-type Config struct {
-	Store *memory.Store // required
-	Gate  Gate          // required: the API server, whose keys and modes the pages share
-	// Jobs inserts the extraction job a retried episode needs: the worker's River
-	// client. Without it, failed episodes cannot be retried from the pages.
-	Jobs extract.Inserter
-	// Embed embeds review decisions as labeled examples (optional, as in operator.New).
-	Embed      llm.Embedder
-	EmbedModel string
-	Logger     *slog.Logger
-	Now        func() time.Time
-	// SecureCookies marks the login cookie Secure on every request, as browsers reach
-	// the worker over https (PUBLIC_URL) even when a proxy forwards plain HTTP; without
-	// it, only requests that arrive over TLS get a Secure cookie.
-	SecureCookies bool
-	// SessionTTL is how long a login lasts (api.DefaultSessionTTL when 0).
-	SessionTTL time.Duration
-}
-
 // Server serves the inspector's pages.
 type Server struct {
 	store *memory.Store
@@ -83,8 +60,9 @@ type Server struct {
 
 // New returns a Server.
 func New(cfg Config) (*Server, error) {
-	if cfg.Store == nil || cfg.Gate == nil {
-		return nil, errors.New("inspector: Store and Gate are required")
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	pages, err := parsePages()
 	if err != nil {
@@ -92,18 +70,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{store: cfg.Store, gate: cfg.Gate, jobs: cfg.Jobs, log: cfg.Logger, now: cfg.Now, pages: pages,
 		csrf: http.NewCrossOriginProtection(), mux: http.NewServeMux(),
-		secure: cfg.SecureCookies, sessionTTL: cmp.Or(cfg.SessionTTL, api.DefaultSessionTTL)}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	model := cfg.EmbedModel
-	if p, ok := cfg.Embed.(llm.Provider); ok && model == "" {
-		model = p.EmbedModel()
-	}
-	s.ops = operator.New(operator.Config{Store: cfg.Store, Embed: cfg.Embed, EmbedModel: model, Now: s.now})
+		secure: cfg.SecureCookies, sessionTTL: cfg.SessionTTL,
+		ops: operator.New(operator.Config{Store: cfg.Store, Embed: cfg.Embed, EmbedModel: cfg.EmbedModel, Now: cfg.Now})}
 	s.routes()
 	return s, nil
 }

@@ -62,10 +62,10 @@ type Retriever struct {
 	global string
 }
 
-// NewRetriever returns a retriever of at most max examples (0: DefaultExamples) from
+// NewRetriever returns a retriever of at most limit examples (0: DefaultExamples) from
 // store's revision events, with the optional global scope.
-func NewRetriever(store *memory.Store, max int, global string) *Retriever {
-	return &Retriever{store: store, max: cmp.Or(max, DefaultExamples), global: global}
+func NewRetriever(store *memory.Store, limit int, global string) *Retriever {
+	return &Retriever{store: store, max: cmp.Or(limit, DefaultExamples), global: global}
 }
 
 // On is the retriever with its reads made through store, e.g. one on a connection its

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -114,7 +115,7 @@ func (p *Ollama) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 // Embed embeds inputs in one /api/embed call.
 func (p *Ollama) Embed(ctx context.Context, inputs []string) (EmbedResponse, error) {
 	if p.embedModel == "" {
-		return EmbedResponse{}, fmt.Errorf("llm: ollama embed: no EmbedModel configured")
+		return EmbedResponse{}, errors.New("llm: ollama embed: no EmbedModel configured")
 	}
 	if len(inputs) == 0 {
 		return EmbedResponse{Model: p.embedModel}, nil

@@ -25,7 +25,7 @@ func TestOllamaChat(t *testing.T) {
 	req := extractionRequest("I started at Acme today.")
 	resp, err := p.Chat(context.Background(), req)
 	require.NoError(t, err)
-	require.Equal(t, `{"reasoning":"","facts":["works at Acme"]}`, resp.Content)
+	require.JSONEq(t, `{"reasoning":"","facts":["works at Acme"]}`, resp.Content)
 	require.Equal(t, llm.Usage{PromptTokens: 200, CompletionTokens: 15}, resp.Usage)
 	require.Equal(t, llmtest.DefaultChatModel, resp.Model)
 	require.Equal(t, "stop", resp.FinishReason)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -117,7 +118,7 @@ func (p *OpenAI) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 // whereas base64 is undocumented and not universally supported.
 func (p *OpenAI) Embed(ctx context.Context, inputs []string) (EmbedResponse, error) {
 	if p.embedModel == "" {
-		return EmbedResponse{}, fmt.Errorf("llm: openai embed: no EmbedModel configured")
+		return EmbedResponse{}, errors.New("llm: openai embed: no EmbedModel configured")
 	}
 	if len(inputs) == 0 {
 		return EmbedResponse{Model: p.embedModel}, nil

@@ -24,7 +24,7 @@ func TestOpenAIChat(t *testing.T) {
 	req := extractionRequest("I just moved to Miami.")
 	resp, err := p.Chat(context.Background(), req)
 	require.NoError(t, err)
-	require.Equal(t, `{"reasoning":"r","facts":["lives in Miami"]}`, resp.Content)
+	require.JSONEq(t, `{"reasoning":"r","facts":["lives in Miami"]}`, resp.Content)
 	require.Equal(t, llm.Usage{PromptTokens: 321, CompletionTokens: 12}, resp.Usage)
 	require.Equal(t, llmtest.DefaultChatModel, resp.Model)
 	require.Equal(t, "stop", resp.FinishReason)
@@ -66,7 +66,7 @@ func TestOpenAIChatDefaultUsageAndSchemaName(t *testing.T) {
 	promptLen := len(req.Messages[0].Content) + 1 + len(req.Messages[1].Content)
 	resp, err := p.Chat(context.Background(), req)
 	require.NoError(t, err)
-	require.Equal(t, llmtest.DefaultContent, resp.Content)
+	require.JSONEq(t, llmtest.DefaultContent, resp.Content)
 	require.Equal(t, llm.Usage{PromptTokens: promptLen / 4, CompletionTokens: len(llmtest.DefaultContent) / 4}, resp.Usage)
 	require.Equal(t, "response", srv.Chats()[0].SchemaName)
 }

@@ -30,7 +30,7 @@ func TestChatParsed(t *testing.T) {
 	var attempts []llm.Attempt
 	got, err := llm.ChatParsed(ctx, p, req, 2, parse, func(a llm.Attempt) { attempts = append(attempts, a) })
 	require.NoError(t, err)
-	require.Equal(t, `{"x": "good"}`, got)
+	require.JSONEq(t, `{"x": "good"}`, got)
 	require.Len(t, attempts, 2)
 	require.True(t, attempts[0].Retrying)
 	chats := srv.Chats()

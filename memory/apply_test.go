@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -41,7 +40,7 @@ func day(s string) time.Time {
 func fact(statement, attribute string, validFrom string) Fact {
 	f := Fact{Statement: statement, Subject: "user", Attribute: attribute, Kind: KindAttribute, Confidence: 0.9, Origin: OriginUserStated}
 	if validFrom != "" {
-		f.ValidFrom = ptr(day(validFrom))
+		f.ValidFrom = new(day(validFrom))
 	}
 	return f
 }
@@ -456,7 +455,7 @@ func TestApplyScopes(t *testing.T) {
 	_, err = store.Apply(ctx, extraction("tenant:b", "2026-02-01", []int64{987654}, fact(miami, "location", "")))
 	require.ErrorIs(t, err, ErrStale, "a candidate that vanished (purged) makes the writer decide again")
 	foreign := extraction("tenant:b", "2026-02-01", nil, fact(miami, "location", ""))
-	foreign.EpisodeID = ptr(insertEpisode(t, bundle, "tenant:a", "I live in Miami.", "2026-02-01"))
+	foreign.EpisodeID = new(insertEpisode(t, bundle, "tenant:a", "I live in Miami.", "2026-02-01"))
 	_, err = store.Apply(ctx, foreign)
 	require.ErrorIs(t, err, ErrScope, "a batch's episode is of its scope")
 
@@ -491,8 +490,8 @@ func TestApplyInvalidBatchChangesNothing(t *testing.T) {
 	cases := map[string][]Fact{
 		"NaN confidence":           {good, mutate(func(f *Fact) { f.Confidence = math.NaN() })},
 		"confidence above 1":       {good, mutate(func(f *Fact) { f.Confidence = 1.5 })},
-		"year 0":                   {good, mutate(func(f *Fact) { f.ValidFrom = ptr(time.Time{}) })},
-		"year 9999":                {good, mutate(func(f *Fact) { f.ValidFrom = ptr(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)) })},
+		"year 0":                   {good, mutate(func(f *Fact) { f.ValidFrom = new(time.Time{}) })},
+		"year 9999":                {good, mutate(func(f *Fact) { f.ValidFrom = new(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)) })},
 		"authoritative from LLM":   {good, mutate(func(f *Fact) { f.Origin = OriginAuthoritative })},
 		"unknown origin":           {good, mutate(func(f *Fact) { f.Origin = "god" })},
 		"unknown kind":             {good, mutate(func(f *Fact) { f.Kind = "gossip" })},
@@ -677,5 +676,5 @@ func TestEnsureEmbeddingModelRejectsMismatchAcrossStores(t *testing.T) {
 	require.NoError(t, store.EnsureEmbeddingModel(ctx, "m", 8))
 	fresh := NewStore(bundle.schema.Pool, nil)
 	err := fresh.EnsureEmbeddingModel(ctx, "m", 16)
-	require.True(t, errors.Is(err, ErrEmbeddingModel), "%v", err)
+	require.ErrorIs(t, err, ErrEmbeddingModel, "%v", err)
 }

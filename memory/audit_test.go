@@ -52,9 +52,9 @@ func TestAuditCountsRevisionsRevertsCorrectionsAndDecisions(t *testing.T) {
 		{Origin: RevisionOperator, Action: ActionSupersede, Reason: ReasonCorrection, Applied: 1},
 	}, a.Revisions)
 	require.Equal(t, []AuditOrigin{
-		{Origin: RevisionExtraction, Applied: 2, Reverted: 1, Corrected: 1, Precision: ptr(0.5)},
-		{Origin: RevisionConsolidation, Applied: 1, Precision: ptr(1.0)},
-		{Origin: RevisionOperator, Applied: 1, Precision: ptr(1.0)},
+		{Origin: RevisionExtraction, Applied: 2, Reverted: 1, Corrected: 1, Precision: new(0.5)},
+		{Origin: RevisionConsolidation, Applied: 1, Precision: new(1.0)},
+		{Origin: RevisionOperator, Applied: 1, Precision: new(1.0)},
 	}, a.Origins)
 	require.Equal(t, 1, a.Reverts)
 	require.Equal(t, []AuditRefusals{{Origin: RevisionExtraction, Cause: CauseEntrenchment, Refused: 2, Open: 1, Dismissed: 1}}, a.Refusals)
@@ -64,7 +64,7 @@ func TestAuditCountsRevisionsRevertsCorrectionsAndDecisions(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "u", *a.ScopePrefix)
 	require.Equal(t, 0, a.Reverts)
-	require.Equal(t, AuditOrigin{Origin: RevisionExtraction, Applied: 1, Corrected: 1, Precision: ptr(1.0)}, a.Origins[0])
+	require.Equal(t, AuditOrigin{Origin: RevisionExtraction, Applied: 1, Corrected: 1, Precision: new(1.0)}, a.Origins[0])
 
 	a, err = b.store.Audit(ctx, AuditQuery{Scope: "nobody"})
 	require.NoError(t, err)

@@ -232,14 +232,14 @@ func (b *Batch) normalizeFact(f *Fact, now time.Time) error {
 	return nil
 }
 
-func checkText(name, s string, max int) error {
+func checkText(name, s string, maxLen int) error {
 	switch {
 	case !utf8.ValidString(s):
 		return transcript.InputErrorf(ErrInvalid, name, "is not valid UTF-8")
 	case strings.ContainsRune(s, 0):
 		return transcript.InputErrorf(ErrInvalid, name, "contains a NUL character")
-	case utf8.RuneCountInString(s) > max:
-		return transcript.InputErrorf(ErrInvalid, name, "is %d characters; the limit is %d", utf8.RuneCountInString(s), max)
+	case utf8.RuneCountInString(s) > maxLen:
+		return transcript.InputErrorf(ErrInvalid, name, "is %d characters; the limit is %d", utf8.RuneCountInString(s), maxLen)
 	}
 	return nil
 }

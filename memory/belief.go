@@ -169,7 +169,7 @@ const (
 	CauseEvent Cause = "event"
 )
 
-// Resolution of a closed review item.
+// ItemResolution is the resolution of a closed review item.
 type ItemResolution string
 
 const (

@@ -66,15 +66,15 @@ func TestBasisChangeFlagsDependents(t *testing.T) {
 		{"superseded", func(t *testing.T, b *dependentBundle) {
 			mustApply(t, b.store, extraction("u", "2026-03-01", []int64{b.basis},
 				resolves(fact(miami, "location", ""), 0, ActionSupersede, ReasonTemporal)))
-		}, true, ptr(ReasonTemporal), "superseded by belief"},
+		}, true, new(ReasonTemporal), "superseded by belief"},
 		{"retracted", func(t *testing.T, b *dependentBundle) {
 			mustApply(t, b.store, extraction("u", "2026-03-01", []int64{b.basis},
 				resolves(Fact{Confidence: 1, Origin: OriginUserStated}, 0, ActionRetract, ReasonCorrection)))
-		}, true, ptr(ReasonCorrection), "retracted"},
+		}, true, new(ReasonCorrection), "retracted"},
 		{"retracted by an operator's resolution", func(t *testing.T, b *dependentBundle) {
 			mustApply(t, b.store, &Batch{Scope: "u", Origin: RevisionOperator, Candidates: []int64{b.basis},
 				Resolutions: []Resolution{{Index: 0, Action: ActionRetract, Reason: ReasonTemporal}}})
-		}, true, ptr(ReasonTemporal), "retracted"},
+		}, true, new(ReasonTemporal), "retracted"},
 		{"forgotten", func(t *testing.T, b *dependentBundle) {
 			_, err := b.store.Forget(context.Background(), Selection{Scope: "u", IDs: []int64{b.basis}})
 			require.NoError(t, err)

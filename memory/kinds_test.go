@@ -86,7 +86,7 @@ func TestEventsConsolidationNamesTheReplacement(t *testing.T) {
 	res := mustApply(t, store, extraction("u", "2026-03-01", nil, event("User visited Paris", "2026-02-01"), event("User visited Rome", "")))
 	a, b := res.Facts[0].BeliefID, res.Facts[1].BeliefID
 	out := mustApply(t, store, &Batch{Scope: "u", Origin: RevisionConsolidation, Candidates: []int64{a, b},
-		Resolutions: []Resolution{{Index: 0, ReplacedBy: ptr(1), Action: ActionSupersede, Reason: ReasonTemporal}}})
+		Resolutions: []Resolution{{Index: 0, ReplacedBy: new(1), Action: ActionSupersede, Reason: ReasonTemporal}}})
 	require.Equal(t, OutcomeConflict, out.Resolutions[0].Kind)
 	conflicts, err := store.Conflicts(ctx, "u", false)
 	require.NoError(t, err)
@@ -97,6 +97,6 @@ func TestEventsConsolidationNamesTheReplacement(t *testing.T) {
 	// A duplicate is not a later event: consolidation may merge it.
 	dup := mustApply(t, store, extraction("u", "2026-03-02", nil, event("User went to Paris", "2026-02-01"))).Facts[0].BeliefID
 	out = mustApply(t, store, &Batch{Scope: "u", Origin: RevisionConsolidation, Candidates: []int64{dup, a},
-		Resolutions: []Resolution{{Index: 0, ReplacedBy: ptr(1), Action: ActionSupersede, Reason: ReasonDuplicate}}})
+		Resolutions: []Resolution{{Index: 0, ReplacedBy: new(1), Action: ActionSupersede, Reason: ReasonDuplicate}}})
 	require.Equal(t, OutcomeSuperseded, out.Resolutions[0].Kind)
 }

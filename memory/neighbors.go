@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -213,7 +214,7 @@ func (s *Store) probe(ctx context.Context, sql string, q NeighborQuery, seeds []
 		//   each chunk costs more than the search it would speed up.
 		_, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true),
 			set_config('hnsw.iterative_scan', 'relaxed_order', true),
-			set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`, fmt.Sprint(neighborEfSearch))
+			set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`, strconv.Itoa(neighborEfSearch))
 		if err != nil {
 			return fmt.Errorf("configure the neighbour query: %w", err)
 		}

@@ -59,7 +59,7 @@ func TestChangedSince(t *testing.T) {
 	// A superseded belief is not active: its new updated_at does not make it a change.
 	bundle.clock.Set(t3.Add(time.Hour))
 	mustApply(t, store, &Batch{Scope: "s", Origin: RevisionConsolidation, Candidates: []int64{a, d},
-		Resolutions: []Resolution{{Index: 0, ReplacedBy: ptr(1), Action: ActionSupersede, Reason: ReasonDuplicate}}})
+		Resolutions: []Resolution{{Index: 0, ReplacedBy: new(1), Action: ActionSupersede, Reason: ReasonDuplicate}}})
 	ch, err = store.ChangedSince(ctx, "s", "nb3", t3, 0)
 	require.NoError(t, err)
 	require.Equal(t, &Changes{}, ch)
@@ -104,7 +104,7 @@ func TestNeighbors(t *testing.T) {
 
 	// Only active beliefs are neighbours.
 	mustApply(t, store, &Batch{Scope: "s", Origin: RevisionConsolidation, Candidates: []int64{s[2], s[1]},
-		Resolutions: []Resolution{{Index: 0, ReplacedBy: ptr(1), Action: ActionSupersede, Reason: ReasonDuplicate}}})
+		Resolutions: []Resolution{{Index: 0, ReplacedBy: new(1), Action: ActionSupersede, Reason: ReasonDuplicate}}})
 	ns, err = store.Neighbors(ctx, NeighborQuery{Scope: "s", Model: "nb3", Seeds: []int64{s[0]}, K: 8, MaxDistance: 0.2, SameSubject: true})
 	require.NoError(t, err)
 	require.Len(t, ns, 1)

@@ -24,14 +24,14 @@ type Unembedded struct {
 
 // EventText is the text embedded for a revision event, and so what a later transcript
 // is compared with: the old belief, what was said, and the new belief.
-func EventText(old, excerpt, new string) string {
+func EventText(old, excerpt, now string) string {
 	var b strings.Builder
 	b.WriteString("Believed: " + old)
 	if excerpt != "" {
 		b.WriteString("\nSaid: " + excerpt)
 	}
-	if new != "" {
-		b.WriteString("\nNow: " + new)
+	if now != "" {
+		b.WriteString("\nNow: " + now)
 	}
 	return b.String()
 }

@@ -155,14 +155,14 @@ func TestRecallNYCMiami(t *testing.T) {
 		t.Parallel()
 		for at, want := range map[string]string{"2026-02-01": nyc, "2026-03-01": miami, "2026-06-01": miami} {
 			q := ranked("Where did the user live before the move?", 1)
-			q.AsOf = ptr(day(at))
+			q.AsOf = new(day(at))
 			rec := recall(t, store, q)
 			require.Equal(t, RecallAsOf, rec.Mode, "an explicit time wins over the wording")
 			require.False(t, rec.AutoHistory)
 			require.Equal(t, []string{want}, statementsInOrder(rec.Beliefs), "as of %s", at)
 		}
 		q := ranked("", 0)
-		q.AsOf = ptr(day("2026-01-01"))
+		q.AsOf = new(day("2026-01-01"))
 		require.Empty(t, recall(t, store, q).Beliefs)
 	})
 
@@ -171,7 +171,7 @@ func TestRecallNYCMiami(t *testing.T) {
 		// On 2026-03-01 Miami was already true, but memory still believed NYC.
 		for at, want := range map[string]string{"2026-03-01": nyc, "2026-04-01": miami} {
 			q := ranked("Where does the user live?", 1)
-			q.KnownAt = ptr(day(at))
+			q.KnownAt = new(day(at))
 			rec := recall(t, store, q)
 			require.Equal(t, RecallKnownAt, rec.Mode)
 			require.Equal(t, []string{want}, statementsInOrder(rec.Beliefs), "known at %s", at)
@@ -195,7 +195,7 @@ func TestRecallNYCMiami(t *testing.T) {
 	t.Run("Invalid", func(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
-		at := ptr(day("2026-03-01"))
+		at := new(day("2026-03-01"))
 		for name, q := range map[string]RecallQuery{
 			"no scope":           {Scope: " "},
 			"as of and known at": {Scope: scope, AsOf: at, KnownAt: at},
@@ -264,12 +264,12 @@ func TestRecallJobChain(t *testing.T) {
 			require.Equal(t, []string{junior.statement, senior.statement, lead.statement}, statementsInOrder(rec.Beliefs))
 
 			for at, want := range map[string]string{"2021-01-01": junior.statement, "2023-01-01": senior.statement, "2025-01-01": lead.statement} {
-				rec := recall(t, store, RecallQuery{Scope: scope, AsOf: ptr(day(at))})
+				rec := recall(t, store, RecallQuery{Scope: scope, AsOf: new(day(at))})
 				require.Equal(t, []string{want}, statementsInOrder(rec.Beliefs), "as of %s", at)
 			}
 
 			known := func(at string) []string {
-				return statementsInOrder(recall(t, store, RecallQuery{Scope: scope, KnownAt: ptr(day(at))}).Beliefs)
+				return statementsInOrder(recall(t, store, RecallQuery{Scope: scope, KnownAt: new(day(at))}).Beliefs)
 			}
 			if name == "InOrder" {
 				require.Equal(t, []string{junior.statement}, known("2021-01-01"))

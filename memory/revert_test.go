@@ -199,7 +199,7 @@ func TestRevertConsolidationKeepsTheChosenBelief(t *testing.T) {
 	c := b.apply(t, extraction(b.scope, "2026-01-02", nil, fact("User enjoys drinking tea", "drink", ""))).BeliefID
 	beforeA, beforeC := b.belief(t, a), b.belief(t, c)
 	sup := b.apply(t, &Batch{Scope: b.scope, Origin: RevisionConsolidation, Candidates: []int64{a, c},
-		Resolutions: []Resolution{{Index: 0, ReplacedBy: ptr(1), Action: ActionSupersede, Reason: ReasonDuplicate}}})
+		Resolutions: []Resolution{{Index: 0, ReplacedBy: new(1), Action: ActionSupersede, Reason: ReasonDuplicate}}})
 	require.Equal(t, OutcomeSuperseded, sup.Kind)
 
 	got := b.revert(t, sup.EventID, "not the same")
@@ -373,7 +373,7 @@ func TestRevertEventsWithoutPrior(t *testing.T) {
 	tea := b.apply(t, extraction(b.scope, "2026-01-01", nil, fact("User likes tea", "drink", ""))).BeliefID
 	twin := b.apply(t, extraction(b.scope, "2026-01-02", nil, fact("User enjoys drinking tea", "drink", ""))).BeliefID
 	dup := b.apply(t, &Batch{Scope: b.scope, Origin: RevisionConsolidation, Candidates: []int64{tea, twin},
-		Resolutions: []Resolution{{Index: 0, ReplacedBy: ptr(1), Action: ActionSupersede, Reason: ReasonDuplicate}}})
+		Resolutions: []Resolution{{Index: 0, ReplacedBy: new(1), Action: ActionSupersede, Reason: ReasonDuplicate}}})
 	_, err := b.schema.Pool.Exec(ctx, "UPDATE revision_event SET prior = NULL")
 	require.NoError(t, err)
 

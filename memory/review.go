@@ -210,7 +210,7 @@ func (s *Store) itemBatch(ctx context.Context, tx pgx.Tx, c *Conflict, d Decisio
 		// The replacement was stored (an event beside an event, or consolidation's
 		// choice between two beliefs): supersede the target by it.
 		b.Candidates = []int64{*c.TargetID, *c.BeliefID}
-		b.Resolutions = []Resolution{{Index: 0, ReplacedBy: ptr(1), Action: ActionSupersede, Reason: reason,
+		b.Resolutions = []Resolution{{Index: 0, ReplacedBy: new(1), Action: ActionSupersede, Reason: reason,
 			Rationale: rationale, EventEmbedding: d.Embedding}}
 	case c.Proposed == nil || (c.Proposed.Statement == "" && c.Action != ActionRetract && c.Action != ActionReinforce):
 		b.Candidates = []int64{*c.TargetID}
@@ -274,8 +274,6 @@ func (s *Store) closeItem(ctx context.Context, tx pgx.Tx, c *Conflict, d Decisio
 	out.Item = *c
 	return nil
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func deref[T any](p *T) T {
 	var zero T

@@ -72,7 +72,7 @@ func TestRuleHappened(t *testing.T) {
 func member(id int64, statement string, status Status, from, until string, by int64) *target {
 	m := &target{ID: id, Statement: statement, Status: status, ValidFrom: day(from)}
 	if until != "" {
-		m.ValidUntil = ptr(day(until))
+		m.ValidUntil = new(day(until))
 	}
 	if by != 0 {
 		m.SupersededBy = &by

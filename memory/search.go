@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,7 +78,7 @@ func nearest[T any](ctx context.Context, s *Store, q nearestQuery, columns strin
 			// recall near 1. relaxed_order goes on past rows the filter drops (other
 			// statuses) until k pass.
 			_, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true),
-				set_config('hnsw.iterative_scan', 'relaxed_order', true)`, fmt.Sprint(scopeIndexCandidates(q.k)))
+				set_config('hnsw.iterative_scan', 'relaxed_order', true)`, strconv.Itoa(scopeIndexCandidates(q.k)))
 			if err != nil {
 				return fmt.Errorf("configure the scope's index scan: %w", err)
 			}

@@ -34,6 +34,15 @@ type Config struct {
 	ExactSearchLimit int
 }
 
+// withDefaults returns c with the defaults of what it leaves zero.
+func (c Config) withDefaults() Config {
+	c.ConfidenceFloor = cmp.Or(c.ConfidenceFloor, DefaultConfidenceFloor)
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
 // querier is what reads need: a pool, a connection or a transaction.
 type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
@@ -69,15 +78,13 @@ type modelCache struct {
 
 // NewStore returns a Store on pool.
 func NewStore(pool *pgxpool.Pool, cfg *Config) *Store {
-	if cfg == nil {
-		cfg = &Config{}
+	var c Config
+	if cfg != nil {
+		c = *cfg
 	}
-	s := &Store{pool: pool, db: pool, floor: cmp.Or(cfg.ConfidenceFloor, DefaultConfidenceFloor), now: cfg.Now,
-		models: &modelCache{dims: map[string]int{}}, exactLimit: cfg.ExactSearchLimit}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	return s
+	c = c.withDefaults()
+	return &Store{pool: pool, db: pool, floor: c.ConfidenceFloor, now: c.Now,
+		models: &modelCache{dims: map[string]int{}}, exactLimit: c.ExactSearchLimit}
 }
 
 // On is the store with its reads run on conn, so that a caller making several reads in a

@@ -37,13 +37,18 @@ type Operator struct {
 	now   func() time.Time
 }
 
+// withDefaults returns c with the defaults of what it leaves zero.
+func (c Config) withDefaults() Config {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
 // New returns an Operator writing to cfg.Store.
 func New(cfg Config) *Operator {
-	o := &Operator{store: cfg.Store, embed: cfg.Embed, model: cfg.EmbedModel, now: cfg.Now}
-	if o.now == nil {
-		o.now = time.Now
-	}
-	return o
+	cfg = cfg.withDefaults()
+	return &Operator{store: cfg.Store, embed: cfg.Embed, model: cfg.EmbedModel, now: cfg.Now}
 }
 
 // errNoEmbedder is a front end configured without an embedder: an internal error.

@@ -12,8 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/credohq/credo/llm"
-	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
 	"github.com/credohq/credo/transcript"
 )
@@ -75,21 +73,6 @@ func (q *Query) check() error {
 	return nil
 }
 
-// Config configures a Reader.
-type Config struct {
-	Store *memory.Store
-	// Chat answers Ask; Context needs none.
-	Chat llm.Chatter
-	// Embed and EmbedModel rank by similarity to the query; without them the ranking
-	// uses recency and reinforcement alone.
-	Embed            llm.Embedder
-	EmbedModel       string
-	MalformedRetries int
-	Now              func() time.Time
-	Observer         Observer
-	Logger           *slog.Logger
-}
-
 // Observer is told about each Ask (metrics).
 type Observer interface {
 	Answered(r Report)
@@ -113,27 +96,16 @@ type Reader struct {
 
 // New returns a Reader.
 func New(cfg Config) (*Reader, error) {
-	if cfg.Store == nil {
-		return nil, errors.New("recall: Store is required")
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.MalformedRetries == 0 {
-		cfg.MalformedRetries = DefaultMalformedRetries
-	}
-	if cfg.EmbedModel == "" {
-		if p, ok := cfg.Embed.(llm.Provider); ok {
-			cfg.EmbedModel = p.EmbedModel()
-		}
-	}
-	p, err := prompts.New()
-	if err != nil {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	p := cfg.Prompts
+	if p == nil {
+		var err error
+		if p, err = prompts.New(); err != nil {
+			return nil, err
+		}
 	}
-	return &Reader{cfg: cfg, prompts: p, log: log}, nil
+	return &Reader{cfg: cfg, prompts: p, log: cfg.Logger}, nil
 }

@@ -60,7 +60,7 @@ func TestIsolation(t *testing.T) {
 	hobbies := []string{"chess", "tennis", "jazz", "hiking", "sailing", "painting"}
 	base := time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC)
 	var ts []transcript.Transcript
-	for round := range len(hobbies) {
+	for round := range hobbies {
 		for s, mark := range isolationMarks {
 			at := base.AddDate(0, round, s)
 			says := fmt.Sprintf("This is %s. I have lived in %s since %s and I enjoy %s.", mark,

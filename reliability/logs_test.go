@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"strings"
 	"sync"
 	"testing"
 
@@ -62,5 +61,5 @@ func TestLogsQuoteNoText(t *testing.T) {
 	_, err := p.Store.Purge(ctx, memory.Selection{Scope: "u", Match: secret})
 	require.NoError(t, err)
 	require.Empty(t, p.Schema.Mentions(t, secret))
-	require.False(t, strings.Contains(logs.String(), secret))
+	require.NotContains(t, logs.String(), secret)
 }

@@ -84,12 +84,17 @@ type Worker struct {
 	cfg Config
 }
 
+// withDefaults returns c with the defaults of what it leaves zero.
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
 // NewWorker returns the curation worker.
 func NewWorker(cfg Config) *Worker {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	return &Worker{cfg: cfg}
+	return &Worker{cfg: cfg.withDefaults()}
 }
 
 // Work curates history. Each scope commits on its own, so a job cut short (by its

@@ -53,8 +53,7 @@ func (e *InputError) kind() error {
 
 // InputMessage is the Message of the *InputError in err's chain, and ok says there is one.
 func InputMessage(err error) (msg string, ok bool) {
-	var e *InputError
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*InputError](err); ok {
 		return e.Message(), true
 	}
 	return "", false

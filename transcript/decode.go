@@ -74,8 +74,7 @@ func decodeRecord(raw []byte, line int, now time.Time, lim Limits) (t Transcript
 	var top json.RawMessage
 	if err := dec.Decode(&top); err != nil {
 		e := &Error{Line: d.lineAt(len(raw)), Problem: "invalid JSON: unexpected end of input"}
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
+		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 			e.Line = d.lineAt(int(se.Offset) - 1)
 			e.Problem = "invalid JSON: " + se.Error()
 		} else if !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
@@ -140,12 +139,12 @@ func fieldOrder(field string) [3]int {
 	if !strings.HasPrefix(rest, "[") {
 		return key
 	}
-	close := strings.IndexByte(rest, ']')
-	if close < 0 {
+	closing := strings.IndexByte(rest, ']')
+	if closing < 0 {
 		return key
 	}
-	key[1], _ = strconv.Atoi(rest[1:close])
-	if sub, ok := strings.CutPrefix(rest[close+1:], "."); ok {
+	key[1], _ = strconv.Atoi(rest[1:closing])
+	if sub, ok := strings.CutPrefix(rest[closing+1:], "."); ok {
 		key[2] = rank(messageFields, sub)
 	}
 	return key
@@ -256,9 +255,9 @@ func isIdentifier(s string) bool {
 	if s == "" {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
+	for i := range len(s) {
 		c := s[i]
-		if !(c == '_' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+		if c != '_' && c != '-' && ('0' > c || c > '9') && ('a' > c || c > 'z') && ('A' > c || c > 'Z') {
 			return false
 		}
 	}

@@ -387,15 +387,15 @@ func (in *input) restOfLineBlank() (bool, error) {
 // readLine reads the next line and returns it (nil when it is longer than
 // max), its size without the line end, and its number. At the end of the
 // input its error is io.EOF.
-func (in *input) readLine(max int) (buf []byte, size, line int, err error) {
+func (in *input) readLine(limit int) (buf []byte, size, line int, err error) {
 	line = in.line
 	var prev byte // the last byte of the previous segment
 	for {
 		seg, err := in.br.ReadSlice('\n')
 		in.n += len(seg)
 		size += len(seg)
-		if size <= max+2 { // room for "\r\n"
-			buf = grow(buf, seg, max+2)
+		if size <= limit+2 { // room for "\r\n"
+			buf = grow(buf, seg, limit+2)
 		} else {
 			buf = nil // too big: only counted from now on
 		}
@@ -426,7 +426,7 @@ func (in *input) readLine(max int) (buf []byte, size, line int, err error) {
 // value by following strings and brackets, and leaves the rest of the syntax
 // to encoding/json; errors are for brackets that don't match, which make the
 // end of the value unknown.
-func (in *input) readValue(max int) (raw []byte, size int, err error) {
+func (in *input) readValue(limit int) (raw []byte, size int, err error) {
 	s := valueScanner{first: true}
 	for {
 		b, err := in.buffered()
@@ -447,8 +447,8 @@ func (in *input) readValue(max int) (raw []byte, size int, err error) {
 			return nil, 0, &syntaxError{in.line, problem}
 		}
 		size += i
-		if size <= max {
-			raw = grow(raw, b[:i], max)
+		if size <= limit {
+			raw = grow(raw, b[:i], limit)
 		} else {
 			raw = nil // too big: only counted from now on
 		}
@@ -547,9 +547,9 @@ func (s *valueScanner) bracket(c byte) (problem string) {
 // grow appends b to buf, which never needs more than max bytes, doubling
 // its capacity when it must grow: append grows large slices by a quarter,
 // which allocates five times the final size on the way to 2 MiB.
-func grow(buf, b []byte, max int) []byte {
+func grow(buf, b []byte, limit int) []byte {
 	if n := len(buf) + len(b); n > cap(buf) {
-		next := make([]byte, len(buf), min(2*n, max))
+		next := make([]byte, len(buf), min(2*n, limit))
 		copy(next, buf)
 		buf = next
 	}

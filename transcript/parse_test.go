@@ -22,8 +22,6 @@ func rec(scope string) string {
 	return `{"scope":"` + scope + `","messages":[{"role":"user","content":"hi"}]}`
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func scopes(ts []transcript.Transcript) []string {
 	var out []string
 	for _, t := range ts {
@@ -37,10 +35,10 @@ func TestParseLayouts(t *testing.T) {
 	full := transcript.Transcript{
 		Scope:      "user:42",
 		ID:         "conv-0320",
-		OccurredAt: ptr(time.Date(2026, 3, 20, 14, 0, 0, 0, time.UTC)),
+		OccurredAt: new(time.Date(2026, 3, 20, 14, 0, 0, 0, time.UTC)),
 		Messages: []transcript.Message{
 			{Role: "user", Name: "Ana", Content: "I moved to Miami last month."},
-			{Role: "assistant", Content: "Noted!", At: ptr(time.Date(2026, 3, 20, 14, 0, 5, 0, time.UTC))},
+			{Role: "assistant", Content: "Noted!", At: new(time.Date(2026, 3, 20, 14, 0, 5, 0, time.UTC))},
 		},
 	}
 	tests := []struct {

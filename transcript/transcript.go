@@ -47,6 +47,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,12 +145,7 @@ func (l Limits) withDefaults() Limits {
 var roles = []string{RoleUser, RoleAssistant, RoleSystem, RoleTool}
 
 func isRole(s string) bool {
-	for _, r := range roles {
-		if s == r {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(roles, s)
 }
 
 // Validate checks t field by field against the rules of the package and

@@ -3,7 +3,6 @@ package transcript_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +16,10 @@ func valid() transcript.Transcript {
 	return transcript.Transcript{
 		Scope:      "user:42",
 		ID:         "conv-0320",
-		OccurredAt: ptr(time.Date(2026, 3, 20, 14, 0, 0, 0, time.UTC)),
+		OccurredAt: new(time.Date(2026, 3, 20, 14, 0, 0, 0, time.UTC)),
 		Messages: []transcript.Message{
 			{Role: "user", Name: "Ana", Content: "I moved to Miami last month."},
-			{Role: "assistant", Content: "Noted!", At: ptr(time.Date(2026, 3, 20, 14, 0, 5, 0, time.UTC))},
+			{Role: "assistant", Content: "Noted!", At: new(time.Date(2026, 3, 20, 14, 0, 5, 0, time.UTC))},
 		},
 	}
 }
@@ -56,8 +55,8 @@ func TestValidate(t *testing.T) {
 		{"scope with a tab", func(tr *transcript.Transcript) { tr.Scope = "a\tb" }, transcript.Limits{}, []string{"scope"}},
 		{"id at the limit", func(tr *transcript.Transcript) { tr.ID = strings.Repeat("x", 200) }, transcript.Limits{}, nil},
 		{"id over the limit", func(tr *transcript.Transcript) { tr.ID = strings.Repeat("x", 201) }, transcript.Limits{}, []string{"id"}},
-		{"occurred_at just in time", func(tr *transcript.Transcript) { tr.OccurredAt = ptr(now.Add(24 * time.Hour)) }, transcript.Limits{}, nil},
-		{"occurred_at too late", func(tr *transcript.Transcript) { tr.OccurredAt = ptr(now.Add(24*time.Hour + 1)) }, transcript.Limits{}, []string{"occurred_at"}},
+		{"occurred_at just in time", func(tr *transcript.Transcript) { tr.OccurredAt = new(now.Add(24 * time.Hour)) }, transcript.Limits{}, nil},
+		{"occurred_at too late", func(tr *transcript.Transcript) { tr.OccurredAt = new(now.Add(24*time.Hour + 1)) }, transcript.Limits{}, []string{"occurred_at"}},
 		{"occurred_at zero", func(tr *transcript.Transcript) { tr.OccurredAt = &time.Time{} }, transcript.Limits{}, []string{"occurred_at"}},
 		{"no messages", func(tr *transcript.Transcript) { tr.Messages = nil }, transcript.Limits{}, []string{"messages"}},
 		{"too many messages", func(tr *transcript.Transcript) {}, transcript.Limits{MaxMessages: 1}, []string{"messages"}},
@@ -65,7 +64,7 @@ func TestValidate(t *testing.T) {
 			tr.Messages[0].Role = ""
 			tr.Messages[0].Content = "\u00a0"
 			tr.Messages[1].Name = strings.Repeat("n", 201)
-			tr.Messages[1].At = ptr(time.Date(1899, 12, 31, 0, 0, 0, 0, time.UTC))
+			tr.Messages[1].At = new(time.Date(1899, 12, 31, 0, 0, 0, 0, time.UTC))
 		}, transcript.Limits{}, []string{"messages[0].role", "messages[0].content", "messages[1].name", "messages[1].at"}},
 		{"content with control characters is fine", func(tr *transcript.Transcript) { tr.Messages[0].Content = "\x1b[31mred\x1b[0m\a" }, transcript.Limits{}, nil},
 		{"content invalid UTF-8", func(tr *transcript.Transcript) { tr.Messages[0].Content = "\xc0" }, transcript.Limits{}, []string{"messages[0].content"}},
@@ -106,9 +105,9 @@ func TestValidate(t *testing.T) {
 	t.Run("zero now is the current time", func(t *testing.T) {
 		t.Parallel()
 		tr := valid()
-		tr.OccurredAt = ptr(time.Now().Add(time.Hour))
+		tr.OccurredAt = new(time.Now().Add(time.Hour))
 		require.NoError(t, tr.Validate(time.Time{}, transcript.Limits{}))
-		tr.OccurredAt = ptr(time.Now().Add(25 * time.Hour))
+		tr.OccurredAt = new(time.Now().Add(25 * time.Hour))
 		require.Error(t, tr.Validate(time.Time{}, transcript.Limits{}))
 	})
 }
@@ -126,8 +125,8 @@ func TestContentHash(t *testing.T) {
 		{"other scope", func(tr *transcript.Transcript) { tr.Scope = "user:43" }},
 		{"other id", func(tr *transcript.Transcript) { tr.ID = "" }},
 		{"same instant in another zone", func(tr *transcript.Transcript) {
-			tr.OccurredAt = ptr(tr.OccurredAt.In(time.FixedZone("", 2*3600)))
-			tr.Messages[1].At = ptr(tr.Messages[1].At.In(time.FixedZone("", -5*3600)))
+			tr.OccurredAt = new(tr.OccurredAt.In(time.FixedZone("", 2*3600)))
+			tr.Messages[1].At = new(tr.Messages[1].At.In(time.FixedZone("", -5*3600)))
 		}},
 		{"copied messages", func(tr *transcript.Transcript) { tr.Messages = append([]transcript.Message(nil), tr.Messages...) }},
 	}
@@ -145,12 +144,12 @@ func TestContentHash(t *testing.T) {
 		edit func(*transcript.Transcript)
 	}{
 		{"no occurred_at", func(tr *transcript.Transcript) { tr.OccurredAt = nil }},
-		{"occurred_at a nanosecond later", func(tr *transcript.Transcript) { tr.OccurredAt = ptr(tr.OccurredAt.Add(1)) }},
+		{"occurred_at a nanosecond later", func(tr *transcript.Transcript) { tr.OccurredAt = new(tr.OccurredAt.Add(1)) }},
 		{"role", func(tr *transcript.Transcript) { tr.Messages[0].Role = "system" }},
 		{"name", func(tr *transcript.Transcript) { tr.Messages[0].Name = "Bea" }},
 		{"no name", func(tr *transcript.Transcript) { tr.Messages[0].Name = "" }},
 		{"content", func(tr *transcript.Transcript) { tr.Messages[0].Content += " " }},
-		{"at", func(tr *transcript.Transcript) { tr.Messages[1].At = ptr(tr.Messages[1].At.Add(time.Second)) }},
+		{"at", func(tr *transcript.Transcript) { tr.Messages[1].At = new(tr.Messages[1].At.Add(time.Second)) }},
 		{"no at", func(tr *transcript.Transcript) { tr.Messages[1].At = nil }},
 		{"message order", func(tr *transcript.Transcript) { tr.Messages[0], tr.Messages[1] = tr.Messages[1], tr.Messages[0] }},
 		{"one message less", func(tr *transcript.Transcript) { tr.Messages = tr.Messages[:1] }},
@@ -177,7 +176,7 @@ func TestContentHash(t *testing.T) {
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	tr := valid()
-	tr.OccurredAt = ptr(time.Date(2026, 3, 20, 16, 0, 0, 1, time.FixedZone("", 2*3600)))
+	tr.OccurredAt = new(time.Date(2026, 3, 20, 16, 0, 0, 1, time.FixedZone("", 2*3600)))
 	b, err := json.Marshal([]transcript.Transcript{tr, valid()})
 	require.NoError(t, err)
 	ts, err := transcript.Parse("out.json", bytes.NewReader(b), now, transcript.DefaultLimits())
@@ -213,7 +212,7 @@ func TestErrorFormat(t *testing.T) {
 		first := &transcript.Error{Field: "scope", Problem: "is empty"}
 		var err error = transcript.Errors{first, {Field: "id", Problem: "too long"}}
 		var one *transcript.Error
-		require.True(t, errors.As(err, &one))
+		require.ErrorAs(t, err, &one)
 		require.Same(t, first, one)
 		require.ErrorIs(t, err, first)
 		require.Equal(t, "scope: is empty\nid: too long", err.Error())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/internal/dbtest"
 	"github.com/credohq/credo/memory"
 )
@@ -73,15 +74,13 @@ func (c *cli) seedMove(scope string) (nycID, miamiID int64) {
 	require.NoError(c.t, err)
 	nycID = res.Facts[0].BeliefID
 	miami := fact("User lives in Miami")
-	miami.ValidFrom = ptr(date("2026-02-20"))
+	miami.ValidFrom = new(date("2026-02-20"))
 	miami.Resolves = &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal}
 	res, err = c.store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionExtraction, At: date("2026-03-20"),
 		Candidates: []int64{nycID}, Facts: []memory.Fact{miami}})
 	require.NoError(c.t, err)
 	return nycID, res.Facts[0].BeliefID
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func TestListJSONMatchesDesign(t *testing.T) {
 	t.Parallel()
@@ -146,23 +145,23 @@ func TestExitCodes(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"list", "--scope", "user:42", "--as-of", "last tuesday"}, exitUsage, "not an RFC 3339 time"},
-		{[]string{"list", "--scope", "user:42", "--known-at", "2026-13-01"}, exitUsage, "not an RFC 3339 time"},
-		{[]string{"list"}, exitUsage, "--scope is required"},
-		{[]string{"frobnicate"}, exitUsage, "unknown command"},
-		{[]string{"history", "--id", "987654"}, exitNotFound, "not found"},
-		{[]string{"history", "--id", "x"}, exitUsage, "not a belief id"},
-		{[]string{"forget"}, exitUsage, "exactly one of --id, --match and --all"},
-		{[]string{"forget", "--id", id, "--all"}, exitUsage, "exactly one"},
-		{[]string{"forget", "--match", "york"}, exitUsage, "--scope is required"},
-		{[]string{"forget", "--match", " ", "--scope", "user:42"}, exitUsage, "--match is blank"},
-		{[]string{"forget", "--id", "987654"}, exitNotFound, "not found"},
-		{[]string{"forget", "--id", id, "--scope", "user:other"}, exitNotFound, `is in scope "user:42", not "user:other"`},
-		{[]string{"forget", "--all", "--scope", "user:nobody"}, exitNotFound, `scope "user:nobody": not found`},
-		{[]string{"forget", "--all", "--purge", "--scope", "user:nobody"}, exitNotFound, "not found"},
-		{[]string{"list", "--scope", "user:\x00"}, exitUsage, "--scope contains the control character U+0000"},
-		{[]string{"events", "--scope", "user:\xff"}, exitUsage, "--scope is not valid UTF-8"},
-		{[]string{"forget", "--match", "a\x00b", "--scope", "user:42"}, exitUsage, "--match contains a NUL character"},
+		{[]string{"list", "--scope", "user:42", "--as-of", "last tuesday"}, config.ExitUsage, "not an RFC 3339 time"},
+		{[]string{"list", "--scope", "user:42", "--known-at", "2026-13-01"}, config.ExitUsage, "not an RFC 3339 time"},
+		{[]string{"list"}, config.ExitUsage, "--scope is required"},
+		{[]string{"frobnicate"}, config.ExitUsage, "unknown command"},
+		{[]string{"history", "--id", "987654"}, config.ExitNotFound, "not found"},
+		{[]string{"history", "--id", "x"}, config.ExitUsage, "not a belief id"},
+		{[]string{"forget"}, config.ExitUsage, "exactly one of --id, --match and --all"},
+		{[]string{"forget", "--id", id, "--all"}, config.ExitUsage, "exactly one"},
+		{[]string{"forget", "--match", "york"}, config.ExitUsage, "--scope is required"},
+		{[]string{"forget", "--match", " ", "--scope", "user:42"}, config.ExitUsage, "--match is blank"},
+		{[]string{"forget", "--id", "987654"}, config.ExitNotFound, "not found"},
+		{[]string{"forget", "--id", id, "--scope", "user:other"}, config.ExitNotFound, `is in scope "user:42", not "user:other"`},
+		{[]string{"forget", "--all", "--scope", "user:nobody"}, config.ExitNotFound, `scope "user:nobody": not found`},
+		{[]string{"forget", "--all", "--purge", "--scope", "user:nobody"}, config.ExitNotFound, "not found"},
+		{[]string{"list", "--scope", "user:\x00"}, config.ExitUsage, "--scope contains the control character U+0000"},
+		{[]string{"events", "--scope", "user:\xff"}, config.ExitUsage, "--scope is not valid UTF-8"},
+		{[]string{"forget", "--match", "a\x00b", "--scope", "user:42"}, config.ExitUsage, "--match contains a NUL character"},
 	} {
 		_, stderr, code := c.run(tc.args...)
 		require.Equal(t, tc.code, code, "beliefs %v: %s", tc.args, stderr)
@@ -200,7 +199,7 @@ func TestForgetCommand(t *testing.T) {
 	require.Regexp(t, `(?m)^revision_event\s+1$`, out)
 	require.Equal(t, "[]\n", c.mustRun("list", "--scope", "user:42", "--all", "--json"))
 	_, stderr, code := c.run("forget", "--scope", "user:42", "--all")
-	require.Equal(t, exitNotFound, code, "the purged scope is unknown now: %s", stderr)
+	require.Equal(t, config.ExitNotFound, code, "the purged scope is unknown now: %s", stderr)
 
 	out = c.mustRun("forget", "--scope", "user:7", "--match", "miami", "--purge")
 	require.Contains(t, out, `purged beliefs of scope "user:7"`)

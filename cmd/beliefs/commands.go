@@ -35,7 +35,7 @@ func listCommand() command {
 				var err error
 				switch {
 				case *asOf != "" && *knownAt != "", (*asOf != "" || *knownAt != "") && *all:
-					return usagef("--all, --as-of and --known-at exclude each other")
+					return config.Usagef("--all, --as-of and --known-at exclude each other")
 				case *asOf != "":
 					at, err = parseTime("as-of", *asOf)
 				case *knownAt != "":
@@ -145,7 +145,7 @@ func addCommand() command {
 					return err
 				}
 				if strings.TrimSpace(*statement) == "" || strings.TrimSpace(*attribute) == "" {
-					return usagef("--statement and --attribute are required")
+					return config.Usagef("--statement and --attribute are required")
 				}
 				p := operator.AssertParams{Scope: *scope, Statement: *statement, Attribute: *attribute, Subject: *subject,
 					Kind: memory.Kind(*kind), Authoritative: *authoritative}
@@ -183,10 +183,10 @@ func correctCommand() command {
 					return err
 				}
 				if (*statement == "") == !*retract {
-					return usagef("give exactly one of --statement and --retract")
+					return config.Usagef("give exactly one of --statement and --retract")
 				}
 				if *reason != string(memory.ReasonCorrection) && *reason != string(memory.ReasonTemporal) {
-					return usagef("--reason %q is not correction or temporal", *reason)
+					return config.Usagef("--reason %q is not correction or temporal", *reason)
 				}
 				ops, err := e.operator(ctx, true)
 				if err != nil {
@@ -210,8 +210,7 @@ func correctCommand() command {
 // revisionError says what to do about an operator's revision that failed: a failed
 // embedding names the server to check.
 func revisionError(err error) error {
-	var embed *llm.EmbeddingError
-	if errors.As(err, &embed) {
+	if embed, ok := errors.AsType[*llm.EmbeddingError](err); ok {
 		return fmt.Errorf("embed the statement (is the embedding server up?): %w", embed.Err)
 	}
 	return err
@@ -219,11 +218,11 @@ func revisionError(err error) error {
 
 func parseID(s string) (int64, error) {
 	if s == "" {
-		return 0, usagef("--id is required")
+		return 0, config.Usagef("--id is required")
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n <= 0 {
-		return 0, usagef("--id %q is not a belief id", s)
+		return 0, config.Usagef("--id %q is not a belief id", s)
 	}
 	return n, nil
 }

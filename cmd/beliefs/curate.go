@@ -24,7 +24,7 @@ func curateCommand() command {
 			asJSON := fs.Bool("json", false, "print what was removed as JSON")
 			return func(ctx context.Context, e *env) error {
 				if e.cfg.RetainHistory == 0 {
-					return usagef("RETAIN_HISTORY is not set: history is kept forever")
+					return config.Usagef("RETAIN_HISTORY is not set: history is kept forever")
 				}
 				store, err := e.open(ctx)
 				if err != nil {

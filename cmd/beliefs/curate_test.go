@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
 )
 
@@ -117,10 +118,10 @@ func TestCurateUsage(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{nil, []string{"curate"}, exitUsage, "RETAIN_HISTORY is not set: history is kept forever"},
-		{nil, []string{"curate", "--dry-run", "--json"}, exitUsage, "RETAIN_HISTORY is not set: history is kept forever"},
-		{nil, []string{"curate", "--retain-history", "8760"}, exitUsage, `"8760" is not a duration of at least 1h with its unit`},
-		{map[string]string{"RETAIN_HISTORY": "8760h"}, []string{"curate", "--scope", "user:1"}, exitUsage, "flag provided but not defined"},
+		{nil, []string{"curate"}, config.ExitUsage, "RETAIN_HISTORY is not set: history is kept forever"},
+		{nil, []string{"curate", "--dry-run", "--json"}, config.ExitUsage, "RETAIN_HISTORY is not set: history is kept forever"},
+		{nil, []string{"curate", "--retain-history", "8760"}, config.ExitUsage, `"8760" is not a duration of at least 1h with its unit`},
+		{map[string]string{"RETAIN_HISTORY": "8760h"}, []string{"curate", "--scope", "user:1"}, config.ExitUsage, "flag provided but not defined"},
 	} {
 		stdout, stderr, code := c.runWith(tc.env, tc.args...)
 		require.Equal(t, tc.code, code, "%v: %s", tc.args, stderr)

@@ -23,10 +23,10 @@ func episodesCommand() command {
 					return err
 				}
 				if st := memory.EpisodeState(*state); st != "" && !st.Valid() {
-					return usagef("--state %q is not pending, applied or failed", *state)
+					return config.Usagef("--state %q is not pending, applied or failed", *state)
 				}
 				if *limit < 1 || *limit > memory.MaxEpisodes {
-					return usagef("--limit must be within 1..%d", memory.MaxEpisodes)
+					return config.Usagef("--limit must be within 1..%d", memory.MaxEpisodes)
 				}
 				store, err := e.open(ctx)
 				if err != nil {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/internal/config"
 )
 
 func TestEpisodesCommand(t *testing.T) {
@@ -34,7 +36,7 @@ func TestEpisodesCommand(t *testing.T) {
 	require.NotContains(t, out, "conv-pending")
 
 	_, stderr, code := c.run("episodes", "--scope", "u", "--state", "done")
-	require.Equal(t, exitUsage, code, stderr)
+	require.Equal(t, config.ExitUsage, code, stderr)
 
 	// A list of a scope whose transcripts are not all applied says so, on stderr.
 	stdout, stderr, code := c.run("list", "--scope", "u")

@@ -36,7 +36,7 @@ func forgetCommand() command {
 			return func(ctx context.Context, e *env) error {
 				if isFlagSet(fs, "scope-prefix") {
 					if *scope != "" || *id != "" || *match != "" || !*all || !*purge {
-						return usagef("--scope-prefix erases a subtree: give it with --all --purge, and without --scope, --id or --match")
+						return config.Usagef("--scope-prefix erases a subtree: give it with --all --purge, and without --scope, --id or --match")
 					}
 					return purgeSubtree(ctx, e, *prefix, *yes)
 				}
@@ -47,10 +47,10 @@ func forgetCommand() command {
 					}
 				}
 				if given != 1 {
-					return usagef("give exactly one of --id, --match and --all")
+					return config.Usagef("give exactly one of --id, --match and --all")
 				}
 				if *match != "" && strings.TrimSpace(*match) == "" {
-					return usagef("--match is blank")
+					return config.Usagef("--match is blank")
 				}
 				if err := checkInput(transcript.CheckText("--match", *match, transcript.MaxQueryLen)); err != nil {
 					return err
@@ -155,7 +155,7 @@ func purgeBeliefs(ctx context.Context, e *env, ops *operator.Operator, sel memor
 func purgeSubtree(ctx context.Context, e *env, prefix string, yes bool) error {
 	if strings.TrimSpace(prefix) == "" || prefix == "*" {
 		if !yes {
-			return usagef("--scope-prefix %q erases every scope of the database; add --yes if that is what you mean", prefix)
+			return config.Usagef("--scope-prefix %q erases every scope of the database; add --yes if that is what you mean", prefix)
 		}
 		prefix = ""
 	} else if err := checkInput(transcript.CheckScope("--scope-prefix", prefix)); err != nil {

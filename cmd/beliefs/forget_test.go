@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,7 +30,7 @@ func TestPurgeSaysWhatItRedacted(t *testing.T) {
 			fact("User has a cat named Tom", "pet", "I have a cat named Tom.")}})
 	require.NoError(t, err)
 
-	out := c.mustRun("forget", "--id", fmt.Sprint(res.Facts[0].BeliefID), "--purge")
+	out := c.mustRun("forget", "--id", strconv.FormatInt(res.Facts[0].BeliefID, 10), "--purge")
 	require.Contains(t, out, "1 transcript redacted, kept for the beliefs that still come from it")
 	require.Regexp(t, `(?m)^belief\s+1$`, out)
 	require.NotContains(t, out, "episode_redacted", "a redacted transcript is no row removed")

@@ -32,10 +32,10 @@ func keysCreateCommand() command {
 			asJSON := fs.Bool("json", false, "print the key and its settings as JSON")
 			return func(ctx context.Context, e *env) error {
 				if strings.TrimSpace(*name) == "" || strings.TrimSpace(*scopes) == "" || strings.TrimSpace(*rights) == "" {
-					return usagef("--name, --scopes and --rights are required")
+					return config.Usagef("--name, --scopes and --rights are required")
 				}
 				var rs []api.Right
-				for _, r := range strings.Split(*rights, ",") {
+				for r := range strings.SplitSeq(*rights, ",") {
 					rs = append(rs, api.Right(r))
 				}
 				pool, err := e.openPool(ctx)
@@ -44,7 +44,7 @@ func keysCreateCommand() command {
 				}
 				k, token, err := api.CreateKey(ctx, pool, *name, strings.Split(*scopes, ","), rs)
 				if errors.Is(err, api.ErrKeySpec) {
-					return usageError{err.Error()}
+					return config.Usage(err)
 				}
 				if err != nil {
 					return err
@@ -103,11 +103,11 @@ func keysRevokeCommand() command {
 			id := fs.String("id", "", "key id, as keys list shows it (required)")
 			return func(ctx context.Context, e *env) error {
 				if *id == "" {
-					return usagef("--id is required")
+					return config.Usagef("--id is required")
 				}
 				n, err := strconv.ParseInt(*id, 10, 64)
 				if err != nil || n <= 0 {
-					return usagef("--id %q is not a key id", *id)
+					return config.Usagef("--id %q is not a key id", *id)
 				}
 				pool, err := e.openPool(ctx)
 				if err != nil {

@@ -93,15 +93,15 @@ func TestKeysCommands(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"keys", "create", "--name", "x", "--scopes", "a/"}, exitUsage},
-		{[]string{"keys", "create", "--name", "x", "--scopes", "a/", "--rights", "read,admin"}, exitUsage},
-		{[]string{"keys", "create", "--name", "x", "--scopes", " , ", "--rights", "read"}, exitUsage},
-		{[]string{"keys", "revoke"}, exitUsage},
-		{[]string{"keys", "revoke", "--id", "abc"}, exitUsage},
-		{[]string{"keys", "revoke", "--id", "999"}, exitNotFound},
-		{[]string{"keys"}, exitUsage},
-		{[]string{"keys", "rotate"}, exitUsage},
-		{[]string{"mcp"}, exitUsage},
+		{[]string{"keys", "create", "--name", "x", "--scopes", "a/"}, config.ExitUsage},
+		{[]string{"keys", "create", "--name", "x", "--scopes", "a/", "--rights", "read,admin"}, config.ExitUsage},
+		{[]string{"keys", "create", "--name", "x", "--scopes", " , ", "--rights", "read"}, config.ExitUsage},
+		{[]string{"keys", "revoke"}, config.ExitUsage},
+		{[]string{"keys", "revoke", "--id", "abc"}, config.ExitUsage},
+		{[]string{"keys", "revoke", "--id", "999"}, config.ExitNotFound},
+		{[]string{"keys"}, config.ExitUsage},
+		{[]string{"keys", "rotate"}, config.ExitUsage},
+		{[]string{"mcp"}, config.ExitUsage},
 	} {
 		_, stderr, code := c.run(bad.args...)
 		require.Equal(t, bad.code, code, "%v: %s", bad.args, stderr)
@@ -115,8 +115,7 @@ func TestKeysCommands(t *testing.T) {
 func TestMCPOverStdio(t *testing.T) {
 	t.Parallel()
 	c := newAPICLI(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	_, token, err := api.CreateKey(ctx, c.schema.Pool, "desktop", []string{"user:"}, []api.Right{api.RightWrite, api.RightRead})
 	require.NoError(t, err)
 

@@ -47,20 +47,6 @@ import (
 	"github.com/credohq/credo/transcript"
 )
 
-// Exit codes.
-const (
-	exitFailed   = 1
-	exitUsage    = 2
-	exitNotFound = 3
-)
-
-// usageError is bad usage or input: exit 2.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -94,19 +80,18 @@ func askOn(r *bufio.Reader, w io.Writer) confirmer {
 }
 
 func exitCode(err error, stderr io.Writer) int {
-	var usage usageError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &usage):
+	case config.IsUsage(err):
 		fmt.Fprintln(stderr, "beliefs:", err)
-		return exitUsage
+		return config.ExitUsage
 	case errors.Is(err, memory.ErrNotFound):
 		fmt.Fprintln(stderr, "beliefs:", err)
-		return exitNotFound
+		return config.ExitNotFound
 	default:
 		fmt.Fprintln(stderr, "beliefs:", err)
-		return exitFailed
+		return config.ExitFailed
 	}
 }
 
@@ -141,7 +126,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, con
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage()
 		if len(args) == 0 {
-			return usagef("a command is required")
+			return config.Usagef("a command is required")
 		}
 		return nil
 	}
@@ -153,27 +138,24 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, con
 		fs.SetOutput(stderr)
 		cfg, err := config.Load(fs, c.groups, getenv)
 		if err != nil {
-			return usageError{err.Error()}
+			return config.Usage(err)
 		}
 		do := c.flags(fs)
 		if err := config.ParseFlags(fs, args[1:]); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return usageError{err.Error()}
+			return err // -h, or a UsageError
 		}
 		if fs.NArg() > 0 {
-			return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+			return config.Usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 		}
-		if err := cfg.Check(c.groups); err != nil {
-			return usageError{err.Error()}
+		if err := cfg.Checked(c.groups); err != nil {
+			return err
 		}
 		e := &env{cfg: cfg, stdout: stdout, stderr: stderr, confirm: confirm}
 		defer e.close()
 		return do(ctx, e)
 	}
 	usage()
-	return usagef("unknown command %q", args[0])
+	return config.Usagef("unknown command %q", args[0])
 }
 
 // env is what a running subcommand uses; the store is opened on first use, so usage
@@ -195,7 +177,7 @@ func (e *env) confirmed(what string, yes bool) (bool, error) {
 		return true, nil
 	}
 	if e.confirm == nil {
-		return false, usagef("%s cannot be undone: add --yes to go ahead (nothing was erased)", what)
+		return false, config.Usagef("%s cannot be undone: add --yes to go ahead (nothing was erased)", what)
 	}
 	ok, err := e.confirm(what + " cannot be undone. Go ahead?")
 	if err == nil && !ok {
@@ -255,12 +237,12 @@ func parseTime(flagName, s string) (time.Time, error) {
 	if t, err := time.Parse(time.DateOnly, s); err == nil {
 		return t, nil
 	}
-	return time.Time{}, usagef("--%s %q is not an RFC 3339 time or a date like 2026-03-20", flagName, s)
+	return time.Time{}, config.Usagef("--%s %q is not an RFC 3339 time or a date like 2026-03-20", flagName, s)
 }
 
 func requireScope(scope string) error {
 	if strings.TrimSpace(scope) == "" {
-		return usagef("--scope is required")
+		return config.Usagef("--scope is required")
 	}
 	return checkInput(transcript.CheckScope("--scope", scope))
 }
@@ -269,7 +251,7 @@ func requireScope(scope string) error {
 // same limits, as the API, MCP and the web UI apply.
 func checkInput(err error) error {
 	if msg, ok := transcript.InputMessage(err); ok {
-		return usageError{msg}
+		return config.Usage(errors.New(msg))
 	}
 	return err
 }

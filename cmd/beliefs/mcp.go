@@ -38,7 +38,7 @@ func mcpCommand() command {
 					token = os.Getenv(EnvAPIKey)
 				}
 				if token == "" {
-					return usagef("--key or %s is required: the tools act for one API key (make one with beliefs keys create)", EnvAPIKey)
+					return config.Usagef("--key or %s is required: the tools act for one API key (make one with beliefs keys create)", EnvAPIKey)
 				}
 				return serveMCP(ctx, e, token, &mcp.StdioTransport{})
 			}

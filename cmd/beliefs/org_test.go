@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
 )
 
@@ -53,7 +54,7 @@ func TestForgetScopePrefix(t *testing.T) {
 		{"forget", "--scope-prefix", "*", "--all", "--purge"},
 	} {
 		_, stderr, code := c.run(args...)
-		require.Equal(t, exitUsage, code, "%v: %s", args, stderr)
+		require.Equal(t, config.ExitUsage, code, "%v: %s", args, stderr)
 	}
 	all, err := c.store.All(context.Background(), "acme/user:1")
 	require.NoError(t, err)
@@ -87,7 +88,7 @@ func TestErasureIsConfirmed(t *testing.T) {
 		{"forget", "--scope-prefix", "acme/", "--all", "--purge"},
 	} {
 		_, stderr, code := c.run(args...)
-		require.Equal(t, exitUsage, code, "%v: %s", args, stderr)
+		require.Equal(t, config.ExitUsage, code, "%v: %s", args, stderr)
 		require.Contains(t, stderr, "add --yes")
 	}
 	require.Equal(t, 1, left("user:9"))
@@ -107,7 +108,7 @@ func TestErasureIsConfirmed(t *testing.T) {
 		require.Nil(t, confirm, in.Name())
 		var out, errOut bytes.Buffer
 		err := runWith(context.Background(), []string{"forget", "--scope", "user:9", "--all", "--purge"}, getenv, confirm, &out, &errOut)
-		require.Equal(t, exitUsage, exitCode(err, io.Discard), in.Name())
+		require.Equal(t, config.ExitUsage, exitCode(err, io.Discard), in.Name())
 	}
 	require.Equal(t, 1, left("user:9"))
 

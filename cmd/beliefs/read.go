@@ -28,7 +28,7 @@ func (e *env) reader(ctx context.Context) (*recall.Reader, error) {
 func readError(err error) error {
 	switch {
 	case errors.Is(err, recall.ErrQuery):
-		return usageError{err.Error()}
+		return config.Usage(err)
 	case errors.Is(err, recall.ErrEmbedding):
 		return fmt.Errorf("embed the query (is the embedding server up?): %w", err)
 	}
@@ -47,7 +47,7 @@ func contextCommand() command {
 			asJSON := fs.Bool("json", false, `print {"context": "...", "beliefs": [...]}`)
 			return func(ctx context.Context, e *env) error {
 				if *k < 1 || *budget < 1 {
-					return usagef("--k and --budget must be at least 1")
+					return config.Usagef("--k and --budget must be at least 1")
 				}
 				q, err := readQuery(*scope, *query, *k, *inherit, *asOf)
 				if err != nil {
@@ -80,7 +80,7 @@ func askCommand() command {
 			asJSON := fs.Bool("json", false, `print {"answer": "...", "citations": [ids], "beliefs": [...]}`)
 			return func(ctx context.Context, e *env) error {
 				if *question == "" {
-					return usagef("--question is required")
+					return config.Usagef("--question is required")
 				}
 				q, err := readQuery(*scope, *question, 0, *inherit, "")
 				if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
 )
@@ -51,7 +52,7 @@ func TestContextAndAskCommands(t *testing.T) {
 
 	for _, args := range [][]string{{"ask", "--scope", "u"}, {"context", "--scope", "u", "--k", "0"}, {"context"}} {
 		_, stderr, code := c.run(args...)
-		require.Equal(t, exitUsage, code, "%v: %s", args, stderr)
+		require.Equal(t, config.ExitUsage, code, "%v: %s", args, stderr)
 	}
 }
 

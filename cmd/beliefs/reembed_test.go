@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
@@ -100,5 +101,5 @@ func TestEmbedModelSwitch(t *testing.T) {
 	require.Equal(t, reembed.Report{Model: llmtest.DefaultEmbedModel}, rep)
 	require.Contains(t, c.mustRunOK("reembed"), "nothing to re-embed in every scope")
 	_, _, code := c.run("reembed", "--scope", "bad\x00scope")
-	require.Equal(t, exitUsage, code)
+	require.Equal(t, config.ExitUsage, code)
 }

@@ -23,11 +23,11 @@ func revertCommand() command {
 			asJSON := fs.Bool("json", false, "print JSON")
 			return func(ctx context.Context, e *env) error {
 				if *id == "" {
-					return usagef("--event is required")
+					return config.Usagef("--event is required")
 				}
 				n, err := strconv.ParseInt(*id, 10, 64)
 				if err != nil || n <= 0 {
-					return usagef("--event %q is not an event id", *id)
+					return config.Usagef("--event %q is not an event id", *id)
 				}
 				if err := checkInput(transcript.CheckText("--note", *note, memory.MaxNoteLen)); err != nil {
 					return err
@@ -74,7 +74,7 @@ func auditCommand() command {
 				q := memory.AuditQuery{Scope: *scope, ScopePrefix: *prefix}
 				switch {
 				case *scope != "" && *prefix != "":
-					return usagef("give --scope or --scope-prefix, not both")
+					return config.Usagef("give --scope or --scope-prefix, not both")
 				case *scope != "":
 					if err := requireScope(*scope); err != nil {
 						return err

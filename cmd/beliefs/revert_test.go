@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
 )
 
@@ -37,10 +38,10 @@ func TestRevertAndAudit(t *testing.T) {
 
 	for _, args := range [][]string{{"revert"}, {"revert", "--event", "x"}, {"revert", "--event", "0"}, {"audit", "--scope", "a", "--scope-prefix", "a"}, {"audit", "--since", "soon"}} {
 		_, _, code := c.run(args...)
-		require.Equal(t, exitUsage, code, args)
+		require.Equal(t, config.ExitUsage, code, args)
 	}
 	_, stderr, code := c.run("revert", "--event", strconv.FormatInt(sup.EventID+1000, 10))
-	require.Equal(t, exitNotFound, code, stderr)
+	require.Equal(t, config.ExitNotFound, code, stderr)
 
 	stdout := c.mustRunOK("revert", "--event", event, "--note", "they only visited")
 	require.Contains(t, stdout, "event "+event+" reverted by event")
@@ -51,7 +52,7 @@ func TestRevertAndAudit(t *testing.T) {
 	require.Equal(t, "User lives in New York City", current[0].Statement)
 
 	_, stderr, code = c.run("revert", "--event", event)
-	require.Equal(t, exitFailed, code, "a refused revert exits 1")
+	require.Equal(t, config.ExitFailed, code, "a refused revert exits 1")
 	require.Contains(t, stderr, "reverted already")
 
 	// Events show the revert both ways, in JSON and in the table.
@@ -70,10 +71,8 @@ func TestRevertAndAudit(t *testing.T) {
 
 	var a memory.Audit
 	require.NoError(t, json.Unmarshal([]byte(c.mustRunOK("audit", "--scope-prefix", "acme/", "--json")), &a))
-	require.Equal(t, []memory.AuditOrigin{{Origin: memory.RevisionExtraction, Applied: 2, Reverted: 1, Precision: ptrTo(0.5)}}, a.Origins)
+	require.Equal(t, []memory.AuditOrigin{{Origin: memory.RevisionExtraction, Applied: 2, Reverted: 1, Precision: new(0.5)}}, a.Origins)
 	require.Equal(t, 1, a.Reverts)
 	out := c.mustRunOK("audit", "--scope", "acme/u2")
 	require.Regexp(t, `extraction\s+1\s+0\s+0\s+100\.0%`, out)
 }
-
-func ptrTo[T any](v T) *T { return &v }

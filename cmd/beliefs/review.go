@@ -72,7 +72,7 @@ func resolveCommand() command {
 					return err
 				}
 				if *apply == *dismiss {
-					return usagef("give exactly one of --apply and --dismiss")
+					return config.Usagef("give exactly one of --apply and --dismiss")
 				}
 				if err := checkInput(transcript.CheckText("--note", *note, memory.MaxNoteLen)); err != nil {
 					return err

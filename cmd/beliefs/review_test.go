@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
 )
 
@@ -57,12 +58,12 @@ func TestConflictsAndResolve(t *testing.T) {
 		{"resolve", "--id", "x", "--apply"},
 	} {
 		_, _, code := c.run(args...)
-		require.Equal(t, exitUsage, code, args)
+		require.Equal(t, config.ExitUsage, code, args)
 	}
 	_, stderr, code = c.run("resolve", "--id", strconv.FormatInt(item+1000, 10), "--apply")
-	require.Equal(t, exitNotFound, code, stderr)
+	require.Equal(t, config.ExitNotFound, code, stderr)
 	_, stderr, code = c.run("resolve", "--id", strconv.FormatInt(other, 10), "--apply", "--scope", "acme/u1")
-	require.Equal(t, exitNotFound, code, "an item of another scope is not found: %s", stderr)
+	require.Equal(t, config.ExitNotFound, code, "an item of another scope is not found: %s", stderr)
 
 	stdout, stderr, code = c.run("resolve", "--id", id, "--apply", "--note", "confirmed")
 	require.Zero(t, code, stderr)
@@ -72,7 +73,7 @@ func TestConflictsAndResolve(t *testing.T) {
 	require.Equal(t, "Account plan is Free", current[0].Statement)
 
 	_, stderr, code = c.run("resolve", "--id", id, "--dismiss")
-	require.Equal(t, exitFailed, code)
+	require.Equal(t, config.ExitFailed, code)
 	require.Contains(t, stderr, "already resolved")
 
 	stdout, stderr, code = c.run("resolve", "--id", strconv.FormatInt(other, 10), "--dismiss", "--json")

@@ -36,8 +36,8 @@ func main() {
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
-	case errors.Is(err, errUsage):
-		os.Exit(config.ExitUsage)
+	case errors.Is(err, errNoFiles):
+		os.Exit(config.ExitUsage) // the usage is printed already
 	case config.IsUsage(err):
 		fmt.Fprintln(os.Stderr, "enqueue:", err)
 		os.Exit(config.ExitUsage)
@@ -47,7 +47,8 @@ func main() {
 	}
 }
 
-var errUsage = errors.New("usage")
+// errNoFiles is bad usage that prints the usage, and nothing else.
+var errNoFiles = config.Usage(errors.New("no file given"))
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("enqueue", flag.ContinueOnError)
@@ -58,14 +59,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	cfg, err := config.Load(fs, config.GroupDB|config.GroupJobs, getenv)
 	if err != nil {
-		return &config.UsageError{Err: err}
+		return config.Usage(err)
 	}
 	if err := config.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return errUsage
+		return errNoFiles
 	}
 	if err := cfg.Checked(config.GroupDB | config.GroupJobs); err != nil {
 		return err
@@ -83,7 +84,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		all = append(all, ts...)
 	}
 	if len(problems) > 0 {
-		return &config.UsageError{Err: fmt.Errorf("nothing enqueued:\n%w", errors.Join(problems...))}
+		return config.Usagef("nothing enqueued:\n%w", errors.Join(problems...))
 	}
 
 	logger := app.Logger(cfg, stderr)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/credohq/credo/eval"
 	"github.com/credohq/credo/internal/app"
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/recall"
 )
 
@@ -56,11 +57,11 @@ func (f *benchFlags) parse(fs *flag.FlagSet, args []string, getenv func(string) 
 	f.st = st
 	switch {
 	case *f.data == "":
-		return usagef("--data is required: %s", dataHint)
+		return config.Usagef("--data is required: %s", dataHint)
 	case st.workers < 1:
-		return usagef("--workers must be at least 1")
+		return config.Usagef("--workers must be at least 1")
 	case *f.k < 1 || *f.k > recall.MaxK:
-		return usagef("--k must be within 1..%d", recall.MaxK)
+		return config.Usagef("--k must be within 1..%d", recall.MaxK)
 	}
 	return nil
 }
@@ -69,7 +70,7 @@ func (f *benchFlags) parse(fs *flag.FlagSet, args []string, getenv func(string) 
 func (f *benchFlags) open() (*os.File, error) {
 	r, err := os.Open(*f.data)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("--data: %w", err)}
+		return nil, config.Usagef("--data: %w", err)
 	}
 	return r, nil
 }
@@ -113,9 +114,8 @@ func (f *benchFlags) write(stdout, stderr io.Writer, run eval.BenchRun, r report
 
 // runError is a run's error, bad usage (exit code 2) when --run named no kept run.
 func runError(err error) error {
-	var id *eval.RunIDError
-	if errors.As(err, &id) {
-		return usageError{err}
+	if _, ok := errors.AsType[*eval.RunIDError](err); ok {
+		return config.Usage(err)
 	}
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/eval"
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/internal/dbtest"
 	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
@@ -162,7 +163,7 @@ func requireUsage(t *testing.T, command, help string, cases map[string]usageCase
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			err := run(context.Background(), append([]string{command}, tc.args...), locomoEnv(srv), &bytes.Buffer{}, &bytes.Buffer{})
-			var usage usageError
+			var usage *config.UsageError
 			require.ErrorAs(t, err, &usage, "exit code 2")
 			require.ErrorContains(t, err, tc.want)
 		})

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/credohq/credo/eval"
+	"github.com/credohq/credo/internal/config"
 )
 
 // locomoUsage describes `eval locomo`.
@@ -31,9 +32,9 @@ func runLocomo(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	switch {
 	case *conversations < 0:
-		return usagef("--conversations must be 0 (all) or more")
+		return config.Usagef("--conversations must be 0 (all) or more")
 	case *questions < 0:
-		return usagef("--questions must be 0 (all) or more")
+		return config.Usagef("--questions must be 0 (all) or more")
 	}
 	r, err := f.open()
 	if err != nil {
@@ -42,7 +43,7 @@ func runLocomo(ctx context.Context, args []string, getenv func(string) string, s
 	samples, err := eval.ParseLocomo(*f.data, r)
 	r.Close()
 	if err != nil {
-		return usageError{err}
+		return config.Usage(err)
 	}
 	n := len(samples)
 	if *conversations > 0 {

@@ -284,7 +284,7 @@ func TestLocomoTableAndLimits(t *testing.T) {
 		require.Contains(t, out, want)
 	}
 	rows := map[string][]string{}
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if f := strings.Fields(line); len(f) > 0 {
 			rows[strings.Join(f[:min(2, len(f))], " ")] = f
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/credohq/credo/eval"
+	"github.com/credohq/credo/internal/config"
 )
 
 // longMemEvalUsage describes `eval longmemeval`.
@@ -34,7 +35,7 @@ func runLongMemEval(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	if *limit < 0 {
-		return usagef("--limit must be 0 (all) or more")
+		return config.Usagef("--limit must be 0 (all) or more")
 	}
 	r, err := f.open()
 	if err != nil {
@@ -43,7 +44,7 @@ func runLongMemEval(ctx context.Context, args []string, getenv func(string) stri
 	questions, err := eval.ParseLongMemEval(*f.data, r, eval.LongMemEvalFilter{Types: types, Limit: *limit})
 	r.Close()
 	if err != nil {
-		return usageError{err}
+		return config.Usage(err)
 	}
 	sessions, longest := 0, 0
 	for _, q := range questions {

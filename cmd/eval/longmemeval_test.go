@@ -168,7 +168,7 @@ func countSchema(srv *llmtest.Server, schema string) int {
 // tableRows indexes the lines of a table by their first field.
 func tableRows(out string) map[string][]string {
 	rows := map[string][]string{}
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if f := strings.Fields(line); len(f) > 0 {
 			if _, seen := rows[f[0]]; !seen {
 				rows[f[0]] = f

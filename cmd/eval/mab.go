@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/credohq/credo/eval"
+	"github.com/credohq/credo/internal/config"
 )
 
 // mabUsage describes `eval mab`.
@@ -31,9 +32,9 @@ func runMAB(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	switch {
 	case *limit < 0:
-		return usagef("--limit must be 0 (all) or more")
+		return config.Usagef("--limit must be 0 (all) or more")
 	case *perEpisode < 1 || *perEpisode > 200:
-		return usagef("--facts-per-episode must be within 1..200")
+		return config.Usagef("--facts-per-episode must be within 1..200")
 	}
 	r, err := f.open()
 	if err != nil {
@@ -42,7 +43,7 @@ func runMAB(ctx context.Context, args []string, getenv func(string) string, stdo
 	rows, err := eval.ParseMAB(*f.data, r, eval.MABFilter{Split: *split, Limit: *limit})
 	r.Close()
 	if err != nil {
-		return usageError{err}
+		return config.Usage(err)
 	}
 	facts, questions := 0, 0
 	for _, row := range rows {

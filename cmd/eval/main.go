@@ -42,24 +42,18 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
-	var usage usageError
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
 		os.Exit(0)
-	case errors.As(err, &usage):
+	case config.IsUsage(err):
 		fmt.Fprintln(os.Stderr, "eval:", err)
-		os.Exit(2)
+		os.Exit(config.ExitUsage)
 	default:
 		fmt.Fprintln(os.Stderr, "eval:", err)
-		os.Exit(1)
+		os.Exit(config.ExitFailed)
 	}
 }
-
-// usageError is bad usage or input: exit code 2.
-type usageError struct{ error }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 const groups = config.GroupDB | config.GroupLLM | config.GroupConsolidate
 
@@ -69,7 +63,7 @@ type stringList []string
 func (l *stringList) String() string { return strings.Join(*l, ",") }
 
 func (l *stringList) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
+	for s := range strings.SplitSeq(v, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			*l = append(*l, s)
 		}
@@ -113,25 +107,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	wcfg, workers, set := st.worker, &st.workers, st.set
 	switch {
 	case *workers < 1:
-		return usagef("--workers must be at least 1")
+		return config.Usagef("--workers must be at least 1")
 	case *k < 1 || *k > 100:
-		return usagef("--k must be within 1..100")
+		return config.Usagef("--k must be within 1..100")
 	case *compare && (set["with-learning"] || set["without-learning"]):
-		return usagef("--compare runs both with and without learning; leave out --with-learning and --without-learning")
+		return config.Usagef("--compare runs both with and without learning; leave out --with-learning and --without-learning")
 	case set["with-learning"] && set["without-learning"] && *withLearning == *withoutLearning:
-		return usagef("--with-learning and --without-learning contradict each other")
+		return config.Usagef("--with-learning and --without-learning contradict each other")
 	}
 	learning := *withLearning && !*withoutLearning
 	if (learning || *compare) && wcfg.Examples == 0 {
-		return usagef("EXAMPLES=0 turns learning off: use --without-learning, or set EXAMPLES")
+		return config.Usagef("EXAMPLES=0 turns learning off: use --without-learning, or set EXAMPLES")
 	}
 
 	name, scenarios, err := loadScenarios(*scenariosFile)
 	if err != nil {
-		return usageError{err}
+		return config.Usage(err)
 	}
 	if scenarios, err = eval.Filter(scenarios, only); err != nil {
-		return usageError{err}
+		return config.Usage(err)
 	}
 
 	logger, chat, embed, err := st.models(getenv, stderr)

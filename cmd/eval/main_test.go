@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -21,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/eval"
+	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/internal/dbtest"
 	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
@@ -369,7 +369,7 @@ func TestEvalCompareTable(t *testing.T) {
 	require.Regexp(t, `^model qwen2.5:7b \(openai\), embeddings nomic-embed-text \(openai\), scenarios ../../eval/testdata/mini.jsonl, recall k=3$`, lines[0])
 	require.Regexp(t, `^learning on: 7 scenarios, 15 episodes, [0-9.]+m?s, schema credo_eval_[0-9a-f]{12} \(dropped\)$`, lines[1])
 	require.Regexp(t, `^learning off: 7 scenarios, 15 episodes, `, lines[2])
-	require.Equal(t, "", lines[3])
+	require.Empty(t, lines[3])
 	require.Equal(t, append([]string{"CATEGORY", "LEARNING"}, eval.TableHeader[1:]...), strings.Fields(lines[4]))
 	rows := map[string][]string{}
 	for _, l := range lines[5:] {
@@ -421,8 +421,8 @@ func TestEvalUsage(t *testing.T) {
 	} {
 		var out, errb bytes.Buffer
 		err := run(context.Background(), tc.args, h.env, &out, &errb)
-		var usage usageError
-		require.True(t, errors.As(err, &usage), "%v: %v", tc.args, err)
+		var usage *config.UsageError
+		require.ErrorAs(t, err, &usage, "%v: %v", tc.args, err)
 		require.ErrorContains(t, err, tc.want, fmt.Sprint(tc.args))
 		require.Empty(t, out.String())
 	}

@@ -27,24 +27,24 @@ type settings struct {
 func parseSettings(fs *flag.FlagSet, args []string, getenv func(string) string, workersUsage string) (*settings, error) {
 	cfg, err := config.Load(fs, groups, getenv)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, config.Usage(err)
 	}
 	wcfg, err := config.Load(flag.NewFlagSet("worker", flag.ContinueOnError), config.GroupWorker, getenv)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, config.Usage(err)
 	}
 	workers := fs.Int("workers", wcfg.Workers, workersUsage)
 	if err := config.ParseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, usageError{err}
+		return nil, config.Usage(err)
 	}
 	if fs.NArg() > 0 {
-		return nil, usagef("unexpected arguments: %v", fs.Args())
+		return nil, config.Usagef("unexpected arguments: %v", fs.Args())
 	}
 	if err := cfg.Check(groups); err != nil {
-		return nil, usageError{err}
+		return nil, config.Usage(err)
 	}
 	s := &settings{cfg: cfg, worker: wcfg, workers: *workers, set: map[string]bool{}}
 	fs.Visit(func(f *flag.Flag) { s.set[f.Name] = true })

@@ -151,7 +151,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (cf
 	fs.BoolVar(&mode.drain, "drain", false, "exit once no job is left to run, retries included; serves no HTTP unless --http")
 	fs.BoolVar(&mode.http, "http", false, "with --drain, serve the API, MCP, inspector, /healthz and /metrics at HTTP_ADDR too")
 	if cfg, err = config.Load(fs, groups, getenv); err != nil {
-		return nil, runMode{}, &config.UsageError{Err: err}
+		return nil, runMode{}, config.Usage(err)
 	}
 	if err := config.ParseFlags(fs, args); err != nil {
 		return nil, runMode{}, err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -205,11 +206,9 @@ func nonEmpty(field func(*Config) *string) func(*Config, string) error {
 func oneOf(field func(*Config) *string, allowed ...string) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		v = strings.ToLower(strings.TrimSpace(v))
-		for _, a := range allowed {
-			if v == a {
-				*field(c) = v
-				return nil
-			}
+		if slices.Contains(allowed, v) {
+			*field(c) = v
+			return nil
 		}
 		return fmt.Errorf("%q is not one of %s", v, strings.Join(nonEmptyOf(allowed), ", "))
 	}

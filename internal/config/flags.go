@@ -14,7 +14,8 @@ const (
 	ExitNotFound = 3 // no such belief, review item or scope
 )
 
-// UsageError is bad usage, input or configuration: the command exits ExitUsage.
+// UsageError is bad usage, input or configuration: the command exits ExitUsage. It is
+// the one usage error of every command; main finds it with errors.As (IsUsage).
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
@@ -23,6 +24,14 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // Usagef is a UsageError.
 func Usagef(format string, args ...any) error {
 	return &UsageError{fmt.Errorf(format, args...)}
+}
+
+// Usage is err as a UsageError, its text unchanged; nil stays nil.
+func Usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &UsageError{err}
 }
 
 // IsUsage says whether err is bad usage, input or configuration.

@@ -2,7 +2,6 @@ package config
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"testing"
 
@@ -25,7 +24,7 @@ func TestParseFlags(t *testing.T) {
 	require.Empty(t, out.String(), "one line, printed once by the command, not the whole usage")
 
 	fs, out = newFS()
-	require.True(t, errors.Is(ParseFlags(fs, []string{"-h"}), flag.ErrHelp))
+	require.ErrorIs(t, ParseFlags(fs, []string{"-h"}), flag.ErrHelp)
 	require.Contains(t, out.String(), "-drain", "-h prints the flags")
 
 	fs, _ = newFS()

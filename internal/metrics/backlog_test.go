@@ -2,7 +2,7 @@ package metrics
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -28,7 +28,7 @@ func TestBacklogGauges(t *testing.T) {
 		age          time.Duration
 	}{{"user:1", "pending", time.Hour}, {"user:1", "pending", time.Minute}, {"user:2", "pending", 0}, {"user:2", "failed", 0}, {"user:3", "applied", 0}} {
 		_, err := schema.Pool.Exec(ctx, `INSERT INTO episode (scope, messages, content_hash, occurred_at, received_at, state)
-			VALUES ($1, '[]', $2, now(), now() - $3::interval, $4)`, ep.scope, fmt.Sprint(i), ep.age.String(), ep.state)
+			VALUES ($1, '[]', $2, now(), now() - $3::interval, $4)`, ep.scope, strconv.Itoa(i), ep.age.String(), ep.state)
 		require.NoError(t, err)
 	}
 	s = scrapeOf(t, m)

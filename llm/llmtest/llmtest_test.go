@@ -50,7 +50,7 @@ func TestOnPromptLongestMatchWins(t *testing.T) {
 	require.Equal(t, "long", chat(t, p, "Alice lives in Miami now"))
 	require.Equal(t, "short", chat(t, p, "Miami trip"))
 	require.Equal(t, "long", chat(t, p, "she lives in Miami!"), "14 chars beats 6")
-	require.Equal(t, llmtest.DefaultContent, chat(t, p, "nothing relevant"))
+	require.JSONEq(t, llmtest.DefaultContent, chat(t, p, "nothing relevant"))
 
 	// Replacing and removing rules.
 	srv.OnPrompt("lives in Miami", llmtest.Reply{Content: "long2"})

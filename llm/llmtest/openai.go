@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/credohq/credo/llm"
@@ -70,11 +71,11 @@ func messageText(raw json.RawMessage) (string, error) {
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", fmt.Errorf("content is neither a string nor an array of parts: %w", err)
 	}
-	var text string
+	var text strings.Builder
 	for _, p := range parts {
-		text += p.Text
+		text.WriteString(p.Text)
 	}
-	return text, nil
+	return text.String(), nil
 }
 
 func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request, req Request) {
