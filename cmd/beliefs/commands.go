@@ -106,10 +106,7 @@ func eventsCommand() command {
 			limit := fs.Int("limit", 0, "at most this many (0: all)")
 			asJSON := fs.Bool("json", false, "print JSON")
 			return func(ctx context.Context, e *env) error {
-				if err := requireScope(*scope); err != nil {
-					return err
-				}
-				store, err := e.open(ctx)
+				store, err := e.openScope(ctx, *scope)
 				if err != nil {
 					return err
 				}
@@ -156,13 +153,11 @@ func addCommand() command {
 					}
 					p.ValidFrom = &t
 				}
-				ops, err := e.operator(ctx, true)
+				out, err := e.revise(ctx, func(ops *operator.Operator) (memory.Outcome, error) {
+					return ops.Assert(ctx, operator.Owner, p)
+				})
 				if err != nil {
 					return err
-				}
-				out, err := ops.Assert(ctx, operator.Owner, p)
-				if err != nil {
-					return revisionError(err)
 				}
 				fmt.Fprintf(e.stdout, "%s: belief %d\n", out.Kind, max(out.BeliefID, out.TargetID))
 				return nil
@@ -188,14 +183,12 @@ func correctCommand() command {
 				if *reason != string(memory.ReasonCorrection) && *reason != string(memory.ReasonTemporal) {
 					return config.Usagef("--reason %q is not correction or temporal", *reason)
 				}
-				ops, err := e.operator(ctx, true)
+				out, err := e.revise(ctx, func(ops *operator.Operator) (memory.Outcome, error) {
+					return ops.Correct(ctx, operator.Owner, operator.CorrectParams{ID: n, Statement: *statement, Retract: *retract,
+						Reason: memory.Reason(*reason)})
+				})
 				if err != nil {
 					return err
-				}
-				out, err := ops.Correct(ctx, operator.Owner, operator.CorrectParams{ID: n, Statement: *statement, Retract: *retract,
-					Reason: memory.Reason(*reason)})
-				if err != nil {
-					return revisionError(err)
 				}
 				fmt.Fprintf(e.stdout, "%s: belief %d", out.Kind, out.TargetID)
 				if out.BeliefID != 0 {

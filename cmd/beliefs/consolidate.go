@@ -27,11 +27,7 @@ func consolidateCommand() command {
 				if err := requireScope(*scope); err != nil {
 					return err
 				}
-				store, err := e.open(ctx)
-				if err != nil {
-					return err
-				}
-				chat, embed, err := app.Providers(e.cfg)
+				store, chat, embed, err := e.openModels(ctx)
 				if err != nil {
 					return err
 				}

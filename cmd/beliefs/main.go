@@ -33,24 +33,23 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/operator"
 	"github.com/credohq/credo/transcript"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	os.Exit(exitCode(runWith(ctx, os.Args[1:], os.Getenv, confirmerOn(os.Stdin, os.Stderr), os.Stdout, os.Stderr), os.Stderr))
+	app.Main("beliefs", func(ctx context.Context) error {
+		return runWith(ctx, os.Args[1:], os.Getenv, confirmerOn(os.Stdin, os.Stderr), os.Stdout, os.Stderr)
+	}, memory.ErrNotFound)
 }
 
 // confirmer asks the person at the terminal a yes-or-no question; nil when no one is
@@ -79,20 +78,9 @@ func askOn(r *bufio.Reader, w io.Writer) confirmer {
 	}
 }
 
+// exitCode is main's exit code for err, which it prints on stderr.
 func exitCode(err error, stderr io.Writer) int {
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case config.IsUsage(err):
-		fmt.Fprintln(stderr, "beliefs:", err)
-		return config.ExitUsage
-	case errors.Is(err, memory.ErrNotFound):
-		fmt.Fprintln(stderr, "beliefs:", err)
-		return config.ExitNotFound
-	default:
-		fmt.Fprintln(stderr, "beliefs:", err)
-		return config.ExitFailed
-	}
+	return config.ExitCode("beliefs", err, stderr, memory.ErrNotFound)
 }
 
 // command is one subcommand.
@@ -197,6 +185,25 @@ func (e *env) open(ctx context.Context) (*memory.Store, error) {
 	return e.store, nil
 }
 
+// openScope checks --scope, then opens the store.
+func (e *env) openScope(ctx context.Context, scope string) (*memory.Store, error) {
+	if err := requireScope(scope); err != nil {
+		return nil, err
+	}
+	return e.open(ctx)
+}
+
+// openModels opens the store and the configured chat and embedding models.
+func (e *env) openModels(ctx context.Context) (store *memory.Store, chat, embed llm.Provider, err error) {
+	if store, err = e.open(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	if chat, embed, err = app.Providers(e.cfg); err != nil {
+		return nil, nil, nil, err
+	}
+	return store, chat, embed, nil
+}
+
 // openPool is the database, for what is not memory's: API keys, River's jobs.
 func (e *env) openPool(ctx context.Context) (*pgxpool.Pool, error) {
 	if _, err := e.open(ctx); err != nil {
@@ -208,19 +215,32 @@ func (e *env) openPool(ctx context.Context) (*pgxpool.Pool, error) {
 // operator carries out an operator's operations on the store, with the configured
 // embedder when withEmbed (assertions, corrections and decisions are embedded).
 func (e *env) operator(ctx context.Context, withEmbed bool) (*operator.Operator, error) {
-	store, err := e.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cfg := operator.Config{Store: store}
-	if withEmbed {
-		_, embed, err := app.Providers(e.cfg)
+	if !withEmbed {
+		store, err := e.open(ctx)
 		if err != nil {
 			return nil, err
 		}
-		cfg.Embed, cfg.EmbedModel = embed, embed.EmbedModel()
+		return operator.New(operator.Config{Store: store}), nil
 	}
-	return operator.New(cfg), nil
+	store, _, embed, err := e.openModels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return operator.New(operator.Config{Store: store, Embed: embed, EmbedModel: embed.EmbedModel()}), nil
+}
+
+// revise carries out an operator's revision with the configured embedder; its failure
+// says what to do (revisionError).
+func (e *env) revise(ctx context.Context, do func(*operator.Operator) (memory.Outcome, error)) (memory.Outcome, error) {
+	ops, err := e.operator(ctx, true)
+	if err != nil {
+		return memory.Outcome{}, err
+	}
+	out, err := do(ops)
+	if err != nil {
+		return out, revisionError(err)
+	}
+	return out, nil
 }
 
 func (e *env) close() {

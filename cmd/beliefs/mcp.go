@@ -47,15 +47,11 @@ func mcpCommand() command {
 
 // serveMCP serves the tools over t until the client goes away or ctx ends.
 func serveMCP(ctx context.Context, e *env, token string, t mcp.Transport) error {
-	store, err := e.open(ctx)
+	store, chat, embed, err := e.openModels(ctx)
 	if err != nil {
 		return err
 	}
 	pool, err := e.openPool(ctx)
-	if err != nil {
-		return err
-	}
-	chat, embed, err := app.Providers(e.cfg)
 	if err != nil {
 		return err
 	}

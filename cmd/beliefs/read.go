@@ -13,15 +13,25 @@ import (
 
 // reader opens the agent's read side with the configured models.
 func (e *env) reader(ctx context.Context) (*recall.Reader, error) {
-	store, err := e.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	chat, embed, err := app.Providers(e.cfg)
+	store, chat, embed, err := e.openModels(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return recall.New(recall.Config{Store: store, Chat: chat, Embed: embed, Logger: app.Logger(e.cfg, e.stderr)})
+}
+
+// read asks the agent's read side; its failure says what to do (readError).
+func read[T any](ctx context.Context, e *env, ask func(*recall.Reader) (T, error)) (T, error) {
+	r, err := e.reader(ctx)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	got, err := ask(r)
+	if err != nil {
+		return got, readError(err)
+	}
+	return got, nil
 }
 
 // readError says what to do about a read-side failure; a bad query is bad usage.
@@ -54,13 +64,9 @@ func contextCommand() command {
 					return err
 				}
 				q.Budget = *budget
-				r, err := e.reader(ctx)
+				got, err := read(ctx, e, func(r *recall.Reader) (*recall.Context, error) { return r.Context(ctx, q) })
 				if err != nil {
 					return err
-				}
-				got, err := r.Context(ctx, q)
-				if err != nil {
-					return readError(err)
 				}
 				if *asJSON {
 					return printJSON(e.stdout, got)
@@ -86,13 +92,9 @@ func askCommand() command {
 				if err != nil {
 					return err
 				}
-				r, err := e.reader(ctx)
+				got, err := read(ctx, e, func(r *recall.Reader) (*recall.Answer, error) { return r.Ask(ctx, q) })
 				if err != nil {
 					return err
-				}
-				got, err := r.Ask(ctx, q)
-				if err != nil {
-					return readError(err)
 				}
 				if *asJSON {
 					return printJSON(e.stdout, got)

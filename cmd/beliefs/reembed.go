@@ -30,11 +30,7 @@ func reembedCommand() command {
 						return err
 					}
 				}
-				store, err := e.open(ctx)
-				if err != nil {
-					return err
-				}
-				_, embed, err := app.Providers(e.cfg)
+				store, _, embed, err := e.openModels(ctx)
 				if err != nil {
 					return err
 				}

@@ -22,10 +22,7 @@ func conflictsCommand() command {
 			all := fs.Bool("all", false, "include resolved items")
 			asJSON := fs.Bool("json", false, "print JSON")
 			return func(ctx context.Context, e *env) error {
-				if err := requireScope(*scope); err != nil {
-					return err
-				}
-				store, err := e.open(ctx)
+				store, err := e.openScope(ctx, *scope)
 				if err != nil {
 					return err
 				}

@@ -15,8 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,25 +28,13 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
-	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
-	case errors.Is(err, errNoFiles):
-		os.Exit(config.ExitUsage) // the usage is printed already
-	case config.IsUsage(err):
-		fmt.Fprintln(os.Stderr, "enqueue:", err)
-		os.Exit(config.ExitUsage)
-	default:
-		fmt.Fprintln(os.Stderr, "enqueue:", err)
-		os.Exit(1)
-	}
+	app.Main("enqueue", func(ctx context.Context) error {
+		return run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	})
 }
 
 // errNoFiles is bad usage that prints the usage, and nothing else.
-var errNoFiles = config.Usage(errors.New("no file given"))
+var errNoFiles = &config.UsageError{Err: errors.New("no file given"), Printed: true}
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("enqueue", flag.ContinueOnError)

@@ -25,34 +25,21 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/credohq/credo/eval"
+	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
-	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(0)
-	case config.IsUsage(err):
-		fmt.Fprintln(os.Stderr, "eval:", err)
-		os.Exit(config.ExitUsage)
-	default:
-		fmt.Fprintln(os.Stderr, "eval:", err)
-		os.Exit(config.ExitFailed)
-	}
+	app.Main("eval", func(ctx context.Context) error {
+		return run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	})
 }
 
 const groups = config.GroupDB | config.GroupLLM | config.GroupConsolidate

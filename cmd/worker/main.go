@@ -13,8 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,18 +36,9 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "worker:", err)
-		if config.IsUsage(err) {
-			os.Exit(config.ExitUsage)
-		}
-		os.Exit(config.ExitFailed)
-	}
+	app.Main("worker", func(ctx context.Context) error {
+		return run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil)
+	})
 }
 
 const groups = config.GroupDB | config.GroupLLM | config.GroupWorker | config.GroupConsolidate | config.GroupRetention

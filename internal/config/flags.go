@@ -16,14 +16,18 @@ const (
 
 // UsageError is bad usage, input or configuration: the command exits ExitUsage. It is
 // the one usage error of every command; main finds it with errors.As (IsUsage).
-type UsageError struct{ Err error }
+type UsageError struct {
+	Err error
+	// Printed says the command has shown the usage already, and main adds nothing.
+	Printed bool
+}
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
 // Usagef is a UsageError.
 func Usagef(format string, args ...any) error {
-	return &UsageError{fmt.Errorf(format, args...)}
+	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
 // Usage is err as a UsageError, its text unchanged; nil stays nil.
@@ -31,7 +35,7 @@ func Usage(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &UsageError{err}
+	return &UsageError{Err: err}
 }
 
 // IsUsage says whether err is bad usage, input or configuration.
@@ -59,7 +63,7 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 		}
 		return err
 	case err != nil:
-		return &UsageError{fmt.Errorf("%w (%s -h lists the flags)", err, fs.Name())}
+		return &UsageError{Err: fmt.Errorf("%w (%s -h lists the flags)", err, fs.Name())}
 	}
 	return nil
 }
@@ -67,7 +71,7 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 // Checked is Check's error as a UsageError: a missing or bad setting is configuration.
 func (c *Config) Checked(groups Group) error {
 	if err := c.Check(groups); err != nil {
-		return &UsageError{err}
+		return &UsageError{Err: err}
 	}
 	return nil
 }
