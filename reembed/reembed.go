@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 )
@@ -40,18 +40,13 @@ func (Args) Kind() string { return "credo.reembed" }
 
 // InsertOpts puts the job on its queue, once while it waits or runs.
 func (Args) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-		rivertype.JobStateRunning, rivertype.JobStateScheduled,
-	}}}
+	return riverjobs.OnceOnQueue(Queue)
 }
 
 // PeriodicJob schedules a re-embedding every interval, and once at start, on the
 // elected leader.
 func PeriodicJob(interval time.Duration) *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(cmp.Or(interval, DefaultInterval)),
-		func() (river.JobArgs, *river.InsertOpts) { return Args{}, nil },
-		&river.PeriodicJobOpts{ID: Args{}.Kind(), RunOnStart: true})
+	return riverjobs.Periodic(Args{}, interval, DefaultInterval)
 }
 
 // Config configures a Reembedder.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/memory"
 )
 
@@ -31,22 +31,14 @@ func (Args) Kind() string { return "credo.curate" }
 // InsertOpts puts the job on its queue, once while it waits or runs: curations do not
 // pile up behind a slow one.
 func (Args) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-		rivertype.JobStateRunning, rivertype.JobStateScheduled,
-	}}}
+	return riverjobs.OnceOnQueue(Queue)
 }
 
 // PeriodicJob schedules a curation every interval, and once at start. Every process
 // configures it; River runs periodic jobs on the elected leader only, so one process
 // curates at a time.
 func PeriodicJob(interval time.Duration) *river.PeriodicJob {
-	if interval <= 0 {
-		interval = DefaultInterval
-	}
-	return river.NewPeriodicJob(river.PeriodicInterval(interval),
-		func() (river.JobArgs, *river.InsertOpts) { return Args{}, nil },
-		&river.PeriodicJobOpts{ID: Args{}.Kind(), RunOnStart: true})
+	return riverjobs.Periodic(Args{}, interval, DefaultInterval)
 }
 
 // Observer receives what each curation did.
