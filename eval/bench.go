@@ -113,13 +113,46 @@ func openBench(ctx context.Context, cfg Config, scopes []benchScope) (*bench, er
 	return b, nil
 }
 
-// benchResult is a runner's result, which reports its run.
-type benchResult interface{ setRun(BenchRun) }
+// benchResult is a runner's result: it reports its run, says where what ingesting
+// cost and what the run cost go, and scores its answers.
+type benchResult interface {
+	setRun(BenchRun)
+	costs() (*Ingest, *BenchCost)
+	score()
+}
+
+// runBench opens the bench for scopes, ingests their sessions, calls ask on each scope
+// once it is extracted and consolidated (questions in all), then scores res and sets
+// its costs. The bench is closed whatever happens (finishInto); res comes back only
+// when all went well.
+func runBench[R benchResult](ctx context.Context, cfg Config, scopes []benchScope, questions int, res R,
+	ask func(ctx context.Context, b *bench, i int, done scopeDone) error,
+) (_ R, err error) {
+	var none R
+	b, err := openBench(ctx, cfg, scopes)
+	if err != nil {
+		return none, err
+	}
+	defer finishInto(b, &res, &err)
+	ingest, cost := res.costs()
+	if err := b.ingest(ctx, ingest); err != nil {
+		return none, err
+	}
+	err = b.each(ctx, ingest, questions, func(ctx context.Context, i int, done scopeDone) error {
+		return ask(ctx, b, i, done)
+	})
+	if err != nil {
+		return none, err
+	}
+	res.score()
+	*cost = b.cost.result()
+	return res, nil
+}
 
 func (r *BenchRun) setRun(run BenchRun) { *r = run }
 
 // finishInto closes the bench, joining its error to *err, and sets the run on *res
-// unless the run failed (*res is nil). Deferred by each runner.
+// unless the run failed. Deferred by runBench.
 func finishInto[R benchResult](b *bench, res *R, err *error) {
 	if cerr := b.close(); cerr != nil {
 		*err = errors.Join(*err, cerr)

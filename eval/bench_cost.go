@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/credohq/credo/llm"
@@ -162,8 +161,7 @@ func (c BenchCost) WriteTable(w io.Writer) error {
 		}
 		return fmt.Sprintf("%.3fs", *v)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(CostHeader, "\t"))
+	tw := table(w, strings.Join(CostHeader, "\t"))
 	fmt.Fprintf(tw, "%d\t%.2f\t%.0f\t%.2f\t%.0f\t%d\t%.0f\t%s\t%s\t%s\t%s\t%.0f\n", c.Sessions, c.ChatCallsPerSession,
 		c.ChatTokensPerSession, c.EmbedCallsPerSession, c.EmbedTokensPerSession, c.Questions, c.ContextTokensPerQuestion,
 		secs(c.ReadP50), secs(c.ReadP95), secs(c.AnswerP50), secs(c.AnswerP95), c.MemoryTokensPerConversation)

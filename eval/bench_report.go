@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"text/tabwriter"
 	"time"
 )
 
@@ -17,6 +18,9 @@ type BenchModels struct {
 	// Data is the benchmark's file read.
 	Data string `json:"data"`
 }
+
+// QATableHeader are the columns of the accuracy tables of the benchmark reports.
+var QATableHeader = []string{"", "QUESTIONS", "CORRECT", "ACCURACY"}
 
 // writeIndentedJSON prints v as indented JSON.
 func writeIndentedJSON(w io.Writer, v any) error {
@@ -72,4 +76,31 @@ func labeled(label, text string) string {
 func writeCost(w io.Writer, c BenchCost) error {
 	fmt.Fprintln(w, "\ncost (per session ingested, per question asked, memory per conversation in tokens):")
 	return c.WriteTable(w)
+}
+
+// writeEnd prints the end of a benchmark's table: the run's cost, then, with verbose,
+// the questions answered wrongly, which wrong prints.
+func writeEnd(w io.Writer, c BenchCost, verbose bool, wrong func()) error {
+	if err := writeCost(w, c); err != nil {
+		return err
+	}
+	if verbose {
+		fmt.Fprintln(w, "\nquestions answered wrongly:")
+		wrong()
+	}
+	return nil
+}
+
+// writeErrors prints the failures around a conversation's questions.
+func writeErrors(w io.Writer, id string, errs []string) {
+	for _, e := range errs {
+		fmt.Fprintf(w, "  %s: error: %s\n", id, e)
+	}
+}
+
+// table is an aligned table on w under header, its columns separated by tabs.
+func table(w io.Writer, header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
 }

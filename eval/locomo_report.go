@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 )
 
 // LocomoReport is what `eval locomo` prints: the models and the run.
@@ -31,8 +30,7 @@ func (r *LocomoReport) WriteTable(w io.Writer, verbose bool) error {
 	fmt.Fprintf(w, "%d conversations, %d sessions, %d questions (%d of category 5 left out: no gold answer), %s\n\n",
 		r.Conversations, in.Sessions, r.Overall.Questions, r.Adversarial, r.describe())
 
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(LocomoTableHeader, "\t"))
+	tw := table(w, strings.Join(LocomoTableHeader, "\t"))
 	for _, c := range r.Categories {
 		fmt.Fprintf(tw, "%d %s\t%d\t%d\t%s\n", c.Category, c.Name, c.Questions, c.Correct, rate(c.Accuracy))
 	}
@@ -42,8 +40,7 @@ func (r *LocomoReport) WriteTable(w io.Writer, verbose bool) error {
 	}
 	fmt.Fprintln(w)
 
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(LocomoCostHeader, "\t"))
+	tw = table(w, strings.Join(LocomoCostHeader, "\t"))
 	for _, row := range []struct {
 		name   string
 		c      LocomoCost
@@ -63,17 +60,13 @@ func (r *LocomoReport) WriteTable(w io.Writer, verbose bool) error {
 		"%d sessions extracted, %d failed, %d pending\n",
 		in.ChatCallsPerSession, in.ChatCalls, in.Sessions, in.TokensPerSession, in.SecondsPerSession, in.Applied, in.Failed, in.Pending)
 	fmt.Fprintf(w, "consolidation: %d chat calls, %d revisions applied\n", in.ConsolidationCalls, in.ConsolidationApplied)
-	if err := writeCost(w, r.Cost); err != nil {
-		return err
-	}
-	if !verbose {
-		return nil
-	}
-	fmt.Fprintln(w, "\nquestions answered wrongly:")
+	return writeEnd(w, r.Cost, verbose, func() { r.writeWrong(w) })
+}
+
+// writeWrong prints every question answered wrongly.
+func (r *LocomoReport) writeWrong(w io.Writer) {
 	for _, s := range r.Samples {
-		for _, e := range s.Errors {
-			fmt.Fprintf(w, "  %s: error: %s\n", s.ID, e)
-		}
+		writeErrors(w, s.ID, s.Errors)
 		for _, a := range s.Questions {
 			if a.Verdict == VerdictCorrect {
 				continue
@@ -88,5 +81,4 @@ func (r *LocomoReport) WriteTable(w io.Writer, verbose bool) error {
 			writeWrong(w, fmt.Sprintf("%s qa[%d] (%s)", s.ID, a.Index, LocomoCategoryName(a.Category)), a.Question, a.Gold, a.Answer, note)
 		}
 	}
-	return nil
 }

@@ -133,7 +133,7 @@ type LocomoAnswer struct {
 // session_N_date_time; all are enqueued at once and extracted to the last, each scope's
 // sessions in date order, then each scope is consolidated once and asked its questions,
 // as of its last session's date. The schema is dropped at the end unless cfg.Keep.
-func RunLocomo(ctx context.Context, samples []LocomoSample, cfg LocomoConfig) (res *LocomoResult, err error) {
+func RunLocomo(ctx context.Context, samples []LocomoSample, cfg LocomoConfig) (*LocomoResult, error) {
 	if cfg.Conversations < 0 || cfg.Questions < 0 {
 		return nil, errors.New("eval: Conversations and Questions may not be negative")
 	}
@@ -159,44 +159,30 @@ func RunLocomo(ctx context.Context, samples []LocomoSample, cfg LocomoConfig) (r
 	if err != nil {
 		return nil, err
 	}
-	b, err := openBench(ctx, cfg.Config, scopes)
-	if err != nil {
-		return nil, err
-	}
-	res = &LocomoResult{Conversations: len(samples)}
-	defer finishInto(b, &res, &err)
-	l := &locomoRun{b: b, samples: samples, judge: judge}
-	if err := b.ingest(ctx, &res.Ingest); err != nil {
-		return nil, err
-	}
+	res := &LocomoResult{Conversations: len(samples), Samples: make([]LocomoSampleResult, len(samples))}
 	total := 0
 	for _, s := range samples {
 		total += len(s.Questions)
 		res.Adversarial += s.Adversarial
 	}
-	res.Samples = make([]LocomoSampleResult, len(samples))
-	err = b.each(ctx, &res.Ingest, total, func(ctx context.Context, i int, done scopeDone) (err error) {
-		res.Samples[i], err = l.sample(ctx, i, done)
+	l := &locomoRun{samples: samples, judge: judge}
+	return runBench(ctx, cfg.Config, scopes, total, res, func(ctx context.Context, b *bench, i int, done scopeDone) (err error) {
+		res.Samples[i], err = l.sample(ctx, b, i, done)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	res.score()
-	res.Cost = b.cost.result()
-	return res, nil
 }
 
+func (res *LocomoResult) costs() (*Ingest, *BenchCost) { return &res.Ingest, &res.Cost }
+
 type locomoRun struct {
-	b       *bench
 	samples []LocomoSample
 	judge   *Judge
 }
 
 // sample asks a conversation's questions, as of its last session's date.
-func (l *locomoRun) sample(ctx context.Context, i int, done scopeDone) (LocomoSampleResult, error) {
+func (l *locomoRun) sample(ctx context.Context, b *bench, i int, done scopeDone) (LocomoSampleResult, error) {
 	s := l.samples[i]
-	out := LocomoSampleResult{ID: s.ID, Scope: s.Scope(), Sessions: len(s.Sessions), Applied: l.b.applied[i],
+	out := LocomoSampleResult{ID: s.ID, Scope: s.Scope(), Sessions: len(s.Sessions), Applied: b.applied[i],
 		Errors: append([]string{}, done.Errors...), Questions: []LocomoAnswer{}}
 	// The questions are asked at the end of the conversation: "today" is its last
 	// session's date, which recency is measured from too.
@@ -204,7 +190,7 @@ func (l *locomoRun) sample(ctx context.Context, i int, done scopeDone) (LocomoSa
 	started := time.Now()
 	correct := 0
 	for _, q := range s.Questions {
-		a, err := l.question(ctx, out.Scope, q, asOf)
+		a, err := l.question(ctx, b, out.Scope, q, asOf)
 		if err != nil {
 			return out, err
 		}
@@ -213,17 +199,17 @@ func (l *locomoRun) sample(ctx context.Context, i int, done scopeDone) (LocomoSa
 		}
 		out.Questions = append(out.Questions, a)
 	}
-	l.b.scopeNote("%s: %d of %d questions answered correctly, in %s", s.ID, correct, len(s.Questions),
+	b.scopeNote("%s: %d of %d questions answered correctly, in %s", s.ID, correct, len(s.Questions),
 		time.Since(started).Round(100*time.Millisecond))
 	return out, nil
 }
 
 // question answers q with Ask and has the judge grade the answer. Only ctx's error is
 // returned: a failure counts the question as wrong.
-func (l *locomoRun) question(ctx context.Context, scope string, q LocomoQuestion, asOf time.Time) (LocomoAnswer, error) {
+func (l *locomoRun) question(ctx context.Context, b *bench, scope string, q LocomoQuestion, asOf time.Time) (LocomoAnswer, error) {
 	a := LocomoAnswer{Index: q.Index, Category: q.Category, Question: q.Question, Gold: q.Answer, Verdict: VerdictWrong}
 	start := time.Now()
-	ans, err := l.b.ask(ctx, scope, q.Question, asOf)
+	ans, err := b.ask(ctx, scope, q.Question, asOf)
 	a.answerTime = time.Since(start)
 	if err != nil {
 		return a, err

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 )
 
 // LongMemEvalReport is what `eval longmemeval` prints: the models and the run.
@@ -16,17 +15,13 @@ type LongMemEvalReport struct {
 // WriteJSON prints r as indented JSON.
 func (r *LongMemEvalReport) WriteJSON(w io.Writer) error { return writeIndentedJSON(w, r) }
 
-// QATableHeader are the columns of the accuracy tables of the benchmark reports.
-var QATableHeader = []string{"", "QUESTIONS", "CORRECT", "ACCURACY"}
-
 // WriteTable prints r as aligned tables: accuracy per question type, knowledge-update
 // first, then overall, task-averaged and abstention; then the judge's cost and the
 // run's. With verbose, every question answered wrongly follows.
 func (r *LongMemEvalReport) WriteTable(w io.Writer, verbose bool) error {
 	r.writeModels(w, r.BenchRun)
 	fmt.Fprintf(w, "%d questions, %d sessions, %s\n\n", r.Overall.Questions, r.Ingest.Sessions, r.describe())
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TYPE"+strings.Join(QATableHeader, "\t"))
+	tw := table(w, "TYPE"+strings.Join(QATableHeader, "\t"))
 	for _, t := range r.Types {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", t.Type, t.Questions, t.Correct, rate(t.Accuracy))
 	}
@@ -40,13 +35,11 @@ func (r *LongMemEvalReport) WriteTable(w io.Writer, verbose bool) error {
 		r.Judge.CallsPerQuestion, r.Judge.PromptTokensPerQuestion, r.JudgeFailures, r.AnswerFailures)
 	fmt.Fprintf(w, "ingest: %d sessions extracted, %d failed, %d pending; consolidation: %d chat calls, %d revisions applied\n",
 		r.Ingest.Applied, r.Ingest.Failed, r.Ingest.Pending, r.Ingest.ConsolidationCalls, r.Ingest.ConsolidationApplied)
-	if err := writeCost(w, r.Cost); err != nil {
-		return err
-	}
-	if !verbose {
-		return nil
-	}
-	fmt.Fprintln(w, "\nquestions answered wrongly:")
+	return writeEnd(w, r.Cost, verbose, func() { r.writeWrong(w) })
+}
+
+// writeWrong prints every question answered wrongly.
+func (r *LongMemEvalReport) writeWrong(w io.Writer) {
 	for _, a := range r.Questions {
 		if a.Verdict == VerdictCorrect {
 			continue
@@ -57,5 +50,4 @@ func (r *LongMemEvalReport) WriteTable(w io.Writer, verbose bool) error {
 		}
 		writeWrong(w, fmt.Sprintf("%s (%s)", a.ID, a.Type), a.Question, a.Gold, a.Answer, notes...)
 	}
-	return nil
 }

@@ -78,7 +78,7 @@ type LongMemEvalAnswer struct {
 // consolidated and asked its question with recall's Ask as of its question_date, and
 // the judge grades the answer with LongMemEval's own prompt for its type. The schema is
 // dropped at the end unless cfg.Keep.
-func RunLongMemEval(ctx context.Context, questions []LongMemEvalQuestion, cfg LongMemEvalConfig) (res *LongMemEvalResult, err error) {
+func RunLongMemEval(ctx context.Context, questions []LongMemEvalQuestion, cfg LongMemEvalConfig) (*LongMemEvalResult, error) {
 	if len(questions) == 0 {
 		return nil, errors.New("eval: no LongMemEval questions")
 	}
@@ -90,17 +90,8 @@ func RunLongMemEval(ctx context.Context, questions []LongMemEvalQuestion, cfg Lo
 			scopes[i].Sessions = append(scopes[i].Sessions, s.Transcript(q.Scope()))
 		}
 	}
-	b, err := openBench(ctx, cfg.Config, scopes)
-	if err != nil {
-		return nil, err
-	}
-	res = &LongMemEvalResult{}
-	defer finishInto(b, &res, &err)
-	if err := b.ingest(ctx, &res.Ingest); err != nil {
-		return nil, err
-	}
-	res.Questions = make([]LongMemEvalAnswer, len(questions))
-	err = b.each(ctx, &res.Ingest, len(questions), func(ctx context.Context, i int, done scopeDone) error {
+	res := &LongMemEvalResult{Questions: make([]LongMemEvalAnswer, len(questions))}
+	return runBench(ctx, cfg.Config, scopes, len(questions), res, func(ctx context.Context, b *bench, i int, done scopeDone) error {
 		q := questions[i]
 		a := LongMemEvalAnswer{ID: q.ID, Type: q.Type, Abstention: q.Abstention, Scope: q.Scope(), Sessions: len(q.Sessions),
 			Applied: b.applied[i], Question: q.Question, Gold: q.Answer, Verdict: VerdictWrong, Errors: append([]string{}, done.Errors...)}
@@ -126,13 +117,9 @@ func RunLongMemEval(ctx context.Context, questions []LongMemEvalQuestion, cfg Lo
 		b.scopeNote("%s (%s): %s", q.ID, q.Type, a.Verdict)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	res.score()
-	res.Cost = b.cost.result()
-	return res, nil
 }
+
+func (res *LongMemEvalResult) costs() (*Ingest, *BenchCost) { return &res.Ingest, &res.Cost }
 
 // score fills the scores and the judge's cost from the answers.
 func (res *LongMemEvalResult) score() {

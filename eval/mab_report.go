@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 )
 
 // MABReport is what `eval mab` prints: the models and the run.
@@ -27,8 +26,7 @@ func (r *MABReport) WriteTable(w io.Writer, verbose bool) error {
 	}
 	fmt.Fprintf(w, "%d rows, %d facts in %d episodes of up to %d, %d questions, %s\n\n", len(r.Rows), facts,
 		r.Ingest.Sessions, r.FactsPerEpisode, r.Overall.Questions, r.describe())
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SPLIT"+strings.Join(QATableHeader, "\t")+"\tEXACT")
+	tw := table(w, "SPLIT"+strings.Join(QATableHeader, "\t")+"\tEXACT")
 	row := func(name string, s MABScore) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", name, s.Questions, s.Correct, rate(s.Accuracy), rate(s.ExactMatchAccuracy))
 	}
@@ -41,17 +39,13 @@ func (r *MABReport) WriteTable(w io.Writer, verbose bool) error {
 	}
 	fmt.Fprintf(w, "\ningest: %d episodes extracted, %d failed, %d pending; consolidation: %d chat calls, %d revisions applied; answers: %d failed\n",
 		r.Ingest.Applied, r.Ingest.Failed, r.Ingest.Pending, r.Ingest.ConsolidationCalls, r.Ingest.ConsolidationApplied, r.AnswerFailures)
-	if err := writeCost(w, r.Cost); err != nil {
-		return err
-	}
-	if !verbose {
-		return nil
-	}
-	fmt.Fprintln(w, "\nquestions answered wrongly:")
+	return writeEnd(w, r.Cost, verbose, func() { r.writeWrong(w) })
+}
+
+// writeWrong prints every question answered wrongly.
+func (r *MABReport) writeWrong(w io.Writer) {
 	for _, row := range r.Rows {
-		for _, e := range row.Errors {
-			fmt.Fprintf(w, "  %s: error: %s\n", row.Source, e)
-		}
+		writeErrors(w, row.Source, row.Errors)
 		for _, a := range row.Questions {
 			if a.Correct {
 				continue
@@ -60,5 +54,4 @@ func (r *MABReport) WriteTable(w io.Writer, verbose bool) error {
 				labeled("error", a.Error))
 		}
 	}
-	return nil
 }

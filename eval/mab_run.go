@@ -88,7 +88,7 @@ type MABAnswer struct {
 // consolidated and asked its questions with recall's Ask, a day after its last fact, and
 // each answer is matched against the acceptable ones as MemoryAgentBench does. The
 // schema is dropped at the end unless cfg.Keep.
-func RunMAB(ctx context.Context, rows []MABRow, cfg MABConfig) (res *MABResult, err error) {
+func RunMAB(ctx context.Context, rows []MABRow, cfg MABConfig) (*MABResult, error) {
 	if len(rows) == 0 {
 		return nil, errors.New("eval: no FactConsolidation rows")
 	}
@@ -101,17 +101,8 @@ func RunMAB(ctx context.Context, rows []MABRow, cfg MABConfig) (res *MABResult, 
 		scopes[i] = benchScope{ID: r.Source, Scope: r.Scope(), Sessions: r.Episodes(cfg.FactsPerEpisode)}
 		questions += len(r.Questions)
 	}
-	b, err := openBench(ctx, cfg.Config, scopes)
-	if err != nil {
-		return nil, err
-	}
-	res = &MABResult{FactsPerEpisode: cfg.FactsPerEpisode}
-	defer finishInto(b, &res, &err)
-	if err := b.ingest(ctx, &res.Ingest); err != nil {
-		return nil, err
-	}
-	res.Rows = make([]MABRowResult, len(rows))
-	err = b.each(ctx, &res.Ingest, questions, func(ctx context.Context, i int, done scopeDone) error {
+	res := &MABResult{FactsPerEpisode: cfg.FactsPerEpisode, Rows: make([]MABRowResult, len(rows))}
+	return runBench(ctx, cfg.Config, scopes, questions, res, func(ctx context.Context, b *bench, i int, done scopeDone) error {
 		r := rows[i]
 		out := MABRowResult{Source: r.Source, Split: r.Split, Scope: r.Scope(), Facts: len(r.Facts),
 			Episodes: len(scopes[i].Sessions), Applied: b.applied[i], Errors: append([]string{}, done.Errors...), Questions: []MABAnswer{}}
@@ -138,13 +129,9 @@ func RunMAB(ctx context.Context, rows []MABRow, cfg MABConfig) (res *MABResult, 
 		b.scopeNote("%s: %d of %d questions answered correctly", r.Source, correct, len(r.Questions))
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	res.score()
-	res.Cost = b.cost.result()
-	return res, nil
 }
+
+func (res *MABResult) costs() (*Ingest, *BenchCost) { return &res.Ingest, &res.Cost }
 
 // score fills the scores from the answers.
 func (res *MABResult) score() {
