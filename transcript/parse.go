@@ -86,16 +86,10 @@ func (p *parser) stream() {
 			p.inputError(err)
 			return
 		}
-		line := p.in.line
-		if !p.next(line) {
+		line, ok := p.value()
+		if !ok {
 			return
 		}
-		raw, size, err := p.in.readValue(p.lim.MaxBytes)
-		if err != nil {
-			p.inputError(err)
-			return
-		}
-		p.check(raw, size, line)
 		if c != '{' {
 			// Not a sequence of objects: the rest is unlikely to make sense.
 			return
@@ -112,6 +106,22 @@ func (p *parser) stream() {
 			}
 		}
 	}
+}
+
+// value reads the JSON value at the input's position, a record, and checks it; it
+// returns the line the record starts on, and false when parsing stops.
+func (p *parser) value() (line int, ok bool) {
+	line = p.in.line
+	if !p.next(line) {
+		return line, false
+	}
+	raw, size, err := p.in.readValue(p.lim.MaxBytes)
+	if err != nil {
+		p.inputError(err)
+		return line, false
+	}
+	p.check(raw, size, line)
+	return line, true
 }
 
 // lines reads the rest of the input as JSON lines.
@@ -150,16 +160,9 @@ func (p *parser) array() {
 		return
 	}
 	for !p.stopped {
-		line := p.in.line
-		if !p.next(line) {
+		if _, ok := p.value(); !ok {
 			return
 		}
-		raw, size, err := p.in.readValue(p.lim.MaxBytes)
-		if err != nil {
-			p.inputError(err)
-			return
-		}
-		p.check(raw, size, line)
 		c, err := p.in.skipSpace()
 		if err != nil {
 			p.unclosed(err)

@@ -121,25 +121,21 @@ func DefaultLimits() Limits {
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = d.MaxBytes
-	}
-	if l.MaxMessages <= 0 {
-		l.MaxMessages = d.MaxMessages
-	}
-	if l.MaxFuture <= 0 {
-		l.MaxFuture = d.MaxFuture
-	}
-	if l.MaxScopeLen <= 0 {
-		l.MaxScopeLen = d.MaxScopeLen
-	}
-	if l.MaxRecords <= 0 {
-		l.MaxRecords = d.MaxRecords
-	}
-	if l.MaxTotalBytes <= 0 {
-		l.MaxTotalBytes = d.MaxTotalBytes
-	}
+	l.MaxBytes = positiveOr(l.MaxBytes, d.MaxBytes)
+	l.MaxMessages = positiveOr(l.MaxMessages, d.MaxMessages)
+	l.MaxFuture = positiveOr(l.MaxFuture, d.MaxFuture)
+	l.MaxScopeLen = positiveOr(l.MaxScopeLen, d.MaxScopeLen)
+	l.MaxRecords = positiveOr(l.MaxRecords, d.MaxRecords)
+	l.MaxTotalBytes = positiveOr(l.MaxTotalBytes, d.MaxTotalBytes)
 	return l
+}
+
+// positiveOr is v, or def when v is not positive.
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 var roles = []string{RoleUser, RoleAssistant, RoleSystem, RoleTool}
