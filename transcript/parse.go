@@ -108,6 +108,17 @@ func (p *parser) stream() {
 	}
 }
 
+// inArray skips white space inside an array and returns the byte after it; false when
+// the input ends (or fails) before the array is closed.
+func (p *parser) inArray() (byte, bool) {
+	c, err := p.in.skipSpace()
+	if err != nil {
+		p.unclosed(err)
+		return 0, false
+	}
+	return c, true
+}
+
 // value reads the JSON value at the input's position, a record, and checks it; it
 // returns the line the record starts on, and false when parsing stops.
 func (p *parser) value() (line int, ok bool) {
@@ -149,9 +160,8 @@ func (p *parser) lines() {
 // array reads a JSON array of records; the input is at its '['.
 func (p *parser) array() {
 	p.in.discard(1)
-	c, err := p.in.skipSpace()
-	if err != nil {
-		p.unclosed(err)
+	c, ok := p.inArray()
+	if !ok {
 		return
 	}
 	if c == ']' {
@@ -163,9 +173,8 @@ func (p *parser) array() {
 		if _, ok := p.value(); !ok {
 			return
 		}
-		c, err := p.in.skipSpace()
-		if err != nil {
-			p.unclosed(err)
+		c, ok := p.inArray()
+		if !ok {
 			return
 		}
 		switch c {
@@ -175,9 +184,8 @@ func (p *parser) array() {
 			return
 		case ',':
 			p.in.discard(1)
-			c, err := p.in.skipSpace()
-			if err != nil {
-				p.unclosed(err)
+			c, ok := p.inArray()
+			if !ok {
 				return
 			}
 			if c == ']' {

@@ -206,13 +206,8 @@ func (t Transcript) validate(now time.Time, lim Limits) Errors {
 }
 
 func scopeProblem(s string, maxLen int) string {
-	switch {
-	case s == "":
-		return "is empty"
-	case !utf8.ValidString(s):
-		return "is not valid UTF-8"
-	case strings.TrimSpace(s) == "":
-		return "is blank"
+	if p := textProblem(s); p != "" {
+		return p
 	}
 	if p := controlProblem(s); p != "" {
 		return p
@@ -240,6 +235,17 @@ func labelProblem(s string, maxLen int) string {
 }
 
 func contentProblem(s string) string {
+	if p := textProblem(s); p != "" {
+		return p
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return "contains U+0000, which can't be stored"
+	}
+	return ""
+}
+
+// textProblem is what makes s no text at all: empty, not UTF-8, or blank.
+func textProblem(s string) string {
 	switch {
 	case s == "":
 		return "is empty"
@@ -247,8 +253,6 @@ func contentProblem(s string) string {
 		return "is not valid UTF-8"
 	case strings.TrimSpace(s) == "":
 		return "is blank"
-	case strings.IndexByte(s, 0) >= 0:
-		return "contains U+0000, which can't be stored"
 	}
 	return ""
 }
