@@ -327,28 +327,36 @@ func (b *bench) each(ctx context.Context, in *Ingest, questions int, fn func(ctx
 	b.cost.bar = bar
 	var mu sync.Mutex
 	errs := make([]error, len(b.scopes))
-	sem := make(chan struct{}, b.cfg.Workers)
+	parallel(len(b.scopes), b.cfg.Workers, func(i int) {
+		done, err := b.ready(ctx, b.scopes[i])
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		mu.Lock()
+		in.ConsolidationCalls += done.calls
+		in.ConsolidationPromptTokens += done.prompt
+		in.ConsolidationCompletionTokens += done.completion
+		in.ConsolidationApplied += done.applied
+		mu.Unlock()
+		errs[i] = fn(ctx, i, done)
+	})
+	return errors.Join(errs...)
+}
+
+// parallel calls fn for each of 0 to n-1, at most workers at a time, and returns when
+// all have returned.
+func parallel(n, workers int, fn func(i int)) {
+	sem := make(chan struct{}, workers)
 	var wg sync.WaitGroup
-	for i := range b.scopes {
+	for i := range n {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			done, err := b.ready(ctx, b.scopes[i])
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			mu.Lock()
-			in.ConsolidationCalls += done.calls
-			in.ConsolidationPromptTokens += done.prompt
-			in.ConsolidationCompletionTokens += done.completion
-			in.ConsolidationApplied += done.applied
-			mu.Unlock()
-			errs[i] = fn(ctx, i, done)
+			fn(i)
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // ready embeds what the scope's last extraction stored, consolidates it once and

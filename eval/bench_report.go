@@ -22,11 +22,12 @@ type BenchModels struct {
 // QATableHeader are the columns of the accuracy tables of the benchmark reports.
 var QATableHeader = []string{"", "QUESTIONS", "CORRECT", "ACCURACY"}
 
-// writeIndentedJSON prints v as indented JSON.
-func writeIndentedJSON(w io.Writer, v any) error {
+// WriteJSON prints a report (Report, LocomoReport, LongMemEvalReport, MABReport) as
+// indented JSON.
+func WriteJSON(w io.Writer, report any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return enc.Encode(report)
 }
 
 // writeModels prints the first line of a benchmark's table: models, data, recall.

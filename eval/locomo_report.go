@@ -12,9 +12,6 @@ type LocomoReport struct {
 	LocomoResult
 }
 
-// WriteJSON prints r as indented JSON.
-func (r *LocomoReport) WriteJSON(w io.Writer) error { return writeIndentedJSON(w, r) }
-
 // LocomoTableHeader are the columns of the accuracy table of WriteTable.
 var LocomoTableHeader = []string{"CATEGORY", "QUESTIONS", "CORRECT", "ACCURACY"}
 

@@ -12,9 +12,6 @@ type LongMemEvalReport struct {
 	LongMemEvalResult
 }
 
-// WriteJSON prints r as indented JSON.
-func (r *LongMemEvalReport) WriteJSON(w io.Writer) error { return writeIndentedJSON(w, r) }
-
 // WriteTable prints r as aligned tables: accuracy per question type, knowledge-update
 // first, then overall, task-averaged and abstention; then the judge's cost and the
 // run's. With verbose, every question answered wrongly follows.

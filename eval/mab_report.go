@@ -12,9 +12,6 @@ type MABReport struct {
 	MABResult
 }
 
-// WriteJSON prints r as indented JSON.
-func (r *MABReport) WriteJSON(w io.Writer) error { return writeIndentedJSON(w, r) }
-
 // WriteTable prints r as aligned tables: accuracy (substring exact match) and exact
 // match per split and overall, then the run's cost. With verbose, every question
 // answered wrongly follows.

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,11 +25,7 @@ type Report struct {
 }
 
 // WriteJSON prints r as indented JSON.
-func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func (r *Report) WriteJSON(w io.Writer) error { return WriteJSON(w, r) }
 
 // TableHeader are the columns of WriteTable (LEARNING only when several runs are
 // compared).

@@ -341,16 +341,9 @@ func (r *runner) finish(ctx context.Context) ([]ScenarioResult, error) {
 	r.progress("consolidating and questioning %d scopes", len(r.scenarios))
 	results := make([]ScenarioResult, len(r.scenarios))
 	errs := make([]error, len(r.scenarios))
-	sem := make(chan struct{}, r.cfg.Workers)
-	var wg sync.WaitGroup
-	for i := range r.scenarios {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			results[i], errs[i] = r.scenario(ctx, i, states)
-		})
-	}
-	wg.Wait()
+	parallel(len(r.scenarios), r.cfg.Workers, func(i int) {
+		results[i], errs[i] = r.scenario(ctx, i, states)
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

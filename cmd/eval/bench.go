@@ -75,6 +75,22 @@ func (f *benchFlags) open() (*os.File, error) {
 	return r, nil
 }
 
+// readData parses the --data file with parse (given its name); a file that does not
+// parse is bad usage.
+func readData[T any](f *benchFlags, parse func(name string, r io.Reader) (T, error)) (T, error) {
+	r, err := f.open()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	got, err := parse(*f.data, r)
+	r.Close()
+	if err != nil {
+		return got, config.Usage(err)
+	}
+	return got, nil
+}
+
 // pipeline opens the models and returns the run's pipeline and what the report says
 // of the models; title names the run on stderr.
 func (f *benchFlags) pipeline(getenv func(string) string, stderr io.Writer, title string) (eval.Config, eval.BenchModels, error) {
@@ -96,7 +112,6 @@ func (f *benchFlags) pipeline(getenv func(string) string, stderr io.Writer, titl
 
 // report is a benchmark's report.
 type report interface {
-	WriteJSON(w io.Writer) error
 	WriteTable(w io.Writer, verbose bool) error
 }
 
@@ -107,7 +122,7 @@ func (f *benchFlags) write(stdout, stderr io.Writer, run eval.BenchRun, r report
 			run.Schema, run.RunID, run.Schema)
 	}
 	if *f.asJSON {
-		return r.WriteJSON(stdout)
+		return eval.WriteJSON(stdout, r)
 	}
 	return r.WriteTable(stdout, *f.verbose)
 }

@@ -36,14 +36,9 @@ func runLocomo(ctx context.Context, args []string, getenv func(string) string, s
 	case *questions < 0:
 		return config.Usagef("--questions must be 0 (all) or more")
 	}
-	r, err := f.open()
+	samples, err := readData(f, eval.ParseLocomo)
 	if err != nil {
 		return err
-	}
-	samples, err := eval.ParseLocomo(*f.data, r)
-	r.Close()
-	if err != nil {
-		return config.Usage(err)
 	}
 	n := len(samples)
 	if *conversations > 0 {

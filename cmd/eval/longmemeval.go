@@ -37,14 +37,11 @@ func runLongMemEval(ctx context.Context, args []string, getenv func(string) stri
 	if *limit < 0 {
 		return config.Usagef("--limit must be 0 (all) or more")
 	}
-	r, err := f.open()
+	questions, err := readData(f, func(name string, r io.Reader) ([]eval.LongMemEvalQuestion, error) {
+		return eval.ParseLongMemEval(name, r, eval.LongMemEvalFilter{Types: types, Limit: *limit})
+	})
 	if err != nil {
 		return err
-	}
-	questions, err := eval.ParseLongMemEval(*f.data, r, eval.LongMemEvalFilter{Types: types, Limit: *limit})
-	r.Close()
-	if err != nil {
-		return config.Usage(err)
 	}
 	sessions, longest := 0, 0
 	for _, q := range questions {

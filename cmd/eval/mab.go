@@ -36,14 +36,11 @@ func runMAB(ctx context.Context, args []string, getenv func(string) string, stdo
 	case *perEpisode < 1 || *perEpisode > 200:
 		return config.Usagef("--facts-per-episode must be within 1..200")
 	}
-	r, err := f.open()
+	rows, err := readData(f, func(name string, r io.Reader) ([]eval.MABRow, error) {
+		return eval.ParseMAB(name, r, eval.MABFilter{Split: *split, Limit: *limit})
+	})
 	if err != nil {
 		return err
-	}
-	rows, err := eval.ParseMAB(*f.data, r, eval.MABFilter{Split: *split, Limit: *limit})
-	r.Close()
-	if err != nil {
-		return config.Usage(err)
 	}
 	facts, questions := 0, 0
 	for _, row := range rows {
