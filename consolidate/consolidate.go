@@ -19,8 +19,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
@@ -37,21 +37,12 @@ type Args struct {
 // Kind is the River job kind.
 func (Args) Kind() string { return "credo.consolidate" }
 
-// InsertOpts puts consolidation jobs on their queue, one per scope while it waits.
+// InsertOpts puts consolidation jobs on their queue, one per scope while it is not
+// finished: a running pass blocks a new job for its scope too, as whatever changes
+// meanwhile is newer than the running pass's watermark and is found by the next sweep
+// (or the pass's own follow-up). A finished pass never blocks the next one.
 func (Args) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: uniqueWhileWaiting()}
-}
-
-// uniqueWhileWaiting allows one job per args among those not finished. River requires
-// available, pending, running and scheduled in ByState, so a running pass blocks a new
-// job for its scope too: whatever changes meanwhile is newer than the running pass's
-// watermark and is found by the next sweep (or the pass's own follow-up). Completed is
-// left out, so a finished pass never blocks the next one.
-func uniqueWhileWaiting() river.UniqueOpts {
-	return river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-		rivertype.JobStateRunning, rivertype.JobStateScheduled,
-	}}
+	return river.InsertOpts{Queue: Queue, UniqueOpts: riverjobs.UniqueWhileUnfinished()}
 }
 
 // Observer receives what each consolidation job did.
