@@ -21,6 +21,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/credohq/credo/internal/riverjobs"
+	"github.com/credohq/credo/internal/stage"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
@@ -107,11 +108,7 @@ type Worker struct {
 
 // NewWorker checks cfg and returns a worker.
 func NewWorker(cfg Config) (*Worker, error) {
-	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	p, err := prompts.New()
+	cfg, p, err := stage.Setup(cfg, Config.withDefaults, Config.validate, nil)
 	if err != nil {
 		return nil, err
 	}
