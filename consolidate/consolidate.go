@@ -472,11 +472,7 @@ func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Repor
 // chat asks the LLM about one cluster; a malformed answer is asked again at most
 // MalformedRetries times.
 func (w *Worker) chat(ctx context.Context, system, user string, n int, rep *Report) ([]memory.Resolution, error) {
-	req := llm.ChatRequest{
-		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}},
-		SchemaName: prompts.ConsolidationSchemaName,
-		Schema:     prompts.ConsolidationSchema(),
-	}
+	req := llm.SchemaRequest(system, user, prompts.ConsolidationSchemaName, prompts.ConsolidationSchema())
 	parse := func(content string) ([]memory.Resolution, error) {
 		res, _, err := Parse(content, n)
 		return res, err

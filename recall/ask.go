@@ -95,11 +95,7 @@ func (r *Reader) ask(ctx context.Context, q Query) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := llm.ChatRequest{
-		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}},
-		SchemaName: prompts.AnswerSchemaName,
-		Schema:     prompts.AnswerSchema(),
-	}
+	req := llm.SchemaRequest(system, user, prompts.AnswerSchemaName, prompts.AnswerSchema())
 	parsed, err := llm.ChatParsed(ctx, r.cfg.Chat, req, r.cfg.MalformedRetries,
 		func(content string) (parsedAnswer, error) { return parseAnswer(content, len(shown)) },
 		func(a llm.Attempt) {
