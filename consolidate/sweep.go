@@ -1,9 +1,11 @@
 package consolidate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,14 +44,10 @@ type Inserter = riverjobs.Inserter
 // Enqueue inserts a consolidation job for each scope in tx and returns how many it
 // inserted: a scope whose job is still waiting or running gets no second one.
 func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, scopes ...string) (int, error) {
-	args := make([]Args, len(scopes))
-	for i, s := range scopes {
-		if s == "" {
-			return 0, errNoScope
-		}
-		args[i] = Args{Scope: s}
+	if slices.Contains(scopes, "") {
+		return 0, errNoScope
 	}
-	n, err := riverjobs.InsertMany(ctx, tx, jobs, args)
+	n, err := riverjobs.InsertMany(ctx, tx, jobs, scopes, func(s string) Args { return Args{Scope: s} })
 	if err != nil {
 		return n, fmt.Errorf("insert consolidation jobs: %w", err)
 	}
@@ -74,15 +72,8 @@ type SweepWorker = riverjobs.TxWorker[SweepArgs]
 
 // NewSweepWorker returns the sweep's worker; logger may be nil.
 func NewSweepWorker(pool *pgxpool.Pool, logger *slog.Logger) *SweepWorker {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return riverjobs.NewTxWorker(pool, func(ctx context.Context, tx pgx.Tx, jobs *river.Client[pgx.Tx], _ *river.Job[SweepArgs]) error {
-		n, err := Sweep(ctx, tx, jobs)
-		if err != nil {
-			return err
-		}
+	logger = cmp.Or(logger, slog.New(slog.DiscardHandler))
+	return riverjobs.NewInsertWorker[SweepArgs](pool, Sweep, func(ctx context.Context, n int) {
 		logger.InfoContext(ctx, "consolidation sweep", "enqueued", n)
-		return nil
 	})
 }

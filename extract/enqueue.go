@@ -97,11 +97,7 @@ func insertScopeJobs(ctx context.Context, tx pgx.Tx, jobs Inserter, scopes []str
 	scopes = slices.Clone(scopes)
 	slices.Sort(scopes)
 	scopes = slices.Compact(scopes)
-	args := make([]Args, len(scopes))
-	for i, s := range scopes {
-		args[i] = Args{Scope: s}
-	}
-	n, err := riverjobs.InsertMany(ctx, tx, jobs, args)
+	n, err := riverjobs.InsertMany(ctx, tx, jobs, scopes, func(s string) Args { return Args{Scope: s} })
 	if err != nil {
 		return n, fmt.Errorf("insert extraction jobs: %w", err)
 	}

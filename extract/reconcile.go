@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 
@@ -18,18 +19,11 @@ type ReconcileWorker = riverjobs.TxWorker[ReconcileArgs]
 
 // NewReconcileWorker returns the worker; logger may be nil.
 func NewReconcileWorker(pool *pgxpool.Pool, logger *slog.Logger) *ReconcileWorker {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return riverjobs.NewTxWorker(pool, func(ctx context.Context, tx pgx.Tx, jobs *river.Client[pgx.Tx], _ *river.Job[ReconcileArgs]) error {
-		n, err := Reconcile(ctx, tx, jobs)
-		if err != nil {
-			return err
-		}
+	logger = cmp.Or(logger, slog.New(slog.DiscardHandler))
+	return riverjobs.NewInsertWorker[ReconcileArgs](pool, Reconcile, func(ctx context.Context, n int) {
 		if n > 0 {
 			logger.InfoContext(ctx, "scopes with pending episodes had no extraction job; inserted one each", "scopes", n)
 		}
-		return nil
 	})
 }
 

@@ -17,14 +17,14 @@ type Inserter interface {
 // insertChunk bounds the jobs of one InsertManyTx, and so the size of its statement.
 const insertChunk = 1000
 
-// InsertMany inserts a job for each of args in tx and returns how many it inserted: a
-// job that River's uniqueness skips as a duplicate is not counted.
-func InsertMany[A river.JobArgs](ctx context.Context, tx pgx.Tx, jobs Inserter, args []A) (int, error) {
+// InsertMany inserts the job args(item) for each of items in tx and returns how many
+// it inserted: a job that River's uniqueness skips as a duplicate is not counted.
+func InsertMany[T any, A river.JobArgs](ctx context.Context, tx pgx.Tx, jobs Inserter, items []T, args func(T) A) (int, error) {
 	n := 0
-	for chunk := range slices.Chunk(args, insertChunk) {
+	for chunk := range slices.Chunk(items, insertChunk) {
 		params := make([]river.InsertManyParams, len(chunk))
-		for i, a := range chunk {
-			params[i] = river.InsertManyParams{Args: a}
+		for i, item := range chunk {
+			params[i] = river.InsertManyParams{Args: args(item)}
 		}
 		res, err := jobs.InsertManyTx(ctx, tx, params)
 		if err != nil {

@@ -49,3 +49,16 @@ func (w *TxWorker[T]) Work(ctx context.Context, job *river.Job[T]) error {
 		return nil
 	})
 }
+
+// NewInsertWorker returns a TxWorker whose work is insert, which inserts jobs in the
+// transaction and returns how many; inserted is told that number before the commit.
+func NewInsertWorker[T river.JobArgs](pool *pgxpool.Pool, insert func(ctx context.Context, tx pgx.Tx, jobs Inserter) (int, error), inserted func(ctx context.Context, n int)) *TxWorker[T] {
+	return NewTxWorker(pool, func(ctx context.Context, tx pgx.Tx, jobs *river.Client[pgx.Tx], _ *river.Job[T]) error {
+		n, err := insert(ctx, tx, jobs)
+		if err != nil {
+			return err
+		}
+		inserted(ctx, n)
+		return nil
+	})
+}
