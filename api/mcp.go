@@ -67,66 +67,60 @@ func (s *Server) MCPServer(principal func(context.Context) (*Principal, error)) 
 		return p, nil
 	}
 
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, call, &mcp.Tool{
 		Name: "remember", Title: "Remember a conversation",
 		Description: "Store a conversation in memory. Beliefs are extracted from it in the background and revise what memory held before; the answer has the episode id. The same conversation twice is stored once.",
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in RememberArgs) (*mcp.CallToolResult, *Enqueued, error) {
-		p, err := call(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
+	}, func(ctx context.Context, p *Principal, in RememberArgs) (*Enqueued, error) {
 		if err := s.need(p, RightWrite); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		t := transcript.Transcript{Scope: in.Scope, ID: in.ID, OccurredAt: in.OccurredAt, Messages: in.Messages}
 		if err := t.Validate(s.now(), transcript.DefaultLimits()); err != nil {
-			return nil, nil, invalid(err.Error())
+			return nil, invalid(err.Error())
 		}
-		out, err := s.enqueue(ctx, p, []transcript.Transcript{t})
-		return nil, out, err
+		return s.enqueue(ctx, p, []transcript.Transcript{t})
 	})
 
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, call, &mcp.Tool{
 		Name: "recall", Title: "Recall beliefs",
 		Description: "What memory believes now about a question, nearest first. A question about the past (\"used to\", \"before\", \"previously\") is answered from history: superseded beliefs with what replaced them and when.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in RecallArgs) (*mcp.CallToolResult, *Beliefs, error) {
-		p, err := call(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		out, err := s.recall(ctx, p, RecallRequest{Scope: in.Scope, Query: in.Query, K: in.K, All: in.History, AsOf: in.AsOf, KnownAt: in.KnownAt, Inherit: in.Inherit})
-		return nil, out, err
+	}, func(ctx context.Context, p *Principal, in RecallArgs) (*Beliefs, error) {
+		return s.recall(ctx, p, RecallRequest{Scope: in.Scope, Query: in.Query, K: in.K, All: in.History, AsOf: in.AsOf, KnownAt: in.KnownAt, Inherit: in.Inherit})
 	})
 
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, call, &mcp.Tool{
 		Name: "history", Title: "History of a belief",
 		Description: "How one belief came to be: the chain of beliefs it replaced and that replaced it, oldest first, with their valid times.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in HistoryArgs) (*mcp.CallToolResult, *History, error) {
-		p, err := call(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		out, err := s.history(ctx, p, in.ID)
-		return nil, out, err
+	}, func(ctx context.Context, p *Principal, in HistoryArgs) (*History, error) {
+		return s.history(ctx, p, in.ID)
 	})
 
 	destructive := true
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, call, &mcp.Tool{
 		Name: "forget", Title: "Forget beliefs",
 		Description: "Forget beliefs the user wants forgotten, by id or by text: they leave every answer and prompt (kept for audit only). Give ids or match.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ForgetArgs) (*mcp.CallToolResult, *Forgotten, error) {
-		p, err := call(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		out, err := s.forget(ctx, p, ForgetRequest{Scope: in.Scope, IDs: in.IDs, Match: in.Match})
-		return nil, out, err
+	}, func(ctx context.Context, p *Principal, in ForgetArgs) (*Forgotten, error) {
+		return s.forget(ctx, p, ForgetRequest{Scope: in.Scope, IDs: in.IDs, Match: in.Match})
 	})
 	s.addReadTools(srv, call)
 	return srv
+}
+
+// addTool adds an MCP tool that acts for the principal of each call: when call finds
+// none, the call ends with its error and do does not run.
+func addTool[In, Out any](srv *mcp.Server, call func(context.Context) (*Principal, error), t *mcp.Tool, do func(ctx context.Context, p *Principal, in In) (Out, error)) {
+	mcp.AddTool(srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		p, err := call(ctx)
+		if err != nil {
+			var none Out
+			return nil, none, err
+		}
+		out, err := do(ctx, p, in)
+		return nil, out, err
+	})
 }
 
 // ServeMCP serves the MCP tools over t (stdio, for desktop agents) for the key token

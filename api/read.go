@@ -114,29 +114,19 @@ func (s *Server) readError(ctx context.Context, err error) error {
 
 // addReadTools adds the MCP tools of the read side.
 func (s *Server) addReadTools(srv *mcp.Server, call func(context.Context) (*Principal, error)) {
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, call, &mcp.Tool{
 		Name: "context", Title: "Memory for the prompt",
 		Description: "What memory holds about the user, as a text block to put in your prompt: one belief a line with the date it holds from, the most relevant to the query first. A question about the past adds what no longer holds, with when it held.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in ContextArgs) (*mcp.CallToolResult, *ContextAnswer, error) {
-		p, err := call(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		out, err := s.context(ctx, p, &contextInput{Scope: in.Scope, Query: in.Query, K: in.K, Inherit: in.Inherit, AsOf: in.AsOf})
-		return nil, out, err
+	}, func(ctx context.Context, p *Principal, in ContextArgs) (*ContextAnswer, error) {
+		return s.context(ctx, p, &contextInput{Scope: in.Scope, Query: in.Query, K: in.K, Inherit: in.Inherit, AsOf: in.AsOf})
 	})
-	mcp.AddTool(srv, &mcp.Tool{
+	addTool(srv, call, &mcp.Tool{
 		Name: "ask", Title: "Ask memory",
 		Description: "A short answer to a question about the user from memory, with the ids of the beliefs it rests on. Says so when memory holds nothing.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in AskRequest) (*mcp.CallToolResult, *AskAnswer, error) {
-		p, err := call(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		out, err := s.ask(ctx, p, in)
-		return nil, out, err
+	}, func(ctx context.Context, p *Principal, in AskRequest) (*AskAnswer, error) {
+		return s.ask(ctx, p, in)
 	})
 }
 

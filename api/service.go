@@ -257,33 +257,32 @@ func (s *Server) history(ctx context.Context, p *Principal, id int64) (*History,
 }
 
 func (s *Server) events(ctx context.Context, p *Principal, scope string, limit int) (*Events, error) {
-	if err := s.scope(p, RightRead, scope); err != nil {
+	evs, err := readScope(ctx, s, p, scope, func(ctx context.Context) ([]memory.Event, error) { return s.store.Events(ctx, scope, limit) })
+	if err != nil {
 		return nil, err
 	}
-	evs, err := s.store.Events(ctx, scope, limit)
-	if err != nil {
-		return nil, s.internal(ctx, err)
-	}
-	out := &Events{Events: make([]Event, len(evs))}
-	for i, e := range evs {
-		out.Events[i] = eventOf(e)
-	}
-	return out, nil
+	return &Events{Events: mapped(evs, eventOf)}, nil
 }
 
 func (s *Server) conflicts(ctx context.Context, p *Principal, scope string, all bool) (*Conflicts, error) {
+	cs, err := readScope(ctx, s, p, scope, func(ctx context.Context) ([]memory.Conflict, error) { return s.store.Conflicts(ctx, scope, all) })
+	if err != nil {
+		return nil, err
+	}
+	return &Conflicts{Conflicts: mapped(cs, conflictOf)}, nil
+}
+
+// readScope reads a list of scope with read, once p may read scope; a failed read is
+// an internal error.
+func readScope[T any](ctx context.Context, s *Server, p *Principal, scope string, read func(context.Context) ([]T, error)) ([]T, error) {
 	if err := s.scope(p, RightRead, scope); err != nil {
 		return nil, err
 	}
-	cs, err := s.store.Conflicts(ctx, scope, all)
+	ts, err := read(ctx)
 	if err != nil {
 		return nil, s.internal(ctx, err)
 	}
-	out := &Conflicts{Conflicts: make([]Conflict, len(cs))}
-	for i, c := range cs {
-		out.Conflicts[i] = conflictOf(c)
-	}
-	return out, nil
+	return ts, nil
 }
 
 // ResolveRequest is an operator's decision on a review item.

@@ -47,10 +47,13 @@ func beliefOf(b memory.Belief) Belief {
 	}
 }
 
-func beliefsOf(bs []memory.Belief) []Belief {
-	out := make([]Belief, len(bs))
-	for i, b := range bs {
-		out[i] = beliefOf(b)
+func beliefsOf(bs []memory.Belief) []Belief { return mapped(bs, beliefOf) }
+
+// mapped returns of each of ts, never nil: an answer's empty list is [], not null.
+func mapped[T, U any](ts []T, of func(T) U) []U {
+	out := make([]U, len(ts))
+	for i, t := range ts {
+		out[i] = of(t)
 	}
 	return out
 }

@@ -19,8 +19,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/credohq/credo/internal/riverjobs"
+	"github.com/credohq/credo/internal/stage"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
@@ -37,21 +38,12 @@ type Args struct {
 // Kind is the River job kind.
 func (Args) Kind() string { return "credo.consolidate" }
 
-// InsertOpts puts consolidation jobs on their queue, one per scope while it waits.
+// InsertOpts puts consolidation jobs on their queue, one per scope while it is not
+// finished: a running pass blocks a new job for its scope too, as whatever changes
+// meanwhile is newer than the running pass's watermark and is found by the next sweep
+// (or the pass's own follow-up). A finished pass never blocks the next one.
 func (Args) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: uniqueWhileWaiting()}
-}
-
-// uniqueWhileWaiting allows one job per args among those not finished. River requires
-// available, pending, running and scheduled in ByState, so a running pass blocks a new
-// job for its scope too: whatever changes meanwhile is newer than the running pass's
-// watermark and is found by the next sweep (or the pass's own follow-up). Completed is
-// left out, so a finished pass never blocks the next one.
-func uniqueWhileWaiting() river.UniqueOpts {
-	return river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-		rivertype.JobStateRunning, rivertype.JobStateScheduled,
-	}}
+	return river.InsertOpts{Queue: Queue, UniqueOpts: riverjobs.UniqueWhileUnfinished()}
 }
 
 // Observer receives what each consolidation job did.
@@ -116,11 +108,7 @@ type Worker struct {
 
 // NewWorker checks cfg and returns a worker.
 func NewWorker(cfg Config) (*Worker, error) {
-	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	p, err := prompts.New()
+	cfg, p, err := stage.Setup(cfg, Config.withDefaults, Config.validate, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -484,11 +472,7 @@ func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Repor
 // chat asks the LLM about one cluster; a malformed answer is asked again at most
 // MalformedRetries times.
 func (w *Worker) chat(ctx context.Context, system, user string, n int, rep *Report) ([]memory.Resolution, error) {
-	req := llm.ChatRequest{
-		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}},
-		SchemaName: prompts.ConsolidationSchemaName,
-		Schema:     prompts.ConsolidationSchema(),
-	}
+	req := llm.SchemaRequest(system, user, prompts.ConsolidationSchemaName, prompts.ConsolidationSchema())
 	parse := func(content string) ([]memory.Resolution, error) {
 		res, _, err := Parse(content, n)
 		return res, err

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/memory"
 )
 
@@ -24,7 +25,7 @@ func (IndexArgs) Kind() string { return "credo.index_scope" }
 // InsertOpts puts the job on the consolidation queue, once per scope while it waits or
 // runs.
 func (IndexArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: uniqueWhileWaiting()}
+	return river.InsertOpts{Queue: Queue, UniqueOpts: riverjobs.UniqueWhileUnfinished()}
 }
 
 // IndexTimeout bounds one index build: an HNSW build over a large scope takes minutes

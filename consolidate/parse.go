@@ -32,12 +32,6 @@ type outputResolution struct {
 	Reason       string `json:"reason"`
 }
 
-// malformed marks an answer that breaks the schema: the model may do better if asked
-// again, so it is retried a bounded number of times.
-func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", llm.ErrMalformedOutput, fmt.Sprintf(format, args...))
-}
-
 // Parse validates a consolidation answer about a cluster of n beliefs and returns its
 // resolutions with the reasoning as their rationale. Every problem is an error
 // wrapping llm.ErrMalformedOutput; nothing of a malformed answer is used.
@@ -51,11 +45,11 @@ func Parse(content string, n int) ([]memory.Resolution, string, error) {
 		return nil, "", err
 	}
 	if out.Resolutions == nil {
-		return nil, "", malformed("resolutions is missing")
+		return nil, "", llm.Malformedf("resolutions is missing")
 	}
 	// Every superseded belief needs another that stays.
 	if len(out.Resolutions) >= n {
-		return nil, "", malformed("%d resolutions for %d beliefs: at least one must stay", len(out.Resolutions), n)
+		return nil, "", llm.Malformedf("%d resolutions for %d beliefs: at least one must stay", len(out.Resolutions), n)
 	}
 
 	rationale := strings.TrimSpace(out.Reasoning)
@@ -67,10 +61,10 @@ func Parse(content string, n int) ([]memory.Resolution, string, error) {
 	for i, or := range out.Resolutions {
 		r, err := or.resolution(n)
 		if err != nil {
-			return nil, "", malformed("resolutions[%d]: %v", i, err)
+			return nil, "", llm.Malformedf("resolutions[%d]: %v", i, err)
 		}
 		if _, dup := replacedBy[r.Index]; dup {
-			return nil, "", malformed("resolutions[%d]: belief %d is superseded twice", i, r.Index)
+			return nil, "", llm.Malformedf("resolutions[%d]: belief %d is superseded twice", i, r.Index)
 		}
 		replacedBy[r.Index] = *r.ReplacedBy
 		r.Rationale = rationale
@@ -88,7 +82,7 @@ func Parse(content string, n int) ([]memory.Resolution, string, error) {
 				break
 			}
 			if d++; d > len(res) {
-				return nil, "", malformed("belief %d is replaced in a cycle", r.Index)
+				return nil, "", llm.Malformedf("belief %d is replaced in a cycle", r.Index)
 			}
 			at = next
 		}

@@ -110,11 +110,7 @@ func reviewBatch(scope string, flagged []memory.Flagged, verdicts []reviewVerdic
 // askReview asks the model about n flagged beliefs; a malformed answer is asked again
 // at most MalformedRetries times.
 func (w *Worker) askReview(ctx context.Context, system, user string, n int, rep *Report) ([]reviewVerdict, error) {
-	req := llm.ChatRequest{
-		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}},
-		SchemaName: prompts.ReviewSchemaName,
-		Schema:     prompts.ReviewSchema(),
-	}
+	req := llm.SchemaRequest(system, user, prompts.ReviewSchemaName, prompts.ReviewSchema())
 	parse := func(content string) ([]reviewVerdict, error) {
 		vs, _, err := parseReview(content, n)
 		return vs, err

@@ -53,7 +53,7 @@ func parseReview(content string, n int) ([]reviewVerdict, string, error) {
 		return nil, "", err
 	}
 	if out.Reviews == nil {
-		return nil, "", malformed("reviews is missing")
+		return nil, "", llm.Malformedf("reviews is missing")
 	}
 
 	verdicts := make([]reviewVerdict, 0, len(out.Reviews))
@@ -61,10 +61,10 @@ func parseReview(content string, n int) ([]reviewVerdict, string, error) {
 	for i, a := range out.Reviews {
 		v, err := a.verdict(n)
 		if err != nil {
-			return nil, "", malformed("reviews[%d]: %v", i, err)
+			return nil, "", llm.Malformedf("reviews[%d]: %v", i, err)
 		}
 		if seen[v.Index] {
-			return nil, "", malformed("reviews[%d]: belief %d is answered twice", i, v.Index)
+			return nil, "", llm.Malformedf("reviews[%d]: belief %d is answered twice", i, v.Index)
 		}
 		seen[v.Index] = true
 		verdicts = append(verdicts, v)

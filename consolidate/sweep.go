@@ -1,17 +1,18 @@
 package consolidate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/memory"
 )
 
@@ -24,7 +25,7 @@ func (SweepArgs) Kind() string { return "credo.consolidate_sweep" }
 // InsertOpts puts the sweep on the consolidation queue, once while it waits: if the
 // queue is backed up, sweeps do not pile up behind it.
 func (SweepArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: uniqueWhileWaiting()}
+	return river.InsertOpts{Queue: Queue, UniqueOpts: riverjobs.UniqueWhileUnfinished()}
 }
 
 // PeriodicJob schedules the sweep every interval, and once at start. Every process
@@ -34,38 +35,21 @@ func PeriodicJob(interval time.Duration) *river.PeriodicJob {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	return river.NewPeriodicJob(river.PeriodicInterval(interval),
-		func() (river.JobArgs, *river.InsertOpts) { return SweepArgs{}, nil },
-		&river.PeriodicJobOpts{ID: SweepArgs{}.Kind(), RunOnStart: true})
+	return riverjobs.Periodic(interval, SweepArgs{})
 }
 
 // Inserter inserts River jobs in a transaction; *river.Client[pgx.Tx] is one.
-type Inserter interface {
-	InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
-}
+type Inserter = riverjobs.Inserter
 
 // Enqueue inserts a consolidation job for each scope in tx and returns how many it
 // inserted: a scope whose job is still waiting or running gets no second one.
 func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, scopes ...string) (int, error) {
-	const chunk = 1000
-	n := 0
-	for start := 0; start < len(scopes); start += chunk {
-		var params []river.InsertManyParams
-		for _, s := range scopes[start:min(start+chunk, len(scopes))] {
-			if s == "" {
-				return n, errNoScope
-			}
-			params = append(params, river.InsertManyParams{Args: Args{Scope: s}})
-		}
-		res, err := jobs.InsertManyTx(ctx, tx, params)
-		if err != nil {
-			return n, fmt.Errorf("insert consolidation jobs: %w", err)
-		}
-		for _, r := range res {
-			if !r.UniqueSkippedAsDuplicate {
-				n++
-			}
-		}
+	if slices.Contains(scopes, "") {
+		return 0, errNoScope
+	}
+	n, err := riverjobs.InsertMany(ctx, tx, jobs, scopes, func(s string) Args { return Args{Scope: s} })
+	if err != nil {
+		return n, fmt.Errorf("insert consolidation jobs: %w", err)
 	}
 	return n, nil
 }
@@ -82,36 +66,14 @@ func Sweep(ctx context.Context, tx pgx.Tx, jobs Inserter) (int, error) {
 	return Enqueue(ctx, tx, jobs, scopes...)
 }
 
-// SweepWorker is the River worker of SweepArgs.
-type SweepWorker struct {
-	river.WorkerDefaults[SweepArgs]
-	pool *pgxpool.Pool
-	log  *slog.Logger
-}
+// SweepWorker is the River worker of SweepArgs: it enqueues the changed scopes and
+// completes the sweep in one transaction.
+type SweepWorker = riverjobs.TxWorker[SweepArgs]
 
 // NewSweepWorker returns the sweep's worker; logger may be nil.
 func NewSweepWorker(pool *pgxpool.Pool, logger *slog.Logger) *SweepWorker {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &SweepWorker{pool: pool, log: logger}
-}
-
-// Work enqueues the changed scopes and completes the sweep in one transaction.
-func (w *SweepWorker) Work(ctx context.Context, job *river.Job[SweepArgs]) error {
-	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
-	if err != nil {
-		return fmt.Errorf("consolidation sweep: %w", err)
-	}
-	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		n, err := Sweep(ctx, tx, client)
-		if err != nil {
-			return err
-		}
-		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
-			return fmt.Errorf("complete job %d: %w", job.ID, err)
-		}
-		w.log.InfoContext(ctx, "consolidation sweep", "enqueued", n)
-		return nil
+	logger = cmp.Or(logger, slog.New(slog.DiscardHandler))
+	return riverjobs.NewInsertWorker[SweepArgs](pool, Sweep, func(ctx context.Context, n int) {
+		logger.InfoContext(ctx, "consolidation sweep", "enqueued", n)
 	})
 }

@@ -4,7 +4,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
+
+	"github.com/credohq/credo/internal/riverjobs"
 )
 
 // Queue is the River queue of extraction jobs.
@@ -24,21 +25,11 @@ type Args struct {
 func (Args) Kind() string { return "credo.extract_scope" }
 
 // InsertOpts puts extraction jobs on their queue, one per scope while it is not
-// finished.
+// finished: a job waiting for its retry still owns its scope. An episode enqueued after
+// the scope's job completed gets a new job (see Enqueue for why none is ever left
+// without one).
 func (Args) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: uniqueUntilFinished()}
-}
-
-// uniqueUntilFinished allows one job per args among those not finished. River requires
-// available, pending, running and scheduled in ByState; retryable is there because a
-// job waiting for its retry still owns its scope. Completed is left out: an episode
-// enqueued after the scope's job completed gets a new job (see Enqueue for why none is
-// ever left without one).
-func uniqueUntilFinished() river.UniqueOpts {
-	return river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-		rivertype.JobStateRunning, rivertype.JobStateScheduled,
-	}}
+	return river.InsertOpts{Queue: Queue, UniqueOpts: riverjobs.UniqueWhileUnfinished()}
 }
 
 // EpisodeArgs is the job of one episode that versions before per-scope sequencing
@@ -63,7 +54,7 @@ func (ReconcileArgs) Kind() string { return "credo.extract_reconcile" }
 
 // InsertOpts puts the job on the extraction queue, once while it waits.
 func (ReconcileArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: uniqueUntilFinished()}
+	return river.InsertOpts{Queue: Queue, UniqueOpts: riverjobs.UniqueWhileUnfinished()}
 }
 
 // DefaultReconcileInterval is how often the leader runs Reconcile.
@@ -75,7 +66,5 @@ func ReconcilePeriodicJob(interval time.Duration) *river.PeriodicJob {
 	if interval <= 0 {
 		interval = DefaultReconcileInterval
 	}
-	return river.NewPeriodicJob(river.PeriodicInterval(interval),
-		func() (river.JobArgs, *river.InsertOpts) { return ReconcileArgs{}, nil },
-		&river.PeriodicJobOpts{ID: ReconcileArgs{}.Kind(), RunOnStart: true})
+	return riverjobs.Periodic(interval, ReconcileArgs{})
 }

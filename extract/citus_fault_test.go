@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func TestCitusNodeFailure(t *testing.T) {
 		return err
 	})
 	require.Error(t, err)
-	require.Contains(t, err.Error(), fmt.Sprint(down.port), "the error names the node that does not answer")
+	require.Contains(t, err.Error(), strconv.Itoa(down.port), "the error names the node that does not answer")
 	require.Equal(t, jobsBefore, countJobs(t, p), "nothing was enqueued")
 	live := p.Enqueue(t, pipelinetest.T(up.scope, "c2", "2026-03-01T10:00:00Z", "I moved to Porto.")).EpisodeIDs[0]
 
@@ -88,7 +89,7 @@ func TestCitusNodeFailure(t *testing.T) {
 		}
 		return false
 	}, 30*time.Second, 20*time.Millisecond, "the stopped node's job fails and is retried")
-	require.Contains(t, failed.Errors[len(failed.Errors)-1].Error, fmt.Sprint(down.port), "the job's error names the node")
+	require.Contains(t, failed.Errors[len(failed.Errors)-1].Error, strconv.Itoa(down.port), "the job's error names the node")
 	require.Equal(t, 3, p.LLM.ChatCount(), "no model call for the stopped node's episode")
 
 	// The node is back, its episode still pending: the same job, retried, applies it once.
@@ -143,7 +144,7 @@ func scopesOnTwoNodes(t *testing.T, p *pipelinetest.Pipeline) (placed, placed) {
 // citusCluster runs scripts/citus-cluster verb port: stops or starts a node.
 func citusCluster(t *testing.T, verb string, port int) {
 	t.Helper()
-	out, err := exec.Command("../scripts/citus-cluster", verb, fmt.Sprint(port)).CombinedOutput()
+	out, err := exec.Command("../scripts/citus-cluster", verb, strconv.Itoa(port)).CombinedOutput()
 	require.NoError(t, err, "scripts/citus-cluster %s %d: %s", verb, port, strings.TrimSpace(string(out)))
 }
 

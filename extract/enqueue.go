@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/transcript"
 )
@@ -25,9 +24,7 @@ type EnqueueResult struct {
 }
 
 // Inserter inserts River jobs in a transaction; *river.Client[pgx.Tx] is one.
-type Inserter interface {
-	InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
-}
+type Inserter = riverjobs.Inserter
 
 // Enqueue stores validated transcripts as episodes and makes sure each scope with a new
 // episode has an extraction job, all in tx: either every record is enqueued or none. A
@@ -100,22 +97,9 @@ func insertScopeJobs(ctx context.Context, tx pgx.Tx, jobs Inserter, scopes []str
 	scopes = slices.Clone(scopes)
 	slices.Sort(scopes)
 	scopes = slices.Compact(scopes)
-	n := 0
-	const chunk = 1000
-	for start := 0; start < len(scopes); start += chunk {
-		var params []river.InsertManyParams
-		for _, s := range scopes[start:min(start+chunk, len(scopes))] {
-			params = append(params, river.InsertManyParams{Args: Args{Scope: s}})
-		}
-		res, err := jobs.InsertManyTx(ctx, tx, params)
-		if err != nil {
-			return n, fmt.Errorf("insert extraction jobs: %w", err)
-		}
-		for _, r := range res {
-			if !r.UniqueSkippedAsDuplicate {
-				n++
-			}
-		}
+	n, err := riverjobs.InsertMany(ctx, tx, jobs, scopes, func(s string) Args { return Args{Scope: s} })
+	if err != nil {
+		return n, fmt.Errorf("insert extraction jobs: %w", err)
 	}
 	return n, nil
 }

@@ -282,11 +282,7 @@ func (w *Worker) near(ctx context.Context, store *memory.Store, st *state, vec [
 // chat asks the LLM once; a malformed answer is asked again, showing the model its
 // error, at most MalformedRetries times.
 func (w *Worker) chat(ctx context.Context, system, user string, candidates int, occurredAt time.Time, rep *Report) ([]memory.Fact, error) {
-	req := llm.ChatRequest{
-		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}},
-		SchemaName: prompts.ExtractionSchemaName,
-		Schema:     prompts.ExtractionSchema(),
-	}
+	req := llm.SchemaRequest(system, user, prompts.ExtractionSchemaName, prompts.ExtractionSchema())
 	parse := func(content string) ([]memory.Fact, error) {
 		facts, _, err := Parse(content, candidates, occurredAt)
 		return facts, err

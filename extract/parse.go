@@ -45,12 +45,6 @@ type outputResolves struct {
 	Reason       string `json:"reason"`
 }
 
-// malformed marks an answer that breaks the schema: the model may do better if asked
-// again, so it is retried a bounded number of times.
-func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", llm.ErrMalformedOutput, fmt.Sprintf(format, args...))
-}
-
 // Parse validates an extraction answer for a prompt that showed candidates candidate
 // beliefs, for a conversation at occurredAt. Every problem is an error wrapping
 // llm.ErrMalformedOutput; nothing of a malformed answer is used.
@@ -60,16 +54,16 @@ func Parse(content string, candidates int, occurredAt time.Time) ([]memory.Fact,
 		return nil, "", err
 	}
 	if out.Facts == nil {
-		return nil, "", malformed("facts is missing")
+		return nil, "", llm.Malformedf("facts is missing")
 	}
 	if len(out.Facts) > MaxOutputFacts {
-		return nil, "", malformed("%d facts; the limit is %d", len(out.Facts), MaxOutputFacts)
+		return nil, "", llm.Malformedf("%d facts; the limit is %d", len(out.Facts), MaxOutputFacts)
 	}
 	facts := make([]memory.Fact, 0, len(out.Facts))
 	for i, of := range out.Facts {
 		f, err := of.fact(candidates, occurredAt)
 		if err != nil {
-			return nil, "", malformed("facts[%d]: %v", i, err)
+			return nil, "", llm.Malformedf("facts[%d]: %v", i, err)
 		}
 		facts = append(facts, f)
 	}

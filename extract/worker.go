@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/credohq/credo/internal/stage"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
@@ -56,11 +57,7 @@ type Worker struct {
 
 // NewWorker checks cfg and returns a worker.
 func NewWorker(cfg Config) (*Worker, error) {
-	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	p, err := prompts.New()
+	cfg, p, err := stage.Setup(cfg, Config.withDefaults, Config.validate, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,12 @@ func IsConfigError(err error) bool {
 	return ok && (code == http.StatusUnauthorized || code == http.StatusForbidden || code == http.StatusNotFound)
 }
 
+// Malformedf returns an ErrMalformedOutput saying what breaks the schema, for a caller
+// that validates an answer DecodeAnswer decoded: the model may do better if asked again.
+func Malformedf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformedOutput, fmt.Sprintf(format, args...))
+}
+
 // IsMalformed reports whether err is (or wraps) ErrMalformedOutput.
 func IsMalformed(err error) bool { return errors.Is(err, ErrMalformedOutput) }
 

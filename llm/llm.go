@@ -48,6 +48,16 @@ type ChatRequest struct {
 	Schema json.RawMessage
 }
 
+// SchemaRequest is the request of a system and a user message whose answer follows
+// schema, named name: how every prompt of credo's pipeline is sent.
+func SchemaRequest(system, user, name string, schema json.RawMessage) ChatRequest {
+	return ChatRequest{
+		Messages:   []Message{{Role: RoleSystem, Content: system}, {Role: RoleUser, Content: user}},
+		SchemaName: name,
+		Schema:     schema,
+	}
+}
+
 // Usage is token accounting as reported by the server.
 type Usage struct {
 	PromptTokens     int

@@ -95,11 +95,7 @@ func (r *Reader) ask(ctx context.Context, q Query) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := llm.ChatRequest{
-		Messages:   []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}},
-		SchemaName: prompts.AnswerSchemaName,
-		Schema:     prompts.AnswerSchema(),
-	}
+	req := llm.SchemaRequest(system, user, prompts.AnswerSchemaName, prompts.AnswerSchema())
 	parsed, err := llm.ChatParsed(ctx, r.cfg.Chat, req, r.cfg.MalformedRetries,
 		func(content string) (parsedAnswer, error) { return parseAnswer(content, len(shown)) },
 		func(a llm.Attempt) {
@@ -130,9 +126,6 @@ type parsedAnswer struct {
 // parseAnswer validates an answer about n beliefs. Every problem wraps
 // llm.ErrMalformedOutput, so the question is asked again.
 func parseAnswer(content string, n int) (parsedAnswer, error) {
-	malformed := func(format string, args ...any) (parsedAnswer, error) {
-		return parsedAnswer{}, fmt.Errorf("%w: %s", llm.ErrMalformedOutput, fmt.Sprintf(format, args...))
-	}
 	var out struct {
 		Reasoning string  `json:"reasoning"`
 		Answer    *string `json:"answer"`
@@ -142,16 +135,16 @@ func parseAnswer(content string, n int) (parsedAnswer, error) {
 		return parsedAnswer{}, err
 	}
 	if out.Answer == nil || strings.TrimSpace(*out.Answer) == "" {
-		return malformed("answer is missing")
+		return parsedAnswer{}, llm.Malformedf("answer is missing")
 	}
 	a := strings.TrimSpace(*out.Answer)
 	if !utf8.ValidString(a) || strings.ContainsRune(a, 0) || utf8.RuneCountInString(a) > maxAnswerLen {
-		return malformed("answer is not text of at most %d characters", maxAnswerLen)
+		return parsedAnswer{}, llm.Malformedf("answer is not text of at most %d characters", maxAnswerLen)
 	}
 	var cites []int
 	for _, c := range out.Citations {
 		if c < 0 || c >= n {
-			return malformed("citation %d is not one of the %d beliefs shown", c, n)
+			return parsedAnswer{}, llm.Malformedf("citation %d is not one of the %d beliefs shown", c, n)
 		}
 		if !slices.Contains(cites, c) {
 			cites = append(cites, c)

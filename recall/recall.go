@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/credohq/credo/internal/stage"
 	"github.com/credohq/credo/prompts"
 	"github.com/credohq/credo/transcript"
 )
@@ -96,16 +97,9 @@ type Reader struct {
 
 // New returns a Reader.
 func New(cfg Config) (*Reader, error) {
-	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
+	cfg, p, err := stage.Setup(cfg, Config.withDefaults, Config.validate, cfg.Prompts)
+	if err != nil {
 		return nil, err
-	}
-	p := cfg.Prompts
-	if p == nil {
-		var err error
-		if p, err = prompts.New(); err != nil {
-			return nil, err
-		}
 	}
 	return &Reader{cfg: cfg, prompts: p, log: cfg.Logger}, nil
 }

@@ -1,6 +1,7 @@
-// Package riverjobs reads River's queue through River's API: river_job's schema is not
-// a public contract, so nothing outside River's client queries it (memory's purge
-// excepted, see memory/river_jobs.go).
+// Package riverjobs holds what credo's River jobs share: their insertion, uniqueness,
+// schedule and transactional completion, and the reading of River's queue through
+// River's API: river_job's schema is not a public contract, so nothing outside River's
+// client queries it (memory's purge excepted, see memory/river_jobs.go).
 package riverjobs
 
 import (
