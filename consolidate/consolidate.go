@@ -43,7 +43,7 @@ func (Args) Kind() string { return "credo.consolidate" }
 // meanwhile is newer than the running pass's watermark and is found by the next sweep
 // (or the pass's own follow-up). A finished pass never blocks the next one.
 func (Args) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: riverjobs.UniqueWhileUnfinished()}
+	return riverjobs.OnceOnQueue(Queue)
 }
 
 // Observer receives what each consolidation job did.

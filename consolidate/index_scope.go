@@ -25,7 +25,7 @@ func (IndexArgs) Kind() string { return "credo.index_scope" }
 // InsertOpts puts the job on the consolidation queue, once per scope while it waits or
 // runs.
 func (IndexArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: riverjobs.UniqueWhileUnfinished()}
+	return riverjobs.OnceOnQueue(Queue)
 }
 
 // IndexTimeout bounds one index build: an HNSW build over a large scope takes minutes

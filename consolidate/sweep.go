@@ -25,17 +25,14 @@ func (SweepArgs) Kind() string { return "credo.consolidate_sweep" }
 // InsertOpts puts the sweep on the consolidation queue, once while it waits: if the
 // queue is backed up, sweeps do not pile up behind it.
 func (SweepArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: riverjobs.UniqueWhileUnfinished()}
+	return riverjobs.OnceOnQueue(Queue)
 }
 
 // PeriodicJob schedules the sweep every interval, and once at start. Every process
 // configures it; River runs periodic jobs on the elected leader only, so one sweep
 // enqueues the scopes and the jobs spread over all workers.
 func PeriodicJob(interval time.Duration) *river.PeriodicJob {
-	if interval <= 0 {
-		interval = DefaultInterval
-	}
-	return riverjobs.Periodic(interval, SweepArgs{})
+	return riverjobs.Periodic(SweepArgs{}, interval, DefaultInterval)
 }
 
 // Inserter inserts River jobs in a transaction; *river.Client[pgx.Tx] is one.

@@ -29,7 +29,7 @@ func (Args) Kind() string { return "credo.extract_scope" }
 // the scope's job completed gets a new job (see Enqueue for why none is ever left
 // without one).
 func (Args) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: riverjobs.UniqueWhileUnfinished()}
+	return riverjobs.OnceOnQueue(Queue)
 }
 
 // EpisodeArgs is the job of one episode that versions before per-scope sequencing
@@ -54,7 +54,7 @@ func (ReconcileArgs) Kind() string { return "credo.extract_reconcile" }
 
 // InsertOpts puts the job on the extraction queue, once while it waits.
 func (ReconcileArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, UniqueOpts: riverjobs.UniqueWhileUnfinished()}
+	return riverjobs.OnceOnQueue(Queue)
 }
 
 // DefaultReconcileInterval is how often the leader runs Reconcile.
@@ -63,8 +63,5 @@ const DefaultReconcileInterval = 5 * time.Minute
 // ReconcilePeriodicJob schedules Reconcile every interval and once at start; River runs
 // it on the elected leader only.
 func ReconcilePeriodicJob(interval time.Duration) *river.PeriodicJob {
-	if interval <= 0 {
-		interval = DefaultReconcileInterval
-	}
-	return riverjobs.Periodic(interval, ReconcileArgs{})
+	return riverjobs.Periodic(ReconcileArgs{}, interval, DefaultReconcileInterval)
 }

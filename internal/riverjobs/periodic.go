@@ -1,20 +1,20 @@
 package riverjobs
 
 import (
-	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
 )
 
-// OnceOnQueue puts a job on queue, once while it waits or runs (in UnfinishedStates):
+// OnceOnQueue puts a job on queue, once while it waits or runs (UniqueWhileUnfinished):
 // periodic jobs do not pile up behind a slow one.
 func OnceOnQueue(queue string) river.InsertOpts {
-	return river.InsertOpts{Queue: queue, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: slices.Clone(UnfinishedStates)}}
+	return river.InsertOpts{Queue: queue, UniqueOpts: UniqueWhileUnfinished()}
 }
 
 // Periodic schedules args every interval (def when it is not positive), and once at
-// start. River runs periodic jobs on the elected leader only.
+// start. Every process configures it; River runs periodic jobs on the elected leader
+// only.
 func Periodic(args river.JobArgs, interval, def time.Duration) *river.PeriodicJob {
 	if interval <= 0 {
 		interval = def

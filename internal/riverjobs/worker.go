@@ -3,21 +3,12 @@ package riverjobs
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 )
-
-// Periodic schedules args every interval and once at start. Every process configures
-// it; River runs periodic jobs on the elected leader only.
-func Periodic(interval time.Duration, args river.JobArgs) *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(interval),
-		func() (river.JobArgs, *river.InsertOpts) { return args, nil },
-		&river.PeriodicJobOpts{ID: args.Kind(), RunOnStart: true})
-}
 
 // TxWorker is a River worker of T whose work and the job's completion commit in one
 // transaction, so that the jobs the work inserts exist exactly when the job completed.
