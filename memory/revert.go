@@ -90,8 +90,9 @@ func (s *Store) Revert(ctx context.Context, p RevertParams) (*Reverted, error) {
 	if err := checkText("by", p.By, MaxLabelLen); err != nil {
 		return nil, err
 	}
-	scope, err := p.Scope, error(nil)
+	scope := p.Scope
 	if scope == "" {
+		var err error
 		scope, err = s.ScopeOf(ctx, OfEvent, p.EventID)
 		if errors.Is(err, ErrNotFound) {
 			return nil, fmt.Errorf("event %d: %w", p.EventID, ErrNotFound)
@@ -102,7 +103,7 @@ func (s *Store) Revert(ctx context.Context, p RevertParams) (*Reverted, error) {
 	}
 	now := s.clock()
 	var out *Reverted
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := lockScope(ctx, tx, scope); err != nil {
 			return err
 		}
