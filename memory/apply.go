@@ -14,6 +14,7 @@ import (
 // OutcomeKind is what Apply did with one fact or resolution.
 type OutcomeKind string
 
+// The outcomes of Apply, one per fact or resolution.
 const (
 	OutcomeAccepted   OutcomeKind = "accepted"   // stored as a new active belief
 	OutcomeSuperseded OutcomeKind = "superseded" // stored, and its target superseded
