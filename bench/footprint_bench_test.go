@@ -61,7 +61,7 @@ func BenchmarkFootprint(b *testing.B) {
 			for t := 1; t < footprintTurns; t++ {
 				lines = append(lines, chatLine(s, n, t))
 			}
-			ts = append(ts, pipelinetest.T(fmt.Sprintf("user:%d", s), fmt.Sprint(n),
+			ts = append(ts, pipelinetest.T(fmt.Sprintf("user:%d", s), strconv.Itoa(n),
 				start.AddDate(0, 0, 7*n).Format(time.RFC3339), lines...))
 		}
 	}

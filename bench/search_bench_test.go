@@ -124,7 +124,7 @@ func benchInts(b *testing.B, name string, def []int) []int {
 		return def
 	}
 	var out []int
-	for _, f := range strings.Split(s, ",") {
+	for f := range strings.SplitSeq(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		require.NoError(b, err, name)
 		out = append(out, n)

@@ -51,7 +51,7 @@ func findBrowser(t *testing.T) string {
 // failing step saves a screenshot of the page as it was.
 type tab struct {
 	t   *testing.T
-	ctx context.Context
+	ctx context.Context //nolint:containedctx // chromedp's tab is a context: holding it is holding the tab
 }
 
 func newTab(t *testing.T) *tab {
@@ -106,8 +106,8 @@ func (b *tab) click(sel string) {
 	}
 }
 
-// check fails the test, with a screenshot, unless ok.
-func (b *tab) check(ok bool, format string, args ...any) {
+// checkf fails the test, with a screenshot, unless ok.
+func (b *tab) checkf(ok bool, format string, args ...any) {
 	b.t.Helper()
 	if !ok {
 		b.fail(fmt.Sprintf(format, args...), nil)
@@ -158,40 +158,40 @@ func TestBrowser(t *testing.T) {
 	base := st.http.URL
 
 	b.do("open the inspector", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(chromedp.ID("key")))
-	b.check(strings.HasPrefix(b.location(), base+"/ui/login"), "without a key, the login page")
+	b.checkf(strings.HasPrefix(b.location(), base+"/ui/login"), "without a key, the login page")
 	b.do("type the key", chromedp.SendKeys(chromedp.ID("key"), st.token))
 	b.click(`form[action="/ui/login"] button[type="submit"]`)
-	b.check(b.location() == base+"/ui/", "logged in, the scopes")
-	b.check(!strings.Contains(b.location(), st.token[:16]), "no key in the URL")
+	b.checkf(b.location() == base+"/ui/", "logged in, the scopes")
+	b.checkf(!strings.Contains(b.location(), st.token[:16]), "no key in the URL")
 	scopes := b.text("main")
-	b.check(strings.Contains(scopes, anaScope), "the scope is listed: %q", scopes)
+	b.checkf(strings.Contains(scopes, anaScope), "the scope is listed: %q", scopes)
 
 	b.click(`a[href="/ui/scopes/tenant:a%2Fuser:ana"]`)
 	current := b.text("table.beliefs")
-	b.check(strings.Contains(current, miami) && !strings.Contains(current, nyc), "current beliefs: %q", current)
+	b.checkf(strings.Contains(current, miami) && !strings.Contains(current, nyc), "current beliefs: %q", current)
 	b.do("open the history", chromedp.Navigate(base+"/ui/scopes/tenant:a%2Fuser:ana?history=1"),
 		chromedp.WaitVisible(chromedp.CSS("table.beliefs")))
 	history := b.text("table.beliefs")
-	b.check(strings.Contains(history, nyc) && strings.Contains(history, "superseded"), "history: %q", history)
+	b.checkf(strings.Contains(history, nyc) && strings.Contains(history, "superseded"), "history: %q", history)
 	b.screenshot("scope.png")
 
 	b.click(fmt.Sprintf(`a[href="/ui/beliefs/%d"]`, st.miami))
 	timeline := b.text("ol.timeline")
 	for _, want := range []string{nyc, "2025-06-01 → 2026-02-15", miami, "2026-02-15 → now", "2026-03-20 14:02 UTC"} {
-		b.check(strings.Contains(timeline, want), "the timeline shows %q: %q", want, timeline)
+		b.checkf(strings.Contains(timeline, want), "the timeline shows %q: %q", want, timeline)
 	}
-	b.check(strings.Index(timeline, nyc) < strings.Index(timeline, miami), "oldest first")
-	b.check(b.text("mark") == "I moved to Miami last month", "the quote is marked in the transcript")
+	b.checkf(strings.Index(timeline, nyc) < strings.Index(timeline, miami), "oldest first")
+	b.checkf(b.text("mark") == "I moved to Miami last month", "the quote is marked in the transcript")
 	b.screenshot("belief.png")
 
 	b.click(fmt.Sprintf(`a[href="/ui/beliefs/%d/forget"]`, st.miami))
 	confirm := b.text("section.confirm")
-	b.check(strings.Contains(confirm, "Forget this belief?") && strings.Contains(confirm, miami), "confirmation: %q", confirm)
+	b.checkf(strings.Contains(confirm, "Forget this belief?") && strings.Contains(confirm, miami), "confirmation: %q", confirm)
 	b.click(`section.confirm button[type="submit"]`)
-	b.check(b.location() == base+"/ui/scopes/tenant:a%2Fuser:ana?done=forgotten&n="+strconv.FormatInt(st.miami, 10), "back on the scope")
+	b.checkf(b.location() == base+"/ui/scopes/tenant:a%2Fuser:ana?done=forgotten&n="+strconv.FormatInt(st.miami, 10), "back on the scope")
 	after := b.text("main")
-	b.check(strings.Contains(after, "was forgotten") && !strings.Contains(after, miami), "Miami is gone: %q", after)
-	b.check(strings.Contains(after, "User is vegetarian"), "the rest stays: %q", after)
+	b.checkf(strings.Contains(after, "was forgotten") && !strings.Contains(after, miami), "Miami is gone: %q", after)
+	b.checkf(strings.Contains(after, "User is vegetarian"), "the rest stays: %q", after)
 
 	// At a phone's width nothing runs off the side of the page: wide tables scroll in
 	// their own box.
@@ -200,7 +200,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS("main")))
 		wide, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))
 		require.NoError(t, err)
-		b.check(!wide, "%s fits 390 pixels", path)
+		b.checkf(!wide, "%s fits 390 pixels", path)
 	}
 }
 
@@ -224,20 +224,20 @@ func TestBrowserRevert(t *testing.T) {
 
 	b.click(fmt.Sprintf(`a[href="/ui/events/%d/revert"]`, event))
 	confirm := b.text("section.confirm")
-	b.check(strings.Contains(confirm, "Revert this revision?") && strings.Contains(confirm, nyc) && strings.Contains(confirm, miami),
+	b.checkf(strings.Contains(confirm, "Revert this revision?") && strings.Contains(confirm, nyc) && strings.Contains(confirm, miami),
 		"the confirmation names both beliefs: %q", confirm)
 	b.do("say why", chromedp.SendKeys(chromedp.ID("note"), "she was only visiting Miami"))
 	b.click(`section.confirm button[type="submit"]`)
-	b.check(b.location() == fmt.Sprintf("%s/ui/beliefs/%d?done=reverted&n=%d", base, st.nyc, event), "on New York's page")
+	b.checkf(b.location() == fmt.Sprintf("%s/ui/beliefs/%d?done=reverted&n=%d", base, st.nyc, event), "on New York's page")
 	main := b.text("main")
-	b.check(strings.Contains(main, "was reverted"), "the flash says so: %q", main)
-	b.check(strings.Contains(b.text(".pagehead"), "active"), "New York City is current again")
+	b.checkf(strings.Contains(main, "was reverted"), "the flash says so: %q", main)
+	b.checkf(strings.Contains(b.text(".pagehead"), "active"), "New York City is current again")
 	events := b.text("section[aria-labelledby=events-h]")
-	b.check(strings.Contains(events, "reverted by") && strings.Contains(events, "she was only visiting Miami"), "the events show the revert: %q", events)
+	b.checkf(strings.Contains(events, "reverted by") && strings.Contains(events, "she was only visiting Miami"), "the events show the revert: %q", events)
 
 	b.do("open the scope", chromedp.Navigate(base+"/ui/scopes/tenant:a%2Fuser:ana"), chromedp.WaitVisible(chromedp.ID("audit-h")))
 	current := b.text("table.beliefs")
-	b.check(strings.Contains(current, nyc) && !strings.Contains(current, miami), "current beliefs: %q", current)
+	b.checkf(strings.Contains(current, nyc) && !strings.Contains(current, miami), "current beliefs: %q", current)
 	precision := b.text("table.precision")
-	b.check(strings.Contains(precision, "extraction") && strings.Contains(precision, "0.0%"), "precision: %q", precision)
+	b.checkf(strings.Contains(precision, "extraction") && strings.Contains(precision, "0.0%"), "precision: %q", precision)
 }

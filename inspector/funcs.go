@@ -23,7 +23,7 @@ func funcs() template.FuncMap {
 		"date":      date,
 		"when":      when,
 		"until":     until,
-		"str":       func(s *string) string { return deref(s) },
+		"str":       deref,
 		// An episode's last error as a key sees it in the API: the kind of failure, not
 		// the model server's address or raw answer.
 		"lastError": func(s *string) string { return deref(api.PublicError(s)) },

@@ -70,6 +70,8 @@ func (s *Server) visibleBelief(ctx context.Context, p *api.Principal, id int64) 
 
 // source is the episode b was extracted from, with b's quote marked; nil when b has
 // none (an operator's belief) or it was purged.
+//
+//nolint:nilnil // no source is a page without that section, not an error
 func (s *Server) source(ctx context.Context, b *memory.Belief) (*sourceView, error) {
 	if b.EpisodeID == nil {
 		return nil, nil

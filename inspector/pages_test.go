@@ -66,13 +66,14 @@ func TestPages(t *testing.T) {
 		require.Contains(t, page, fmt.Sprintf(`Said in 2 transcripts, earliest first: <a href="/ui/episodes/%d">episode %[1]d</a>, <a href="/ui/episodes/%d">episode %[2]d</a>.`,
 			miami.Episodes[0], miami.Episodes[1]))
 		for _, ep := range miami.Episodes {
-			taught := b.page(fmt.Sprintf("/ui/episodes/%d", ep))
-			taught = taught[strings.Index(taught, `id="taught-h"`):]
+			_, taught, found := strings.Cut(b.page(fmt.Sprintf("/ui/episodes/%d", ep)), `id="taught-h"`)
+			require.True(t, found, "episode %d has its taught section", ep)
 			require.Contains(t, taught, fmt.Sprintf(`<a href="/ui/beliefs/%d">%s</a>`, h.ana.miami, miami.Statement), "episode %d stated or restated it", ep)
 			require.NotContains(t, taught, nyc)
 		}
-		failed := b.page(fmt.Sprintf("/ui/episodes/%d", h.ana.failed))
-		require.Contains(t, failed[strings.Index(failed, `id="taught-h"`):], "None.")
+		_, failed, found := strings.Cut(b.page(fmt.Sprintf("/ui/episodes/%d", h.ana.failed)), `id="taught-h"`)
+		require.True(t, found, "the failed episode has its taught section")
+		require.Contains(t, failed, "None.")
 		require.Contains(t, page, "Revision events")
 		require.Contains(t, page, "supersede (temporal)")
 		require.Contains(t, page, fmt.Sprintf(`href="/ui/beliefs/%d/forget"`, h.ana.miami))

@@ -24,17 +24,19 @@ func DecodeAnswer(content string, maxBytes int, schema string, v any) error {
 	// The first value is read on its own, so that text after it gets an error of its
 	// own: the retry's prompt says what was wrong. The value is copied out of the
 	// decoder's buffer, which the next read reuses.
+	// The decoder's errors are told, not wrapped (%v): a truncated answer's
+	// io.ErrUnexpectedEOF must not read as a dropped connection (see IsRetryable).
 	dec := jsontext.NewDecoder(strings.NewReader(content))
 	value, err := dec.ReadValue()
 	if err != nil {
-		return fmt.Errorf("%w: not the %s schema: %v", ErrMalformedOutput, schema, err)
+		return fmt.Errorf("%w: not the %s schema: %v", ErrMalformedOutput, schema, err) //nolint:errorlint // told, not wrapped
 	}
 	value = bytes.Clone(value)
 	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%w: text after the JSON object", ErrMalformedOutput)
 	}
 	if err := jsonv2.Unmarshal(value, v, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return fmt.Errorf("%w: not the %s schema: %v", ErrMalformedOutput, schema, err)
+		return fmt.Errorf("%w: not the %s schema: %v", ErrMalformedOutput, schema, err) //nolint:errorlint // told, not wrapped
 	}
 	return nil
 }

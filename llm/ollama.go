@@ -48,8 +48,13 @@ func NewOllama(cfg Config) (*Ollama, error) {
 	}, nil
 }
 
-func (p *Ollama) Name() string       { return ProviderOllama }
-func (p *Ollama) ChatModel() string  { return p.chatModel }
+// Name is ProviderOllama.
+func (p *Ollama) Name() string { return ProviderOllama }
+
+// ChatModel is the model Chat asks.
+func (p *Ollama) ChatModel() string { return p.chatModel }
+
+// EmbedModel is the model Embed asks.
 func (p *Ollama) EmbedModel() string { return p.embedModel }
 
 // Chat runs one non-streaming /api/chat call at temperature 0 with the

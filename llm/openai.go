@@ -45,8 +45,13 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 	}, nil
 }
 
-func (p *OpenAI) Name() string       { return ProviderOpenAI }
-func (p *OpenAI) ChatModel() string  { return p.chatModel }
+// Name is ProviderOpenAI.
+func (p *OpenAI) Name() string { return ProviderOpenAI }
+
+// ChatModel is the model Chat asks.
+func (p *OpenAI) ChatModel() string { return p.chatModel }
+
+// EmbedModel is the model Embed asks.
 func (p *OpenAI) EmbedModel() string { return p.embedModel }
 
 // Chat runs one non-streaming chat completion at temperature 0 with

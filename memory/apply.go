@@ -14,6 +14,7 @@ import (
 // OutcomeKind is what Apply did with one fact or resolution.
 type OutcomeKind string
 
+// The outcomes of Apply, one per fact or resolution.
 const (
 	OutcomeAccepted   OutcomeKind = "accepted"   // stored as a new active belief
 	OutcomeSuperseded OutcomeKind = "superseded" // stored, and its target superseded
@@ -118,11 +119,7 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 		res.Resolutions = append(res.Resolutions, o)
 	}
 	for _, k := range b.Keep {
-		o, err := a.keep(ctx, k)
-		if err != nil {
-			return nil, fmt.Errorf("keep candidate %d: %w", k, err)
-		}
-		res.Kept = append(res.Kept, o)
+		res.Kept = append(res.Kept, a.keep(k))
 	}
 	if err := a.flush(ctx); err != nil {
 		return nil, err
@@ -458,10 +455,10 @@ func (a *applier) beside(ctx context.Context, head *target, f *Fact, d *Directiv
 
 // keep clears the review flag of the candidate at index: it holds although a basis of
 // it changed. Its open basis_changed items close as kept.
-func (a *applier) keep(ctx context.Context, index int) (Outcome, error) {
+func (a *applier) keep(index int) Outcome {
 	id := a.b.Candidates[index]
 	a.writeKeep(id)
-	return Outcome{Kind: OutcomeKept, TargetID: id}, nil
+	return Outcome{Kind: OutcomeKept, TargetID: id}
 }
 
 // head follows superseded_by links from t to the newest belief of its chain.

@@ -250,6 +250,8 @@ func (r *readAhead) target(id int64) (*target, bool) {
 
 // activeDuplicate is the oldest active belief of the scope with statement, locked, or
 // nil when there is none.
+//
+//nolint:nilnil // no duplicate is the common case, not an error
 func (a *applier) activeDuplicate(ctx context.Context, statement string) (*target, error) {
 	n := normStatement(statement)
 	if a.ahead != nil {

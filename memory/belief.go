@@ -7,6 +7,8 @@ import (
 // Status is where a belief stands in memory.
 type Status string
 
+// A belief is active until a revision supersedes or retracts it, or an operator
+// forgets it.
 const (
 	StatusActive     Status = "active"
 	StatusSuperseded Status = "superseded"
@@ -17,6 +19,8 @@ const (
 // Origin is where a belief came from; it decides what may revise it (entrenchment).
 type Origin string
 
+// A belief is what the user stated, what was inferred, or what an operator asserted
+// as authoritative.
 const (
 	OriginUserStated    Origin = "user_stated"
 	OriginInferred      Origin = "inferred"
@@ -26,6 +30,7 @@ const (
 // Kind is what sort of statement a belief is.
 type Kind string
 
+// The kinds of statement, as the extraction schema names them.
 const (
 	KindAttribute  Kind = "attribute"
 	KindPreference Kind = "preference"
@@ -41,6 +46,7 @@ var Kinds = []Kind{KindAttribute, KindPreference, KindRelation, KindEvent, KindP
 // Action is what a revision does to its target.
 type Action string
 
+// A revision supersedes its target with a new belief, retracts it, or reinforces it.
 const (
 	ActionSupersede Action = "supersede"
 	ActionRetract   Action = "retract"
@@ -54,6 +60,7 @@ const (
 // (restated).
 type Reason string
 
+// The reasons, as the Reason type says.
 const (
 	ReasonCorrection Reason = "correction"
 	ReasonTemporal   Reason = "temporal"
@@ -64,6 +71,7 @@ const (
 // RevisionOrigin is the writer of a revision.
 type RevisionOrigin string
 
+// Revisions are written by extraction, by consolidation or by an operator.
 const (
 	RevisionExtraction    RevisionOrigin = "extraction"
 	RevisionConsolidation RevisionOrigin = "consolidation"
@@ -160,18 +168,19 @@ const (
 // Cause says why the engine refused a revision.
 type Cause string
 
+// The causes of a refusal.
 const (
-	CauseEntrenchment Cause = "entrenchment"
-	CauseStaleTarget  Cause = "stale_target"
-	CauseTimeOrder    Cause = "time_order"
-	CauseInvalidIndex Cause = "invalid_index"
-	// CauseEvent: a later event does not replace an earlier one; both happened.
-	CauseEvent Cause = "event"
+	CauseEntrenchment Cause = "entrenchment"  // the target is held more firmly than the revision (see Origin)
+	CauseStaleTarget  Cause = "stale_target"  // the target is no longer active, or the batch changed it already
+	CauseTimeOrder    Cause = "time_order"    // the revision would end the target before its start
+	CauseInvalidIndex Cause = "invalid_index" // the index names no candidate the writer was shown
+	CauseEvent        Cause = "event"         // a later event does not replace an earlier one; both happened
 )
 
 // ItemResolution is the resolution of a closed review item.
 type ItemResolution string
 
+// How a review item was closed, and by whom.
 const (
 	ResolvedApplied    ItemResolution = "applied"    // an operator carried out the revision
 	ResolvedDismissed  ItemResolution = "dismissed"  // an operator left memory as it was

@@ -170,6 +170,8 @@ type PendingEpisode struct {
 
 // NextPendingEpisode is the scope's oldest pending episode (by occurred_at, then id), or
 // nil when there is none.
+//
+//nolint:nilnil // no pending episode is the queue's normal end, not an error
 func (s *Store) NextPendingEpisode(ctx context.Context, scope string) (*PendingEpisode, error) {
 	ep := &PendingEpisode{Scope: scope}
 	err := s.db.QueryRow(ctx, `SELECT id, messages, occurred_at, attempts FROM episode

@@ -11,7 +11,7 @@ func TestOpenItemsCountsWhatConflictsLists(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store, _ := setup(t)
-	refuse := func(scope string, attribute ...string) (belief, item int64) {
+	refuse := func(scope string, attribute ...string) (belief int64) {
 		attr := "plan"
 		if len(attribute) > 0 {
 			attr = attribute[0]
@@ -22,11 +22,12 @@ func TestOpenItemsCountsWhatConflictsLists(t *testing.T) {
 		res := mustApply(t, store, extraction(scope, "2026-05-01", []int64{belief},
 			resolves(fact("Account "+attr+" is Free", attr, ""), 0, ActionSupersede, ReasonTemporal)))
 		require.Equal(t, OutcomeConflict, res.Facts[0].Kind)
-		return belief, res.Facts[0].ConflictID
+		require.NotZero(t, res.Facts[0].ConflictID)
+		return belief
 	}
 	refuse("org/a")
 	refuse("org/a", "tier")
-	forgottenTarget, _ := refuse("org/b")
+	forgottenTarget := refuse("org/b")
 	refuse("other")
 
 	counts, err := store.OpenItems(ctx, "org/")

@@ -131,18 +131,19 @@ func (s *Store) SetEmbeddings(ctx context.Context, model string, items []Unembed
 	}
 	batch := &pgx.Batch{}
 	for i, u := range items {
+		vec := pgvector.NewVector(vecs[i]) //nolint:gosec // G602: vecs has len(items), checked above
 		// A belief that gains a vector is new to consolidation, which only sees embedded
 		// beliefs: its updated_at moves so that the next pass takes it as a seed.
 		sql := `UPDATE belief SET embedding = $2::vector, embed_model = $3, updated_at = $4
 			WHERE id = (SELECT id FROM belief WHERE id = $1 AND embed_model IS DISTINCT FROM $3 AND status <> 'forgotten'
 				FOR NO KEY UPDATE SKIP LOCKED)`
-		args := []any{u.ID, pgvector.NewVector(vecs[i]), model, s.clock()}
+		args := []any{u.ID, vec, model, s.clock()}
 		if u.Event {
 			sql = `UPDATE revision_event SET embedding = $2::vector, embed_model = $3
 				WHERE id = (SELECT id FROM revision_event WHERE id = $1 AND embed_model IS DISTINCT FROM $3
 					AND old_statement = $4 AND coalesce(excerpt, '') = $5 AND coalesce(new_statement, '') = $6
 					FOR NO KEY UPDATE SKIP LOCKED)`
-			args = []any{u.ID, pgvector.NewVector(vecs[i]), model, u.parts[0], u.parts[1], u.parts[2]}
+			args = []any{u.ID, vec, model, u.parts[0], u.parts[1], u.parts[2]}
 		}
 		batch.Queue(sql, args...)
 	}

@@ -331,13 +331,10 @@ func (e *Event) fields() []any {
 
 // conflictColumns are the columns of a review item c, its statement taken from the
 // proposal or, for an item about a belief, from that belief, found in {scope} (see
-// scoped; a read by id uses conflictByID).
+// scoped).
 const conflictColumns = `c.id, c.scope, c.kind, c.cause, c.origin, c.action, c.reason, c.belief_id, c.target_belief_id,
 	coalesce(nullif(c.proposed->>'statement', ''), (SELECT b.statement FROM belief b WHERE b.scope = {scope} AND b.id = c.belief_id), ''),
 	c.proposed, c.detail, c.episode_id, c.status, c.created_at, c.resolved_at, c.resolution, c.note`
-
-// conflictByID is conflictColumns for a read by id, which knows no scope beforehand.
-var conflictByID = strings.ReplaceAll(conflictColumns, "{scope}", "c.scope")
 
 func scanConflict(row pgx.CollectableRow) (Conflict, error) {
 	var c Conflict

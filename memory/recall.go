@@ -66,6 +66,7 @@ func defaultsView(view string) string { return view + " AND b.status = 'active'"
 // RecallMode is the view a recall read.
 type RecallMode string
 
+// The views a recall reads.
 const (
 	RecallCurrent RecallMode = "current"  // active beliefs
 	RecallHistory RecallMode = "history"  // active, superseded and retracted beliefs, with their chains

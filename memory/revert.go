@@ -90,8 +90,9 @@ func (s *Store) Revert(ctx context.Context, p RevertParams) (*Reverted, error) {
 	if err := checkText("by", p.By, MaxLabelLen); err != nil {
 		return nil, err
 	}
-	scope, err := p.Scope, error(nil)
+	scope := p.Scope
 	if scope == "" {
+		var err error
 		scope, err = s.ScopeOf(ctx, OfEvent, p.EventID)
 		if errors.Is(err, ErrNotFound) {
 			return nil, fmt.Errorf("event %d: %w", p.EventID, ErrNotFound)
@@ -102,7 +103,7 @@ func (s *Store) Revert(ctx context.Context, p RevertParams) (*Reverted, error) {
 	}
 	now := s.clock()
 	var out *Reverted
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := lockScope(ctx, tx, scope); err != nil {
 			return err
 		}
@@ -166,7 +167,7 @@ func (r *reverter) revert(ctx context.Context) (*Reverted, error) {
 	}
 	out := &Reverted{}
 	if ev.Action == ActionReinforce {
-		err = r.unreinforce(ctx, ev, old, prior, out)
+		err = r.unreinforce(ctx, old, prior, out)
 	} else {
 		err = r.restore(ctx, ev, prior, old, nw, out)
 	}
@@ -315,7 +316,7 @@ func (r *reverter) wrote(ctx context.Context, ev *Event, prior *eventPrior, nw *
 // reverted event, which reads leave out) the episodes. A restatement that moved the
 // belief's start to an earlier statement rewrote its chain's history, which a revert
 // does not guess back: it is refused.
-func (r *reverter) unreinforce(ctx context.Context, ev *Event, t *target, prior *eventPrior, out *Reverted) error {
+func (r *reverter) unreinforce(ctx context.Context, t *target, prior *eventPrior, out *Reverted) error {
 	var lastSeen *time.Time
 	if prior != nil && prior.ValidFrom != nil {
 		if !prior.ValidFrom.Equal(t.ValidFrom) || deref(prior.EpisodeID) != deref(t.EpisodeID) {

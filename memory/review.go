@@ -145,7 +145,9 @@ func (s *Store) applyItem(ctx context.Context, tx pgx.Tx, c *Conflict, d Decisio
 	}
 	res, err := s.ApplyTx(ctx, tx, b)
 	if errors.Is(err, ErrStale) {
-		return nil, fmt.Errorf("review item %d: %w: %v", c.ID, ErrNotApplicable, err)
+		// The cause is told, not wrapped: to a caller the item is not applicable, not a
+		// stale batch to decide again.
+		return nil, fmt.Errorf("review item %d: %w: %v", c.ID, ErrNotApplicable, err) //nolint:errorlint // as said above
 	}
 	if err != nil {
 		return nil, fmt.Errorf("review item %d: %w", c.ID, err)

@@ -49,10 +49,13 @@ type Example struct {
 	Note     string
 }
 
-// Message is one message of the transcript.
+// Message is one message of the transcript; an episode's stored messages (a
+// transcript.Message each) decode into it, by the same names.
 type Message struct {
-	Role, Name, Content string
-	At                  *time.Time
+	Role    string     `json:"role"`
+	Name    string     `json:"name,omitempty"`
+	Content string     `json:"content"`
+	At      *time.Time `json:"at,omitempty"`
 }
 
 // Extraction is what the extraction prompt shows.

@@ -139,12 +139,12 @@ func scopesOf(ts []transcript.Transcript) []string {
 
 // shape is every belief of the scopes with ids replaced by statements, so that states
 // reached by different runs in different schemas compare equal.
-func shape(t testing.TB, store *memory.Store, scopes []string) []string {
-	t.Helper()
+func shape(tb testing.TB, store *memory.Store, scopes []string) []string {
+	tb.Helper()
 	var out []string
 	for _, scope := range scopes {
 		all, err := store.All(context.Background(), scope)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		byID := map[int64]string{}
 		for _, b := range all {
 			byID[b.ID] = b.Statement
@@ -180,22 +180,22 @@ func poll(pool *pgxpool.Pool, sql string, args ...any) int {
 	return n
 }
 
-func count(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) int {
-	t.Helper()
+func count(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) int {
+	tb.Helper()
 	var n int
-	require.NoError(t, pool.QueryRow(context.Background(), sql, args...).Scan(&n))
+	require.NoError(tb, pool.QueryRow(context.Background(), sql, args...).Scan(&n))
 	return n
 }
 
 // wantChains checks the final state of the "moves" world: in each scope and slot,
 // exactly one active belief, the latest, and every other one superseded by its
 // successor in date order, with its valid time closed where the successor's begins.
-func wantChains(t testing.TB, store *memory.Store, ts []transcript.Transcript) {
-	t.Helper()
+func wantChains(tb testing.TB, store *memory.Store, ts []transcript.Transcript) {
+	tb.Helper()
 	ctx := context.Background()
 	for _, scope := range scopesOf(ts) {
 		all, err := store.All(ctx, scope)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		for _, attribute := range []string{"location", "employer"} {
 			var chain []memory.Belief
 			for _, b := range all {
@@ -206,14 +206,14 @@ func wantChains(t testing.TB, store *memory.Store, ts []transcript.Transcript) {
 			slices.SortFunc(chain, func(a, b memory.Belief) int { return a.ValidFrom.Compare(b.ValidFrom) })
 			for i, b := range chain {
 				if i == len(chain)-1 {
-					require.Equal(t, memory.StatusActive, b.Status, "%s: the latest %s is current", scope, attribute)
-					require.Nil(t, b.ValidUntil)
+					require.Equal(tb, memory.StatusActive, b.Status, "%s: the latest %s is current", scope, attribute)
+					require.Nil(tb, b.ValidUntil)
 					continue
 				}
-				require.Equal(t, memory.StatusSuperseded, b.Status, "%s: %q", scope, b.Statement)
-				require.Equal(t, []int64{chain[i+1].ID}, b.SupersededBy, "%s: %q", scope, b.Statement)
-				require.NotNil(t, b.ValidUntil)
-				require.Equal(t, chain[i+1].ValidFrom, *b.ValidUntil, "%s: %q", scope, b.Statement)
+				require.Equal(tb, memory.StatusSuperseded, b.Status, "%s: %q", scope, b.Statement)
+				require.Equal(tb, []int64{chain[i+1].ID}, b.SupersededBy, "%s: %q", scope, b.Statement)
+				require.NotNil(tb, b.ValidUntil)
+				require.Equal(tb, chain[i+1].ValidFrom, *b.ValidUntil, "%s: %q", scope, b.Statement)
 			}
 		}
 	}

@@ -148,26 +148,26 @@ func withRestatements(ts []transcript.Transcript, n int) ([]transcript.Transcrip
 
 // provenance is, for the scopes, each belief with the episodes it rests on and each
 // revision event with the episode credited, ids replaced by statements and external ids.
-func provenance(t testing.TB, p *pipelinetest.Pipeline, scopes []string) []string {
-	t.Helper()
+func provenance(tb testing.TB, p *pipelinetest.Pipeline, scopes []string) []string {
+	tb.Helper()
 	ctx := context.Background()
 	rows, err := p.Schema.Pool.Query(ctx, "SELECT id, external_id FROM episode")
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	external := map[int64]string{}
 	var (
 		id  int64
 		ext string
 	)
 	for rows.Next() {
-		require.NoError(t, rows.Scan(&id, &ext))
+		require.NoError(tb, rows.Scan(&id, &ext))
 		external[id] = ext
 	}
-	require.NoError(t, rows.Err())
+	require.NoError(tb, rows.Err())
 
 	var out []string
 	for _, scope := range scopes {
 		all, err := p.Store.All(ctx, scope)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		for _, b := range all {
 			var from []string
 			for _, id := range b.Episodes {
@@ -176,7 +176,7 @@ func provenance(t testing.TB, p *pipelinetest.Pipeline, scopes []string) []strin
 			out = append(out, fmt.Sprintf("%s|%s|episode=%s|quote=%q|episodes=%q", scope, b.Statement, external[*b.EpisodeID], *b.Quote, from))
 		}
 		events, err := p.Store.Events(ctx, scope, 0)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		for _, e := range events {
 			out = append(out, fmt.Sprintf("%s|event %s %s → %s|episode=%s|excerpt=%q", scope, e.Action, e.OldStatement,
 				deref(e.NewStatement), external[*e.EpisodeID], deref(e.Excerpt)))
@@ -189,12 +189,12 @@ func provenance(t testing.TB, p *pipelinetest.Pipeline, scopes []string) []strin
 // wantEventsFollowLinks checks that every supersession link has exactly one supersede
 // event, and every supersede event is a link: the few-shot examples never contradict
 // the history.
-func wantEventsFollowLinks(t testing.TB, store *memory.Store, scopes []string) {
-	t.Helper()
+func wantEventsFollowLinks(tb testing.TB, store *memory.Store, scopes []string) {
+	tb.Helper()
 	ctx := context.Background()
 	for _, scope := range scopes {
 		all, err := store.All(ctx, scope)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		links := map[[2]int64]int{}
 		for _, b := range all {
 			for _, by := range b.SupersededBy {
@@ -202,18 +202,18 @@ func wantEventsFollowLinks(t testing.TB, store *memory.Store, scopes []string) {
 			}
 		}
 		events, err := store.Events(ctx, scope, 0)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		for _, e := range events {
 			if e.Action != memory.ActionSupersede {
 				continue
 			}
 			key := [2]int64{e.OldBeliefID, *e.NewBeliefID}
 			_, ok := links[key]
-			require.True(t, ok, "%s: event %q → %q is not a link", scope, e.OldStatement, *e.NewStatement)
+			require.True(tb, ok, "%s: event %q → %q is not a link", scope, e.OldStatement, *e.NewStatement)
 			links[key]++
 		}
 		for link, n := range links {
-			require.Equal(t, 1, n, "%s: link %d → %d has %d events", scope, link[0], link[1], n)
+			require.Equal(tb, 1, n, "%s: link %d → %d has %d events", scope, link[0], link[1], n)
 		}
 	}
 }

@@ -73,9 +73,13 @@ func (c *Config) SecureCookies() bool { return strings.HasPrefix(c.PublicURL, "h
 // Group selects the settings a command registers.
 type Group int
 
+// The groups of settings; a command ORs those it needs.
 const (
+	// GroupDB is the database, which every command needs.
 	GroupDB Group = 1 << iota
+	// GroupLLM is the chat and embedding models and their servers.
 	GroupLLM
+	// GroupWorker is the worker's jobs, queues and HTTP server.
 	GroupWorker
 	// GroupConsolidate is what a consolidation pass needs, in the worker or the CLI.
 	GroupConsolidate

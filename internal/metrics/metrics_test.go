@@ -52,12 +52,12 @@ func (s scrape) value(name string, labels ...string) float64 {
 			continue
 		}
 		switch {
-		case m.Counter != nil:
-			sum += m.Counter.GetValue()
-		case m.Histogram != nil:
-			sum += float64(m.Histogram.GetSampleCount())
-		case m.Gauge != nil:
-			sum += m.Gauge.GetValue()
+		case m.GetCounter() != nil:
+			sum += m.GetCounter().GetValue()
+		case m.GetHistogram() != nil:
+			sum += float64(m.GetHistogram().GetSampleCount())
+		case m.GetGauge() != nil:
+			sum += m.GetGauge().GetValue()
 		}
 	}
 	return sum
@@ -68,8 +68,8 @@ func (s scrape) sum(name string, labels ...string) float64 {
 	var sum float64
 	if fam := s[name]; fam != nil {
 		for _, m := range fam.GetMetric() {
-			if hasLabels(m, labels) && m.Histogram != nil {
-				sum += m.Histogram.GetSampleSum()
+			if hasLabels(m, labels) && m.GetHistogram() != nil {
+				sum += m.GetHistogram().GetSampleSum()
 			}
 		}
 	}

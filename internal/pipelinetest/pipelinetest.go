@@ -75,13 +75,13 @@ type Pipeline struct {
 }
 
 // New starts a pipeline that stops when the test ends.
-func New(t testing.TB, opts *Options) *Pipeline {
-	t.Helper()
+func New(tb testing.TB, opts *Options) *Pipeline {
+	tb.Helper()
 	if opts == nil {
 		opts = &Options{}
 	}
-	schema := dbtest.New(t)
-	srv := llmtest.NewServer(t, opts.LLMOptions...)
+	schema := dbtest.New(tb)
+	srv := llmtest.NewServer(tb, opts.LLMOptions...)
 	var (
 		provider llm.Provider
 		err      error
@@ -91,15 +91,15 @@ func New(t testing.TB, opts *Options) *Pipeline {
 	} else {
 		provider, err = llm.NewOpenAI(srv.OpenAIConfig())
 	}
-	require.NoError(t, err)
+	require.NoError(tb, err)
 
 	pool := schema.Pool
 	if opts.Router {
-		pool = schema.RouterPool(t)
+		pool = schema.RouterPool(tb)
 	}
 	p := &Pipeline{Schema: schema, Store: memory.NewStore(pool, opts.memory()), LLM: srv, Provider: provider, opts: opts,
 		pool: pool, inspect: memory.NewStore(schema.Pool, opts.memory())}
-	p.Client = p.AddClient(t)
+	p.Client = p.AddClient(tb)
 	return p
 }
 
@@ -110,19 +110,19 @@ func (p *Pipeline) Pool() *pgxpool.Pool { return p.pool }
 // AddClient starts one more River client working extraction jobs on the pipeline's
 // database, as another worker process would, with its own connection pool; it stops
 // when the test ends.
-func (p *Pipeline) AddClient(t testing.TB) *river.Client[pgx.Tx] {
-	t.Helper()
+func (p *Pipeline) AddClient(tb testing.TB) *river.Client[pgx.Tx] {
+	tb.Helper()
 	ctx := context.Background()
 	pool := p.pool
 	store := p.Store
 	opts := p.opts
 	if p.Client != nil || opts.MaxConns > 0 {
 		pc, err := pgxpool.ParseConfig(p.Schema.URL)
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		pc.MaxConns = cmp.Or(opts.MaxConns, 10)
 		pool, err = pgxpool.NewWithConfig(ctx, pc)
-		require.NoError(t, err)
-		t.Cleanup(pool.Close)
+		require.NoError(tb, err)
+		tb.Cleanup(pool.Close)
 		store = memory.NewStore(pool, opts.memory())
 	}
 	cfg := extract.Config{Store: store, Chat: p.Provider, Embed: p.Provider, EmbedModel: p.Provider.EmbedModel(),
@@ -131,7 +131,7 @@ func (p *Pipeline) AddClient(t testing.TB) *river.Client[pgx.Tx] {
 		opts.Extract(&cfg)
 	}
 	worker, err := extract.NewWorker(cfg)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, worker)
 	river.AddWorker(workers, extract.NewEpisodeWorker(pool))
@@ -140,7 +140,7 @@ func (p *Pipeline) AddClient(t testing.TB) *river.Client[pgx.Tx] {
 	if opts.Consolidate {
 		cw, err := consolidate.NewWorker(consolidate.Config{Store: store, Chat: p.Provider, Embed: p.Provider,
 			EmbedModel: p.Provider.EmbedModel()})
-		require.NoError(t, err)
+		require.NoError(tb, err)
 		river.AddWorker(workers, cw)
 		river.AddWorker(workers, consolidate.NewSweepWorker(pool, nil))
 		river.AddWorker(workers, consolidate.NewIndexWorker(store, p.Provider.EmbedModel(), nil))
@@ -156,9 +156,9 @@ func (p *Pipeline) AddClient(t testing.TB) *river.Client[pgx.Tx] {
 		Logger:            slog.New(slog.DiscardHandler),
 		Middleware:        opts.Middleware,
 	})
-	require.NoError(t, err)
-	require.NoError(t, client.Start(ctx))
-	t.Cleanup(func() {
+	require.NoError(tb, err)
+	require.NoError(tb, client.Start(ctx))
+	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = client.Stop(ctx)
@@ -175,8 +175,8 @@ func (quickRetry) NextRetry(*rivertype.JobRow) time.Time {
 }
 
 // Enqueue stores transcripts and inserts their jobs, as cmd/enqueue does.
-func (p *Pipeline) Enqueue(t testing.TB, ts ...transcript.Transcript) *extract.EnqueueResult {
-	t.Helper()
+func (p *Pipeline) Enqueue(tb testing.TB, ts ...transcript.Transcript) *extract.EnqueueResult {
+	tb.Helper()
 	ctx := context.Background()
 	var res *extract.EnqueueResult
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
@@ -184,25 +184,25 @@ func (p *Pipeline) Enqueue(t testing.TB, ts ...transcript.Transcript) *extract.E
 		res, err = extract.Enqueue(ctx, tx, p.Client, ts, time.Now())
 		return err
 	})
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return res
 }
 
 // Consolidate enqueues consolidation passes of scopes, as the periodic sweep does.
-func (p *Pipeline) Consolidate(t testing.TB, scopes ...string) {
-	t.Helper()
+func (p *Pipeline) Consolidate(tb testing.TB, scopes ...string) {
+	tb.Helper()
 	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, p.Schema.Pool, func(tx pgx.Tx) error {
 		_, err := consolidate.Enqueue(ctx, tx, p.Client, scopes...)
 		return err
 	})
-	require.NoError(t, err)
+	require.NoError(tb, err)
 }
 
 // Drain waits until no job is waiting, running or due for a retry.
-func (p *Pipeline) Drain(t testing.TB) {
-	t.Helper()
-	require.Eventually(t, func() bool {
+func (p *Pipeline) Drain(tb testing.TB) {
+	tb.Helper()
+	require.Eventually(tb, func() bool {
 		left, err := riverjobs.Unfinished(context.Background(), p.Client)
 		return err == nil && left == 0
 	}, 60*time.Second, 20*time.Millisecond)
@@ -217,10 +217,10 @@ type Episode struct {
 }
 
 // Episode reads the state of episode id.
-func (p *Pipeline) Episode(t testing.TB, id int64) Episode {
-	t.Helper()
+func (p *Pipeline) Episode(tb testing.TB, id int64) Episode {
+	tb.Helper()
 	ep, err := p.inspect.Episode(context.Background(), id)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return Episode{State: string(ep.State), Attempts: ep.Attempts, LastError: ep.LastError}
 }
 

@@ -26,7 +26,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, req Request)
 
 	var in ollamaChatRequest
 	if err := json.Unmarshal(req.Body, &in); err != nil {
-		s.fail(w, req, http.StatusBadRequest, "llmtest: decoding chat request: "+err.Error())
+		s.badRequest(w, req, "llmtest: decoding chat request: "+err.Error())
 		return
 	}
 	req.Model, req.Stream = in.Model, in.Stream
@@ -36,7 +36,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, req Request)
 	if raw, ok := in.Options["temperature"]; ok {
 		var t float64
 		if err := json.Unmarshal(raw, &t); err != nil {
-			s.fail(w, req, http.StatusBadRequest, "llmtest: options.temperature: "+err.Error())
+			s.badRequest(w, req, "llmtest: options.temperature: "+err.Error())
 			return
 		}
 		req.Temperature = &t
@@ -91,13 +91,13 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request, req Request
 
 	var in ollamaEmbedRequest
 	if err := json.Unmarshal(req.Body, &in); err != nil {
-		s.fail(w, req, http.StatusBadRequest, "llmtest: decoding embed request: "+err.Error())
+		s.badRequest(w, req, "llmtest: decoding embed request: "+err.Error())
 		return
 	}
 	req.Model = in.Model
 	inputs, err := embedInputs(in.Input)
 	if err != nil {
-		s.fail(w, req, http.StatusBadRequest, "llmtest: "+err.Error())
+		s.badRequest(w, req, "llmtest: "+err.Error())
 		return
 	}
 	req.Inputs = inputs

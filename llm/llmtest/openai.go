@@ -83,14 +83,14 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request, req Request)
 
 	var in openAIChatRequest
 	if err := json.Unmarshal(req.Body, &in); err != nil {
-		s.fail(w, req, http.StatusBadRequest, "llmtest: decoding chat request: "+err.Error())
+		s.badRequest(w, req, "llmtest: decoding chat request: "+err.Error())
 		return
 	}
 	req.Model, req.Temperature, req.Stream = in.Model, in.Temperature, in.Stream
 	for _, m := range in.Messages {
 		text, err := messageText(m.Content)
 		if err != nil {
-			s.fail(w, req, http.StatusBadRequest, "llmtest: "+err.Error())
+			s.badRequest(w, req, "llmtest: "+err.Error())
 			return
 		}
 		req.Messages = append(req.Messages, llm.Message{Role: m.Role, Content: text})
@@ -100,7 +100,7 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request, req Request)
 		req.SchemaName, req.Schema, req.Strict = rf.JSONSchema.Name, rf.JSONSchema.Schema, rf.JSONSchema.Strict
 	}
 	if in.Stream != nil && *in.Stream {
-		s.fail(w, req, http.StatusBadRequest, "llmtest: streaming chat completions are not supported")
+		s.badRequest(w, req, "llmtest: streaming chat completions are not supported")
 		return
 	}
 
@@ -163,20 +163,20 @@ func (s *Server) openAIEmbed(w http.ResponseWriter, r *http.Request, req Request
 
 	var in openAIEmbedRequest
 	if err := json.Unmarshal(req.Body, &in); err != nil {
-		s.fail(w, req, http.StatusBadRequest, "llmtest: decoding embeddings request: "+err.Error())
+		s.badRequest(w, req, "llmtest: decoding embeddings request: "+err.Error())
 		return
 	}
 	req.Model, req.EncodingFormat = in.Model, in.EncodingFormat
 	inputs, err := embedInputs(in.Input)
 	if err != nil {
-		s.fail(w, req, http.StatusBadRequest, "llmtest: "+err.Error())
+		s.badRequest(w, req, "llmtest: "+err.Error())
 		return
 	}
 	req.Inputs = inputs
 	switch in.EncodingFormat {
 	case "", "float", "base64":
 	default:
-		s.fail(w, req, http.StatusBadRequest, fmt.Sprintf("llmtest: unsupported encoding_format %q", in.EncodingFormat))
+		s.badRequest(w, req, fmt.Sprintf("llmtest: unsupported encoding_format %q", in.EncodingFormat))
 		return
 	}
 	if status := s.embedFailure(); status != 0 {

@@ -58,12 +58,12 @@ func (s *Server) meta(w http.ResponseWriter, r *http.Request, req Request, answe
 	}
 }
 
-// fail records req as answered with status and writes the provider-shaped
-// error body.
-func (s *Server) fail(w http.ResponseWriter, req Request, status int, msg string) {
-	req.Status = status
+// badRequest records req as answered with 400 Bad Request and writes the
+// provider-shaped error body.
+func (s *Server) badRequest(w http.ResponseWriter, req Request, msg string) {
+	req.Status = http.StatusBadRequest
 	s.record(req)
-	writeError(w, req.Provider, status, msg)
+	writeError(w, req.Provider, http.StatusBadRequest, msg)
 }
 
 func writeError(w http.ResponseWriter, provider string, status int, msg string) {
