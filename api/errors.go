@@ -148,7 +148,9 @@ func humaError(status int, msg string, errs ...error) huma.StatusError {
 	return newError(status, strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_"), message)
 }
 
-func init() {
+// huma's error constructor is a package variable of huma's: set once, before any
+// operation can answer.
+func init() { //nolint:gochecknoinits // as said above
 	huma.NewError = humaError
 }
 
@@ -163,5 +165,5 @@ func writeError(w http.ResponseWriter, e *Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(e.status)
-	_ = json.NewEncoder(w).Encode(e)
+	_ = json.NewEncoder(w).Encode(e) //nolint:errchkjson // the status is sent: a failed write has no one left to tell
 }

@@ -209,6 +209,8 @@ func (s *Server) embedQuery(ctx context.Context, scope, query string) ([]float32
 }
 
 // parseTime reads RFC 3339 or a date (midnight UTC); "" is no time.
+//
+//nolint:nilnil // an absent parameter is no time, not an error
 func parseTime(name, s string) (*time.Time, error) {
 	if s == "" {
 		return nil, nil

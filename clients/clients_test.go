@@ -173,7 +173,9 @@ func TestClients(t *testing.T) {
 		initPy, err := os.ReadFile(filepath.Join(pythonDir, "credo", "__init__.py"))
 		require.NoError(t, err)
 		require.Contains(t, string(initPy), "\n__version__ = \""+api.Version+"\"\n")
-		var pkg struct{ Version string }
+		var pkg struct {
+			Version string `json:"version"`
+		}
 		b, err := os.ReadFile(filepath.Join(tsDir, "package.json"))
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(b, &pkg))

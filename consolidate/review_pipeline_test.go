@@ -37,7 +37,9 @@ func TestBasisChangeThroughThePipeline(t *testing.T) {
 		{`{"index": 0, "action": "supersede", "statement": "User's time zone is US Eastern (Miami)", "reason": "temporal"}`,
 			memory.StatusSuperseded, []string{miami, "User's time zone is US Eastern (Miami)"}},
 	} {
-		var action struct{ Action string }
+		var action struct {
+			Action string `json:"action"`
+		}
 		require.NoError(t, json.Unmarshal([]byte(tc.answer), &action))
 		t.Run(action.Action, func(t *testing.T) {
 			t.Parallel()

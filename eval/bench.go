@@ -85,7 +85,8 @@ func openBench(ctx context.Context, cfg Config, scopes []benchScope) (*bench, er
 		return nil, err
 	}
 	b := &bench{cfg: cfg, meter: meter, scopes: scopes, cost: &costCollector{}, started: time.Now(), prompts: p}
-	pool, schema, drop, err := openSchema(ctx, cfg.DatabaseURL, int32(min(cfg.Workers+8, 64)), cfg.RunID)
+	maxConns := int32(min(cfg.Workers+8, 64)) //nolint:gosec // G115: at most 64
+	pool, schema, drop, err := openSchema(ctx, cfg.DatabaseURL, maxConns, cfg.RunID)
 	if err != nil {
 		return nil, err
 	}
@@ -104,11 +105,11 @@ func openBench(ctx context.Context, cfg Config, scopes []benchScope) (*bench, er
 	}
 	switch {
 	case b.run.Resumed:
-		b.r.progress("going on with run %s (schema %s)", b.run.RunID, schema)
+		b.r.progressf("going on with run %s (schema %s)", b.run.RunID, schema)
 	case cfg.Keep:
-		b.r.progress("run %s (schema %s, kept: if interrupted, go on with --run %s)", b.run.RunID, schema, b.run.RunID)
+		b.r.progressf("run %s (schema %s, kept: if interrupted, go on with --run %s)", b.run.RunID, schema, b.run.RunID)
 	default:
-		b.r.progress("run %s (schema %s, dropped at the end; --keep to go on with it if interrupted)", b.run.RunID, schema)
+		b.r.progressf("run %s (schema %s, dropped at the end; --keep to go on with it if interrupted)", b.run.RunID, schema)
 	}
 	return b, nil
 }
@@ -208,7 +209,7 @@ func (b *bench) ingest(ctx context.Context, in *Ingest) error {
 			from = append(from, i)
 		}
 	}
-	b.r.progress("ingesting %d sessions of %d conversations", len(ts), len(b.scopes))
+	b.r.progressf("ingesting %d sessions of %d conversations", len(ts), len(b.scopes))
 	started := time.Now()
 	before := b.meter.Total()
 	b.episodes = make([][]int64, len(b.scopes))
@@ -270,7 +271,7 @@ func (b *bench) ingest(ctx context.Context, in *Ingest) error {
 		in.SecondsPerSession = round(elapsed.Seconds()/n, 2)
 	}
 	b.cost.ingested(extracted, b.meter.Total().Sub(before))
-	b.r.progress("ingest: %d sessions extracted, %d failed, %d left pending, in %s", in.Applied, in.Failed, in.Pending,
+	b.r.progressf("ingest: %d sessions extracted, %d failed, %d left pending, in %s", in.Applied, in.Failed, in.Pending,
 		elapsed.Round(100*time.Millisecond))
 	return nil
 }
@@ -297,7 +298,7 @@ func (b *bench) drain(ctx context.Context, n int) error {
 			return nil
 		}
 		if bar.off() && time.Since(last) > 15*time.Second {
-			b.r.progress("ingest: %d of %d sessions extracted", n-backlog.Pending, n)
+			b.r.progressf("ingest: %d of %d sessions extracted", n-backlog.Pending, n)
 			last = time.Now()
 		}
 		select {
@@ -321,7 +322,7 @@ type consolidation struct{ calls, prompt, completion, applied int }
 // at once as there are workers; questions is how many fn will ask in all, for the
 // progress bar. Only ctx's errors and fn's stop the run.
 func (b *bench) each(ctx context.Context, in *Ingest, questions int, fn func(ctx context.Context, i int, done scopeDone) error) error {
-	b.r.progress("consolidating %d scopes and asking %d questions", len(b.scopes), questions)
+	b.r.progressf("consolidating %d scopes and asking %d questions", len(b.scopes), questions)
 	bar := newProgressBar(ctx, b.cfg.Bar, "questions asked", questions)
 	defer bar.finish()
 	b.cost.bar = bar
@@ -382,7 +383,7 @@ func (b *bench) ready(ctx context.Context, s benchScope) (scopeDone, error) {
 			return done, ctx.Err()
 		}
 		done.Errors = append(done.Errors, "consolidate: "+err.Error())
-		b.scopeNote("%s: consolidation failed: %v", s.ID, err)
+		b.scopeNotef("%s: consolidation failed: %v", s.ID, err)
 	}
 	beliefs, err := b.r.store.All(ctx, s.Scope)
 	if err != nil {
@@ -392,11 +393,11 @@ func (b *bench) ready(ctx context.Context, s benchScope) (scopeDone, error) {
 	return done, nil
 }
 
-// scopeNote tells progress what one scope came to, unless a bar shows the progress: a
+// scopeNotef tells progressf what one scope came to, unless a bar shows the progress: a
 // line written under a bar that redraws itself would garble both.
-func (b *bench) scopeNote(format string, args ...any) {
+func (b *bench) scopeNotef(format string, args ...any) {
 	if b.cfg.Bar == nil {
-		b.r.progress(format, args...)
+		b.r.progressf(format, args...)
 	}
 }
 

@@ -41,7 +41,7 @@ func (m BenchModels) writeModels(w io.Writer, run BenchRun) {
 }
 
 // describe is how long the run took and where its schema is.
-func (run BenchRun) describe() string {
+func (run *BenchRun) describe() string {
 	s := fmt.Sprintf("%s, schema %s", time.Duration(run.Seconds*float64(time.Second)).Round(100*time.Millisecond), run.Schema)
 	if run.SchemaKept {
 		s += fmt.Sprintf(" (kept; go on with --run %s)", run.RunID)

@@ -199,7 +199,7 @@ func (l *locomoRun) sample(ctx context.Context, b *bench, i int, done scopeDone)
 		}
 		out.Questions = append(out.Questions, a)
 	}
-	b.scopeNote("%s: %d of %d questions answered correctly, in %s", s.ID, correct, len(s.Questions),
+	b.scopeNotef("%s: %d of %d questions answered correctly, in %s", s.ID, correct, len(s.Questions),
 		time.Since(started).Round(100*time.Millisecond))
 	return out, nil
 }
@@ -216,7 +216,7 @@ func (l *locomoRun) question(ctx context.Context, b *bench, scope string, q Loco
 	}
 	if ans.Err != nil {
 		a.Error = ans.Err.Error()
-		return a, nil
+		return a, nil //nolint:nilerr // the question's failure is its answer's, and the run goes on
 	}
 	a.Answer, a.Beliefs, a.Citations = ans.Answer, ans.Beliefs, ans.Citations
 	a.answerCalls, a.answerPrompt, a.answerCompletion = ans.Counts.ChatCalls, ans.Counts.ChatPromptTokens, ans.Counts.ChatCompletionTokens

@@ -102,7 +102,7 @@ func RunLongMemEval(ctx context.Context, questions []LongMemEvalQuestion, cfg Lo
 		if ans.Err != nil {
 			a.Error = ans.Err.Error()
 			res.Questions[i] = a
-			return nil
+			return nil //nolint:nilerr // the question's failure is its answer's, and the run goes on
 		}
 		a.Answer, a.Beliefs, a.Citations = ans.Answer, ans.Beliefs, ans.Citations
 		// Even an answer from an empty memory is judged: it may rightly abstain.
@@ -114,7 +114,7 @@ func RunLongMemEval(ctx context.Context, questions []LongMemEvalQuestion, cfg Lo
 			a.JudgeError = a.judge.Err.Error()
 		}
 		res.Questions[i] = a
-		b.scopeNote("%s (%s): %s", q.ID, q.Type, a.Verdict)
+		b.scopeNotef("%s (%s): %s", q.ID, q.Type, a.Verdict)
 		return nil
 	})
 }

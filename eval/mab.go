@@ -258,7 +258,7 @@ func mabAnswers(raw json.RawMessage) ([][]string, error) {
 		var list []json.RawMessage
 		if kindOf(it) == "an array" {
 			if err := json.Unmarshal(it, &list); err != nil {
-				return nil, fmt.Errorf("[%d]: %v", i, err)
+				return nil, fmt.Errorf("[%d]: %w", i, err)
 			}
 		} else {
 			list = []json.RawMessage{it}

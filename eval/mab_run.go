@@ -126,7 +126,7 @@ func RunMAB(ctx context.Context, rows []MABRow, cfg MABConfig) (*MABResult, erro
 			out.Questions = append(out.Questions, a)
 		}
 		res.Rows[i] = out
-		b.scopeNote("%s: %d of %d questions answered correctly", r.Source, correct, len(r.Questions))
+		b.scopeNotef("%s: %d of %d questions answered correctly", r.Source, correct, len(r.Questions))
 		return nil
 	})
 }

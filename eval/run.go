@@ -137,7 +137,8 @@ func Run(ctx context.Context, scenarios []Scenario, cfg Config) (res *RunResult,
 	cfg = cfg.withDefaults(DefaultK)
 	start := time.Now()
 
-	pool, schema, drop, err := createSchema(ctx, cfg.DatabaseURL, int32(min(cfg.Workers+8, 64)))
+	maxConns := int32(min(cfg.Workers+8, 64)) //nolint:gosec // G115: at most 64
+	pool, schema, drop, err := createSchema(ctx, cfg.DatabaseURL, maxConns)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +182,7 @@ type runner struct {
 }
 
 // progress tells cfg.Progress one line, in one write: scopes finish concurrently.
-func (r *runner) progress(format string, args ...any) {
+func (r *runner) progressf(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fmt.Fprintf(r.cfg.Progress, format+"\n", args...)
@@ -295,7 +296,7 @@ func (r *runner) extract(ctx context.Context) error {
 		if err := r.drain(ctx, fmt.Sprintf("round %d/%d", round+1, rounds), len(ts)); err != nil {
 			return err
 		}
-		r.progress("round %d/%d: %d episodes extracted in %s", round+1, rounds, len(ts), time.Since(started).Round(100*time.Millisecond))
+		r.progressf("round %d/%d: %d episodes extracted in %s", round+1, rounds, len(ts), time.Since(started).Round(100*time.Millisecond))
 	}
 	return nil
 }
@@ -320,7 +321,7 @@ func (r *runner) drain(ctx context.Context, what string, n int) error {
 			return nil
 		}
 		if time.Since(last) > 15*time.Second {
-			r.progress("%s: %d of %d episodes extracted", what, n-left, n)
+			r.progressf("%s: %d of %d episodes extracted", what, n-left, n)
 			last = time.Now()
 		}
 		select {
@@ -338,7 +339,7 @@ func (r *runner) finish(ctx context.Context) ([]ScenarioResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.progress("consolidating and questioning %d scopes", len(r.scenarios))
+	r.progressf("consolidating and questioning %d scopes", len(r.scenarios))
 	results := make([]ScenarioResult, len(r.scenarios))
 	errs := make([]error, len(r.scenarios))
 	parallel(len(r.scenarios), r.cfg.Workers, func(i int) {
@@ -384,14 +385,14 @@ func (r *runner) scenario(ctx context.Context, i int, states map[int64]Episode) 
 			return ScenarioResult{}, ctx.Err()
 		}
 		errs = append(errs, "consolidate: "+err.Error())
-		r.progress("%s: consolidation failed: %v", s.Name, err)
+		r.progressf("%s: consolidation failed: %v", s.Name, err)
 	}
 	if obs.Answers, err = r.ask(ctx, s); err != nil {
 		if ctx.Err() != nil {
 			return ScenarioResult{}, ctx.Err()
 		}
 		errs = append(errs, "recall: "+err.Error())
-		r.progress("%s: questions failed: %v", s.Name, err)
+		r.progressf("%s: questions failed: %v", s.Name, err)
 	}
 	if obs.Beliefs, err = r.store.All(ctx, s.Scope); err != nil {
 		return ScenarioResult{}, err

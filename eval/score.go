@@ -14,6 +14,7 @@ import (
 // Decision is what the pipeline did with an expected belief, read from its status.
 type Decision string
 
+// The decisions, one per status a matching belief can have, and none.
 const (
 	Keep      Decision = "keep"      // an active belief matches
 	Supersede Decision = "supersede" // a superseded belief matches

@@ -10,7 +10,7 @@ import (
 func TestCheckScopeAndText(t *testing.T) {
 	t.Parallel()
 	for scope, want := range map[string]string{
-		"user:42": "", "acme/team:x/user:1": "", "": "is empty", " user": "leading or trailing", "a\x00b": "control character U+0000",
+		"user:42": "", "acme/team:x/user:1": "", "": "is empty", " user": "leading or trailing", "a\x00b": "control character U+0000", //nolint:gocritic // mapKey: " user"'s space is the case
 		"\xff": "not valid UTF-8", strings.Repeat("s", 201): "201 characters",
 	} {
 		err := CheckScope("scope", scope)

@@ -201,7 +201,7 @@ func (p *parser) array() {
 }
 
 func (p *parser) unclosed(err error) {
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		p.fileProblem(p.in.line, "invalid JSON: unexpected end of input; the array is not closed")
 		return
 	}
@@ -211,7 +211,7 @@ func (p *parser) unclosed(err error) {
 func (p *parser) afterArray() {
 	c, err := p.in.skipSpace()
 	switch {
-	case err == io.EOF:
+	case errors.Is(err, io.EOF):
 	case err != nil:
 		p.inputError(err)
 	default:
@@ -275,7 +275,7 @@ func (p *parser) fileProblem(line int, problem string) {
 func (p *parser) inputError(err error) {
 	var se *syntaxError
 	switch {
-	case err == io.EOF:
+	case errors.Is(err, io.EOF):
 	case errors.Is(err, errTooBig):
 		p.fileProblem(p.in.line, "input is more than "+strconv.Itoa(p.lim.MaxTotalBytes)+
 			" bytes; split it into smaller files")
@@ -375,7 +375,7 @@ func (in *input) skipSpace() (byte, error) {
 func (in *input) restOfLineBlank() (bool, error) {
 	for {
 		b, err := in.buffered()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return true, nil
 		}
 		if err != nil {
@@ -420,8 +420,8 @@ func (in *input) readLine(limit int) (buf []byte, size, line int, err error) {
 				size--
 			}
 			return buf, size, line, nil
-		case err == bufio.ErrBufferFull:
-		case err == io.EOF && size > 0:
+		case errors.Is(err, bufio.ErrBufferFull):
+		case errors.Is(err, io.EOF) && size > 0:
 			return buf, size, line, nil
 		default:
 			return nil, 0, line, err
@@ -441,7 +441,7 @@ func (in *input) readValue(limit int) (raw []byte, size int, err error) {
 	s := valueScanner{first: true}
 	for {
 		b, err := in.buffered()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			if s.scalar {
 				return raw, size, nil
 			}

@@ -357,7 +357,7 @@ func TestParseHugeRecord(t *testing.T) {
 func TestParseInvalidUTF8(t *testing.T) {
 	t.Parallel()
 	// at is the offset of bad in record.
-	at := func(record, bad string) int { return strings.Index(record, bad) }
+	at := strings.Index
 	badContent := `{"scope":"b","messages":[{"role":"user","content":"caf` + "\xe9" + `"}]}`
 	badPretty := "{\n\"scope\": \"a\",\n\"messages\": [{\"role\": \"user\", \"content\": \"\xff\"}]\n}"
 	badScope := `{"scope":"` + "\xc3\x28" + `","messages":[{"role":"user","content":"hi"}]}`

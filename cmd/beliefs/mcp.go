@@ -18,7 +18,7 @@ import (
 )
 
 // EnvAPIKey is the variable `beliefs mcp` reads its key from when --key is not given.
-const EnvAPIKey = "CREDO_API_KEY"
+const EnvAPIKey = "CREDO_API_KEY" //nolint:gosec // G101: the variable's name, not a key
 
 // mcpCommand is
 //

@@ -56,7 +56,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 
 	// Connections are taken per query and never held across an LLM call, so a pool a
 	// little larger than the worker count suffices.
-	pool, err := app.OpenDB(ctx, cfg, int32(min(cfg.Workers+4, 64)), logger)
+	maxConns := int32(min(cfg.Workers+4, 64)) //nolint:gosec // G115: at most 64
+	pool, err := app.OpenDB(ctx, cfg, maxConns, logger)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	} else {
 		<-ctx.Done()
 	}
-	return errors.Join(runErr, shutdown(client, cfg.ShutdownTimeout, logger))
+	return errors.Join(runErr, shutdown(client, cfg.ShutdownTimeout, logger)) //nolint:contextcheck // ctx is done: the stop has its own
 }
 
 // runMode is how the worker runs, from its flags.
@@ -170,7 +171,7 @@ func startHTTP(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, stor
 	if err != nil {
 		return nil, err
 	}
-	return serveHTTP(cfg.HTTPAddr, pool, m, v1, ui, logger)
+	return serveHTTP(ctx, cfg.HTTPAddr, pool, m, v1, ui, logger)
 }
 
 // newClient builds the River client with every worker: extraction (one job per scope
@@ -345,7 +346,7 @@ func shutdown(client *river.Client[pgx.Tx], timeout time.Duration, logger *slog.
 	return nil
 }
 
-func serveHTTP(addr string, pool *pgxpool.Pool, m *metrics.Metrics, v1 *api.Server, ui *inspector.Server, logger *slog.Logger) (*http.Server, error) {
+func serveHTTP(ctx context.Context, addr string, pool *pgxpool.Pool, m *metrics.Metrics, v1 *api.Server, ui *inspector.Server, logger *slog.Logger) (*http.Server, error) {
 	mux := http.NewServeMux()
 	v1.Mount(mux) // the HTTP API under /v1/ and MCP at /mcp
 	ui.Mount(mux) // the web inspector under /ui/
@@ -368,7 +369,7 @@ func serveHTTP(addr string, pool *pgxpool.Pool, m *metrics.Metrics, v1 *api.Serv
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	ln, err := net.Listen("tcp", addr)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("HTTP_ADDR %s: %w", addr, err)
 	}

@@ -29,9 +29,10 @@ func main() {
 	scope := flag.String("scope", "user:ana", "whose memory")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	a := &agent{api: *api, key: *key, http: &http.Client{Timeout: 30 * time.Second}, poll: time.Second}
-	if err := a.run(ctx, *scope, os.Stdout); err != nil {
+	err := a.run(ctx, *scope, os.Stdout)
+	cancel() // not deferred: os.Exit runs no deferred call
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
 		os.Exit(1)
 	}
@@ -141,7 +142,10 @@ func (a *agent) call(ctx context.Context, method, path string, body, out any) er
 	}
 	if res.StatusCode >= 300 {
 		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
 		}
 		if json.Unmarshal(raw, &e) == nil && e.Error.Code != "" {
 			return fmt.Errorf("%s: %s (%s)", res.Status, e.Error.Message, e.Error.Code)
