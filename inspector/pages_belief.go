@@ -76,7 +76,7 @@ func (s *Server) source(ctx context.Context, b *memory.Belief) (*sourceView, err
 	if b.EpisodeID == nil {
 		return nil, nil
 	}
-	ep, err := s.store.Episode(ctx, *b.EpisodeID)
+	ep, err := s.store.EpisodeIn(ctx, b.Scope, *b.EpisodeID)
 	if errors.Is(err, memory.ErrNotFound) {
 		return nil, nil
 	}

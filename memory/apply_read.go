@@ -287,14 +287,15 @@ func (a *applier) episodeBefore(ctx context.Context, x, y int64) (bool, error) {
 	return before, err
 }
 
-// chainOf reads the chain that leads into head.
+// chainOf reads the chain that leads into head. Each step names the scope: a chain never
+// leaves it, and Citus runs a recursive query only on one shard.
 func (a *applier) chainOf(ctx context.Context, head int64) (*chain, error) {
 	var members []*target
 	err := a.send(ctx, fmt.Sprintf("load chain of belief %d", head), `
 		WITH RECURSIVE chain AS (
-			SELECT id, 0 AS depth FROM belief WHERE id = $1
+			SELECT id, 0 AS depth FROM belief WHERE scope = $2 AND id = $1
 			UNION ALL
-			SELECT b.id, c.depth + 1 FROM belief b JOIN chain c ON b.superseded_by = c.id WHERE c.depth < 1000
+			SELECT b.id, c.depth + 1 FROM belief b JOIN chain c ON b.superseded_by = c.id WHERE b.scope = $2 AND c.depth < 1000
 		)
 		SELECT `+targetColumns+` FROM belief WHERE id IN (SELECT id FROM chain) AND scope = $2 ORDER BY valid_from, id`,
 		[]any{head, a.b.Scope}, func(br pgx.BatchResults) error {

@@ -59,6 +59,15 @@ func TestCitusRouter(t *testing.T) {
 		embedded(resolves(fact(miami, "location", "2026-02-20"), 0, ActionSupersede, ReasonTemporal), 0.9, 0.1, 0)))
 	require.Equal(t, OutcomeSuperseded, second.Facts[0].Kind)
 
+	// A supersession dated before the scope's head is placed in the chain, which is read
+	// recursively on the scope's shard.
+	const other = "acme/user:9"
+	home := mustApply(t, store, extraction(other, "2026-01-15", nil, fact(nyc, "location", ""))).Facts[0].BeliefID
+	mustApply(t, store, extraction(other, "2026-03-20", []int64{home}, resolves(fact(miami, "location", "2026-02-20"), 0, ActionSupersede, ReasonTemporal)))
+	placed := mustApply(t, store, extraction(other, "2026-04-01", []int64{home},
+		resolves(fact("User lives in Boston", "location", "2026-02-01"), 0, ActionSupersede, ReasonTemporal)))
+	require.Equal(t, OutcomeBackfilled, placed.Facts[0].Kind)
+
 	// Reads of the scope.
 	for name, read := range map[string]func() ([]Belief, error){
 		"current": func() ([]Belief, error) { return store.Current(ctx, scope) },
@@ -191,6 +200,14 @@ func TestCitusSpanning(t *testing.T) {
 		WHERE shardid IN (SELECT get_shard_id_for_distribution_column($1::regclass, s) FROM unnest($2::text[]) s)`,
 		schema.Name+".belief", scopes).Scan(&nodes))
 	require.Equal(t, 2, nodes, "the scopes lie on both workers")
+
+	// The consolidation sweep finds the scopes changed since their last pass.
+	require.NoError(t, pgx.BeginFunc(ctx, schema.Pool, func(tx pgx.Tx) error {
+		changed, err := ChangedScopesTx(ctx, tx)
+		require.NoError(t, err)
+		require.Equal(t, scopes, changed, "every scope, in order")
+		return nil
+	}))
 
 	// The curator: a year on, each scope's retired home is history to remove.
 	clock.Set(day("2027-06-01"))

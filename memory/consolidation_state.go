@@ -64,25 +64,44 @@ func ClaimJudgmentTx(ctx context.Context, tx pgx.Tx, scope, sig string) (bool, e
 	return tag.RowsAffected() > 0, nil
 }
 
+// changedScopesSQL walks the scopes with a skip scan over the (scope, …) indexes, one
+// index probe per scope, rather than by reading every belief; each scope's check is then
+// a range scan of (scope, updated_at) from its watermark.
+const changedScopesSQL = `
+	WITH RECURSIVE scopes AS (
+		(SELECT scope FROM belief ORDER BY scope LIMIT 1)
+		UNION ALL
+		SELECT (SELECT b.scope FROM belief b WHERE b.scope > s.scope ORDER BY b.scope LIMIT 1)
+		FROM scopes s WHERE s.scope IS NOT NULL
+	)
+	SELECT s.scope FROM scopes s LEFT JOIN scope_consolidation c ON c.scope = s.scope
+	WHERE s.scope IS NOT NULL AND EXISTS (
+		SELECT 1 FROM belief b WHERE b.scope = s.scope AND b.status = 'active'
+			AND b.updated_at > coalesce(c.watermark, '-infinity'))
+	ORDER BY s.scope`
+
+// shardedChangedScopesSQL is changedScopesSQL on Citus, which runs no recursive query
+// across shards: each shard joins its active beliefs with its scopes' watermarks
+// (co-located by scope) and the coordinator merges the scopes (the sweep spans scopes;
+// docs/operations.md lists it).
+const shardedChangedScopesSQL = `
+	SELECT b.scope FROM belief b LEFT JOIN scope_consolidation c ON c.scope = b.scope
+	WHERE b.status = 'active' AND b.updated_at > coalesce(c.watermark, '-infinity')
+	GROUP BY b.scope ORDER BY b.scope`
+
 // ChangedScopesTx is, in tx, every scope with an active belief changed after the scope's
 // consolidation watermark (or never consolidated), in order. Beliefs that a pass
 // superseded are not active, so a pass's own revisions do not bring its scope back.
 func ChangedScopesTx(ctx context.Context, tx pgx.Tx) ([]string, error) {
-	// The scopes are walked with a skip scan over the (scope, …) indexes, one index
-	// probe per scope, rather than by reading every belief; each scope's check is then
-	// a range scan of (scope, updated_at) from its watermark.
-	rows, err := tx.Query(ctx, `
-		WITH RECURSIVE scopes AS (
-			(SELECT scope FROM belief ORDER BY scope LIMIT 1)
-			UNION ALL
-			SELECT (SELECT b.scope FROM belief b WHERE b.scope > s.scope ORDER BY b.scope LIMIT 1)
-			FROM scopes s WHERE s.scope IS NOT NULL
-		)
-		SELECT s.scope FROM scopes s LEFT JOIN scope_consolidation c ON c.scope = s.scope
-		WHERE s.scope IS NOT NULL AND EXISTS (
-			SELECT 1 FROM belief b WHERE b.scope = s.scope AND b.status = 'active'
-				AND b.updated_at > coalesce(c.watermark, '-infinity'))
-		ORDER BY s.scope`)
+	citus, err := onCitus(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("find changed scopes: %w", err)
+	}
+	query := changedScopesSQL
+	if citus {
+		query = shardedChangedScopesSQL
+	}
+	rows, err := tx.Query(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("find changed scopes: %w", err)
 	}

@@ -98,10 +98,18 @@ const pendingScopesSQL = `
 // pending episode once (the reconcile spans scopes; docs/operations.md lists it).
 const shardedPendingScopesSQL = `SELECT DISTINCT scope FROM episode WHERE state = 'pending' ORDER BY scope`
 
+// onCitus reports whether the database is a Citus coordinator, where a recursive query
+// runs on one shard only and the queries that span scopes take their sharded form.
+func onCitus(ctx context.Context, db querier) (bool, error) {
+	var citus bool
+	err := db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&citus)
+	return citus, err
+}
+
 // PendingScopesTx is, in tx, every scope with a pending episode, in order.
 func PendingScopesTx(ctx context.Context, tx pgx.Tx) ([]string, error) {
-	var citus bool
-	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&citus); err != nil {
+	citus, err := onCitus(ctx, tx)
+	if err != nil {
 		return nil, fmt.Errorf("find scopes with pending episodes: %w", err)
 	}
 	query := pendingScopesSQL

@@ -29,10 +29,21 @@ func (s *Store) ScopeOf(ctx context.Context, what string, id int64) (string, err
 	var scope string
 	err := s.db.QueryRow(ctx, "SELECT scope FROM "+what+" WHERE id = $1", id).Scan(&scope)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("%s %d: %w", what, id, ErrNotFound)
+		return "", fmt.Errorf("%s %d: %w", Noun(what), id, ErrNotFound)
 	}
 	if err != nil {
-		return "", fmt.Errorf("scope of %s %d: %w", what, id, err)
+		return "", fmt.Errorf("scope of %s %d: %w", Noun(what), id, err)
 	}
 	return scope, nil
+}
+
+// Noun is what a user calls the thing of table what (OfBelief, …), in messages.
+func Noun(what string) string {
+	switch what {
+	case OfItem:
+		return "review item"
+	case OfEvent:
+		return "event"
+	}
+	return what
 }

@@ -32,7 +32,7 @@ func (o *Operator) visible(ctx context.Context, v Viewer, what string, id int64)
 	scope, err := o.store.ScopeOf(ctx, what, id)
 	switch {
 	case errors.Is(err, memory.ErrNotFound) || (err == nil && !v.Sees(scope)):
-		return "", &NotFoundError{What: noun(what), ID: id}
+		return "", &NotFoundError{What: memory.Noun(what), ID: id}
 	case err != nil:
 		return "", err
 	}
@@ -43,22 +43,12 @@ func (o *Operator) visible(ctx context.Context, v Viewer, what string, id int64)
 // unknown id, a *NotFoundError.
 func found[T any](v Viewer, what string, id int64, got *T, err error, scope func(*T) string) (*T, error) {
 	if errors.Is(err, memory.ErrNotFound) || (err == nil && !v.Sees(scope(got))) {
-		return nil, &NotFoundError{What: noun(what), ID: id}
+		return nil, &NotFoundError{What: memory.Noun(what), ID: id}
 	}
 	if err != nil {
 		return nil, err
 	}
 	return got, nil
-}
-
-func noun(what string) string {
-	switch what {
-	case memory.OfItem:
-		return "review item"
-	case memory.OfEvent:
-		return "event"
-	}
-	return what
 }
 
 // Belief is belief id, unless v can't see it. Forgotten beliefs are not found either,
@@ -71,7 +61,7 @@ func (o *Operator) Belief(ctx context.Context, v Viewer, id int64) (*memory.Beli
 	b, err := o.store.GetIn(ctx, scope, id)
 	b, err = found(v, memory.OfBelief, id, b, err, func(b *memory.Belief) string { return b.Scope })
 	if err == nil && b.Status == memory.StatusForgotten && v != Owner {
-		return nil, &NotFoundError{What: noun(memory.OfBelief), ID: id}
+		return nil, &NotFoundError{What: memory.Noun(memory.OfBelief), ID: id}
 	}
 	return b, err
 }

@@ -24,11 +24,12 @@ func waitDrained(ctx context.Context, jobs riverjobs.Lister, p *drainProgress) e
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		left, err := riverjobs.Unfinished(ctx, jobs)
+		// Asked every 100 ms: whether any job is left, not how many (a page of rows).
+		left, err := riverjobs.AnyUnfinished(ctx, jobs)
 		if err != nil {
 			return err
 		}
-		if left == 0 {
+		if !left {
 			return p.update(ctx, true)
 		}
 		if err := p.update(ctx, false); err != nil {

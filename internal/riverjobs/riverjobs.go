@@ -46,3 +46,17 @@ func Unfinished(ctx context.Context, jobs Lister, kinds ...string) (int, error) 
 		params = params.After(res.LastCursor)
 	}
 }
+
+// AnyUnfinished reports whether a job of kinds (none: of every kind) is in
+// UnfinishedStates: one row listed, for a poll that only waits for the queue to empty.
+func AnyUnfinished(ctx context.Context, jobs Lister, kinds ...string) (bool, error) {
+	params := river.NewJobListParams().States(UnfinishedStates...).First(1)
+	if len(kinds) > 0 {
+		params = params.Kinds(kinds...)
+	}
+	res, err := jobs.JobList(ctx, params)
+	if err != nil {
+		return false, fmt.Errorf("look for unfinished jobs: %w", err)
+	}
+	return len(res.Jobs) > 0, nil
+}
