@@ -93,21 +93,5 @@ const shardedChangedScopesSQL = `
 // consolidation watermark (or never consolidated), in order. Beliefs that a pass
 // superseded are not active, so a pass's own revisions do not bring its scope back.
 func ChangedScopesTx(ctx context.Context, tx pgx.Tx) ([]string, error) {
-	citus, err := onCitus(ctx, tx)
-	if err != nil {
-		return nil, fmt.Errorf("find changed scopes: %w", err)
-	}
-	query := changedScopesSQL
-	if citus {
-		query = shardedChangedScopesSQL
-	}
-	rows, err := tx.Query(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("find changed scopes: %w", err)
-	}
-	scopes, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("find changed scopes: %w", err)
-	}
-	return scopes, nil
+	return scopesTx(ctx, tx, "changed scopes", changedScopesSQL, shardedChangedScopesSQL)
 }

@@ -106,25 +106,30 @@ func onCitus(ctx context.Context, db querier) (bool, error) {
 	return citus, err
 }
 
-// PendingScopesTx is, in tx, every scope with a pending episode, in order.
-func PendingScopesTx(ctx context.Context, tx pgx.Tx) ([]string, error) {
+// scopesTx lists, in tx, the scopes that query reads, or on Citus sharded, its form
+// without a recursive scan; what names the list in errors.
+func scopesTx(ctx context.Context, tx pgx.Tx, what, query, sharded string) ([]string, error) {
 	citus, err := onCitus(ctx, tx)
 	if err != nil {
-		return nil, fmt.Errorf("find scopes with pending episodes: %w", err)
+		return nil, fmt.Errorf("find %s: %w", what, err)
 	}
-	query := pendingScopesSQL
 	if citus {
-		query = shardedPendingScopesSQL
+		query = sharded
 	}
 	rows, err := tx.Query(ctx, query)
 	if err != nil {
-		return nil, fmt.Errorf("find scopes with pending episodes: %w", err)
+		return nil, fmt.Errorf("find %s: %w", what, err)
 	}
 	scopes, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("find scopes with pending episodes: %w", err)
+		return nil, fmt.Errorf("find %s: %w", what, err)
 	}
 	return scopes, nil
+}
+
+// PendingScopesTx is, in tx, every scope with a pending episode, in order.
+func PendingScopesTx(ctx context.Context, tx pgx.Tx) ([]string, error) {
+	return scopesTx(ctx, tx, "scopes with pending episodes", pendingScopesSQL, shardedPendingScopesSQL)
 }
 
 // HasPendingEpisodesTx says, in tx, whether scope has a pending episode. Run after the
