@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/internal/stage"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
@@ -126,14 +127,9 @@ func (w *Worker) withinBudget(start time.Time) bool {
 	return w.cfg.JobBudget <= 0 || time.Since(start)+w.cfg.EpisodeTimeout <= w.cfg.JobBudget
 }
 
-// jobLister lists River jobs; *river.Client[pgx.Tx] is one.
-type jobLister interface {
-	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
-}
-
 // othersWaiting says whether another job of the extraction queue is ready and waits
 // for a worker: available, and due (River fetches no job before its scheduled_at).
-func othersWaiting(ctx context.Context, jobs jobLister) (bool, error) {
+func othersWaiting(ctx context.Context, jobs riverjobs.Lister) (bool, error) {
 	res, err := jobs.JobList(ctx, river.NewJobListParams().Queues(Queue).States(rivertype.JobStateAvailable).
 		OrderBy(river.JobListOrderByScheduledAt, river.SortOrderAsc).First(1))
 	if err != nil {

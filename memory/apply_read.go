@@ -140,14 +140,9 @@ func (r *readAhead) read(br pgx.BatchResults) error {
 		t     *target
 	}
 	matches, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (match, error) {
-		var (
-			m match
-			t target
-		)
-		err := row.Scan(&m.lower, &t.ID, &t.Statement, &t.Status, &t.Origin, &t.Kind, &t.Confidence, &t.ValidFrom, &t.ValidUntil,
-			&t.SupersededBy, &t.EpisodeID, &t.Quote)
-		t.ValidFrom = t.ValidFrom.UTC()
-		m.t = &t
+		var m match
+		t, err := scanTarget(row, &m.lower)
+		m.t = t
 		return m, err
 	})
 	if err != nil {
@@ -216,9 +211,12 @@ type target struct {
 
 const targetColumns = "id, statement, status, origin, kind, confidence, valid_from, valid_until, superseded_by, episode_id, quote"
 
-func scanTarget(row pgx.Row) (*target, error) {
+// scanTarget scans targetColumns, after the columns before the row leads with.
+func scanTarget(row pgx.Row, before ...any) (*target, error) {
 	var t target
-	if err := row.Scan(&t.ID, &t.Statement, &t.Status, &t.Origin, &t.Kind, &t.Confidence, &t.ValidFrom, &t.ValidUntil, &t.SupersededBy, &t.EpisodeID, &t.Quote); err != nil {
+	dest := slices.Concat(before, []any{&t.ID, &t.Statement, &t.Status, &t.Origin, &t.Kind, &t.Confidence, &t.ValidFrom,
+		&t.ValidUntil, &t.SupersededBy, &t.EpisodeID, &t.Quote})
+	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
 	t.ValidFrom = t.ValidFrom.UTC()

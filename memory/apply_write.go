@@ -30,7 +30,7 @@ type retirement struct {
 	by    int64
 }
 
-// writeBelief stores a belief and the beliefs it rests on, in one statement.
+// writeBelief stores a belief, and queues the insert of the beliefs it rests on.
 func (a *applier) writeBelief(ctx context.Context, p beliefParams) (int64, error) {
 	var (
 		validUntil, retiredAt *time.Time

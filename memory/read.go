@@ -273,17 +273,9 @@ func (s *Store) Events(ctx context.Context, scope string, limit int) ([]Event, e
 	return evs, nil
 }
 
-// Event is revision event id, or ErrNotFound; an event of a forgotten belief is not
-// found either, as Events leaves it out: it quotes the belief.
-func (s *Store) Event(ctx context.Context, id int64) (*Event, error) {
-	scope, err := s.ScopeOf(ctx, OfEvent, id)
-	if err != nil {
-		return nil, err
-	}
-	return s.EventIn(ctx, scope, id)
-}
-
-// EventIn is Event of an event whose scope is known.
+// EventIn is revision event id of scope, or ErrNotFound; an event of a forgotten belief
+// is not found either, as Events leaves it out: it quotes the belief. A caller with an
+// id alone finds its scope first (ScopeOf).
 func (s *Store) EventIn(ctx context.Context, scope string, id int64) (*Event, error) {
 	return one(ctx, s.db, "event", scope, id, `SELECT `+eventColumns+` FROM revision_event e WHERE e.scope = $1 AND e.id = $2 AND `+eventNotForgotten, scanEvent)
 }

@@ -77,7 +77,7 @@ func (o *Operator) Item(ctx context.Context, v Viewer, id int64) (*memory.Confli
 }
 
 // Event is revision event id, unless v can't see it; an event of a forgotten belief is
-// not found either, as memory.Store.Event says.
+// not found either, as memory.Store.EventIn says.
 func (o *Operator) Event(ctx context.Context, v Viewer, id int64) (*memory.Event, error) {
 	scope, err := o.visible(ctx, v, memory.OfEvent, id)
 	if err != nil {
