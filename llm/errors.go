@@ -59,6 +59,14 @@ func IsConfigError(err error) bool {
 	return ok && (code == http.StatusUnauthorized || code == http.StatusForbidden || code == http.StatusNotFound)
 }
 
+// IsRefused reports whether the model server refused the request for what retrying does
+// not change: an answer 4xx but 408 (timeout) and 429 (throttled). A key, a model, a
+// path, a request it will not take.
+func IsRefused(err error) bool {
+	code, ok := statusCode(err)
+	return ok && code >= 400 && code < 500 && !retryableStatus(code)
+}
+
 // Malformedf returns an ErrMalformedOutput saying what breaks the schema, for a caller
 // that validates an answer DecodeAnswer decoded: the model may do better if asked again.
 func Malformedf(format string, args ...any) error {

@@ -18,6 +18,8 @@ func Kind(err error) string {
 		return "truncated model output"
 	case IsMalformed(err):
 		return "malformed model output"
+	case IsContextLength(err):
+		return "prompt longer than the model's context window"
 	case hasCode && IsConfigError(err):
 		return fmt.Sprintf("the model server refused the request (status %d)", code)
 	case hasCode:

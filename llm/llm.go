@@ -96,6 +96,7 @@ type Embedder interface {
 type Provider interface {
 	Chatter
 	Embedder
+	Sizer
 
 	// Name is "openai" or "ollama".
 	Name() string
@@ -126,6 +127,18 @@ type Config struct {
 	// Timeout bounds each HTTP call, including reading the body. Zero means
 	// DefaultTimeout.
 	Timeout time.Duration
+
+	// Context is the chat model's window in tokens (MODEL_CONTEXT): on Ollama, a cap on
+	// the model's own context length, which the server tells; on other servers the
+	// window, DefaultContext when zero.
+	Context int
+	// EmbedContext is the embedding model's window (EMBED_CONTEXT): likewise a cap on
+	// Ollama, the window elsewhere, DefaultEmbedContext when zero. A longer text is
+	// embedded in pieces (see Embed).
+	EmbedContext int
+	// AnswerTokens is the room kept in the window for an answer; zero means
+	// DefaultAnswerTokens.
+	AnswerTokens int
 
 	// HTTPClient is optional. It is copied, not mutated; its Timeout is
 	// replaced by Timeout when that is set, or by DefaultTimeout when both
@@ -163,7 +176,20 @@ func (c Config) validate(provider string) error {
 	if c.Timeout < 0 {
 		return fmt.Errorf("llm: %s: negative Timeout %s", provider, c.Timeout)
 	}
+	if c.Context < 0 || c.EmbedContext < 0 || c.AnswerTokens < 0 {
+		return fmt.Errorf("llm: %s: negative Context, EmbedContext or AnswerTokens", provider)
+	}
+	if c.Context > 0 && c.answerTokens() >= c.Context {
+		return fmt.Errorf("llm: %s: a window of %d tokens leaves no room for a prompt beside %d for the answer", provider, c.Context, c.answerTokens())
+	}
 	return nil
+}
+
+func (c Config) answerTokens() int {
+	if c.AnswerTokens > 0 {
+		return c.AnswerTokens
+	}
+	return DefaultAnswerTokens
 }
 
 // defaultSchemaName is used when ChatRequest.SchemaName is empty; OpenAI

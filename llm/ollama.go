@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -19,6 +20,8 @@ type Ollama struct {
 	client     *ollama.Client
 	chatModel  string
 	embedModel string
+	*chatSizing
+	embedSizing *embedSizing
 }
 
 var _ Provider = (*Ollama)(nil)
@@ -41,11 +44,34 @@ func NewOllama(cfg Config) (*Ollama, error) {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("llm: ollama: BaseURL %q must be http(s)://host[:port]", base)
 	}
-	return &Ollama{
+	p := &Ollama{
 		client:     ollama.NewClient(u, cfg.httpClient()),
 		chatModel:  cfg.ChatModel,
 		embedModel: cfg.EmbedModel,
-	}, nil
+	}
+	p.chatSizing = newChatSizing(ProviderOllama, cfg, func(ctx context.Context) (int, error) { return p.contextLength(ctx, p.chatModel) })
+	p.embedSizing = newEmbedSizing(cfg, func(ctx context.Context) (int, error) { return p.contextLength(ctx, p.embedModel) })
+	return p, nil
+}
+
+// contextLength is the context length model was trained with, from its metadata
+// (/api/show, model_info["<architecture>.context_length"]): Ollama runs a model with
+// num_ctx, at most this. 0 when the server does not say.
+func (p *Ollama) contextLength(ctx context.Context, model string) (int, error) {
+	res, err := p.client.Show(ctx, &ollama.ShowRequest{Model: model})
+	if err != nil {
+		err = wrapErr(ctx, ProviderOllama, "show model", err)
+		// A model not pulled, or a server that does not answer now, fails the call as
+		// the chat itself would; a server that cannot say (not Ollama's own, an
+		// answer of another shape) leaves the setting or the default.
+		if code, ok := statusCode(err); ok && code == http.StatusNotFound || IsRetryable(err) || ctx.Err() != nil {
+			return 0, err
+		}
+		return 0, nil
+	}
+	arch, _ := res.ModelInfo["general.architecture"].(string)
+	n, _ := res.ModelInfo[arch+".context_length"].(float64)
+	return int(n), nil
 }
 
 // Name is ProviderOllama.
@@ -69,13 +95,23 @@ func (p *Ollama) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 	for i, m := range req.Messages {
 		msgs[i] = ollama.Message{Role: m.Role, Content: m.Content}
 	}
-	stream := false
+	fit, err := p.fit(ctx, req.Messages)
+	if err != nil {
+		return ChatResponse{}, err
+	}
+	// num_ctx holds the prompt and the answer, so that Ollama never cuts the prompt (it
+	// keeps its end, silently); num_predict keeps the answer inside it. truncate and
+	// shift false make a server that would cut refuse instead (Ollama 0.12 and later;
+	// older ones ignore them, and check catches their cut).
+	no := false
 	creq := &ollama.ChatRequest{
 		Model:    p.chatModel,
 		Messages: msgs,
-		Stream:   &stream,
+		Stream:   &no,
 		Format:   req.Schema, // nil: omitted, free text
-		Options:  map[string]any{"temperature": 0},
+		Options:  map[string]any{"temperature": 0, "num_ctx": fit.numCtx, "num_predict": fit.numPredict},
+		Truncate: &no,
+		Shift:    &no,
 	}
 
 	// Even with stream false the client reads the body as NDJSON and calls
@@ -85,7 +121,7 @@ func (p *Ollama) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 		final   ollama.ChatResponse
 		done    bool
 	)
-	err := p.client.Chat(ctx, creq, func(r ollama.ChatResponse) error {
+	err = p.client.Chat(ctx, creq, func(r ollama.ChatResponse) error {
 		content.WriteString(r.Message.Content)
 		if r.Done {
 			final, done = r, true
@@ -93,7 +129,7 @@ func (p *Ollama) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 		return nil
 	})
 	if err != nil {
-		return ChatResponse{}, wrapErr(ctx, ProviderOllama, "chat", err)
+		return ChatResponse{}, p.chatError(ctx, fit, err)
 	}
 	if !done {
 		// The client returns nil for an empty body, even with a 5xx status,
@@ -111,10 +147,23 @@ func (p *Ollama) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 	if out.Model == "" {
 		out.Model = p.chatModel
 	}
+	if err := p.check(fit, out.Usage.PromptTokens); err != nil {
+		return out, err
+	}
 	if err := checkChatOutput(ProviderOllama, req, out.Content, out.FinishReason); err != nil {
 		return out, err
 	}
 	return out, nil
+}
+
+// chatError is err of a chat call sized by fit, a ContextError when the server refused
+// the prompt for its length.
+func (p *Ollama) chatError(ctx context.Context, fit chatFit, err error) error {
+	err = wrapErr(ctx, ProviderOllama, "chat", err)
+	if se, ok := errors.AsType[*StatusError](err); ok && refusedForLength(se, "", "") {
+		return &ContextError{Provider: ProviderOllama, Cause: ContextRefused, Estimated: fit.estimate, Window: fit.window.Tokens, Err: err}
+	}
+	return err
 }
 
 // Embed embeds inputs in one /api/embed call.
@@ -126,11 +175,17 @@ func (p *Ollama) Embed(ctx context.Context, inputs []string) (EmbedResponse, err
 		return EmbedResponse{Model: p.embedModel}, nil
 	}
 
-	resp, err := p.client.Embed(ctx, &ollama.EmbedRequest{Model: p.embedModel, Input: inputs})
+	batch, err := p.embedSizing.split(ctx, inputs)
+	if err != nil {
+		return EmbedResponse{}, err
+	}
+	// truncate false: a text longer than the model's window is refused, never cut.
+	no := false
+	resp, err := p.client.Embed(ctx, &ollama.EmbedRequest{Model: p.embedModel, Input: batch.texts, Truncate: &no})
 	if err != nil {
 		return EmbedResponse{}, wrapErr(ctx, ProviderOllama, "embed", err)
 	}
-	if err := checkVectors(ProviderOllama, len(inputs), resp.Embeddings); err != nil {
+	if err := checkVectors(ProviderOllama, len(batch.texts), resp.Embeddings); err != nil {
 		return EmbedResponse{}, err
 	}
 
@@ -139,7 +194,7 @@ func (p *Ollama) Embed(ctx context.Context, inputs []string) (EmbedResponse, err
 		model = p.embedModel
 	}
 	return EmbedResponse{
-		Vectors: resp.Embeddings,
+		Vectors: batch.join(resp.Embeddings),
 		Model:   model,
 		Usage:   Usage{PromptTokens: resp.PromptEvalCount},
 	}, nil

@@ -91,6 +91,10 @@ func TestOllamaEmptyBodyIsRetryable(t *testing.T) {
 	for _, status := range []int{http.StatusOK, http.StatusBadGateway} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
+			if r.URL.Path == "/api/show" {
+				_, _ = io.WriteString(w, `{"model_info": {}}`) // no context length: the default window
+				return
+			}
 			w.WriteHeader(status)
 		}))
 		t.Cleanup(srv.Close)

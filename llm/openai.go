@@ -19,6 +19,8 @@ type OpenAI struct {
 	client     *openai.Client
 	chatModel  string
 	embedModel string
+	*chatSizing
+	embedSizing *embedSizing
 }
 
 var _ Provider = (*OpenAI)(nil)
@@ -38,10 +40,13 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 		doer = zeroTemperature{next: doer}
 	}
 	oc.HTTPClient = doer
+	// An OpenAI-compatible server does not say its model's window: MODEL_CONTEXT does.
 	return &OpenAI{
-		client:     openai.NewClientWithConfig(oc),
-		chatModel:  cfg.ChatModel,
-		embedModel: cfg.EmbedModel,
+		client:      openai.NewClientWithConfig(oc),
+		chatModel:   cfg.ChatModel,
+		embedModel:  cfg.EmbedModel,
+		chatSizing:  newChatSizing(ProviderOpenAI, cfg, nil),
+		embedSizing: newEmbedSizing(cfg, nil),
 	}, nil
 }
 
@@ -65,6 +70,10 @@ func (p *OpenAI) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 		return ChatResponse{}, err
 	}
 
+	fit, err := p.fit(ctx, req.Messages)
+	if err != nil {
+		return ChatResponse{}, err
+	}
 	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
 	for i, m := range req.Messages {
 		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
@@ -93,7 +102,7 @@ func (p *OpenAI) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 
 	resp, err := p.client.CreateChatCompletion(ctx, creq)
 	if err != nil {
-		return ChatResponse{}, wrapErr(ctx, ProviderOpenAI, "chat", err)
+		return ChatResponse{}, p.chatError(ctx, fit, err)
 	}
 
 	out := ChatResponse{
@@ -109,6 +118,9 @@ func (p *OpenAI) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 	choice := resp.Choices[0]
 	out.Content = choice.Message.Content
 	out.FinishReason = string(choice.FinishReason)
+	if err := p.check(fit, out.Usage.PromptTokens); err != nil {
+		return out, err
+	}
 	if choice.Message.Refusal != "" {
 		return out, fmt.Errorf("llm: openai chat: model refused (%q): %w", choice.Message.Refusal, ErrMalformedOutput)
 	}
@@ -116,6 +128,21 @@ func (p *OpenAI) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 		return out, err
 	}
 	return out, nil
+}
+
+// chatError is err of a chat call sized by fit, a ContextError when the server refused
+// the prompt for its length (OpenAI: code context_length_exceeded; vLLM and llama.cpp's
+// server say it in words or a type of their own), which no retry fixes.
+func (p *OpenAI) chatError(ctx context.Context, fit chatFit, err error) error {
+	var code, kind string
+	if e, ok := errors.AsType[*openai.APIError](err); ok {
+		code, kind = fmt.Sprint(e.Code), e.Type
+	}
+	err = wrapErr(ctx, ProviderOpenAI, "chat", err)
+	if se, ok := errors.AsType[*StatusError](err); ok && refusedForLength(se, code, kind) {
+		return &ContextError{Provider: ProviderOpenAI, Cause: ContextRefused, Estimated: fit.estimate, Window: fit.window.Tokens, Err: err}
+	}
+	return err
 }
 
 // Embed embeds inputs in a single /embeddings call, asking for float
@@ -129,8 +156,12 @@ func (p *OpenAI) Embed(ctx context.Context, inputs []string) (EmbedResponse, err
 		return EmbedResponse{Model: p.embedModel}, nil
 	}
 
+	batch, err := p.embedSizing.split(ctx, inputs)
+	if err != nil {
+		return EmbedResponse{}, err
+	}
 	resp, err := p.client.CreateEmbeddings(ctx, openai.EmbeddingRequestStrings{
-		Input:          inputs,
+		Input:          batch.texts,
 		Model:          openai.EmbeddingModel(p.embedModel),
 		EncodingFormat: openai.EmbeddingEncodingFormatFloat,
 	})
@@ -139,9 +170,9 @@ func (p *OpenAI) Embed(ctx context.Context, inputs []string) (EmbedResponse, err
 	}
 
 	// Order by the index field rather than trusting array order.
-	vecs := make([][]float32, len(inputs))
-	if len(resp.Data) != len(inputs) {
-		return EmbedResponse{}, fmt.Errorf("llm: openai embed: got %d vectors for %d inputs: %w", len(resp.Data), len(inputs), ErrMalformedOutput)
+	vecs := make([][]float32, len(batch.texts))
+	if len(resp.Data) != len(batch.texts) {
+		return EmbedResponse{}, fmt.Errorf("llm: openai embed: got %d vectors for %d inputs: %w", len(resp.Data), len(batch.texts), ErrMalformedOutput)
 	}
 	for _, d := range resp.Data {
 		if d.Index < 0 || d.Index >= len(vecs) || vecs[d.Index] != nil {
@@ -149,7 +180,7 @@ func (p *OpenAI) Embed(ctx context.Context, inputs []string) (EmbedResponse, err
 		}
 		vecs[d.Index] = d.Embedding
 	}
-	if err := checkVectors(ProviderOpenAI, len(inputs), vecs); err != nil {
+	if err := checkVectors(ProviderOpenAI, len(batch.texts), vecs); err != nil {
 		return EmbedResponse{}, err
 	}
 
@@ -158,7 +189,7 @@ func (p *OpenAI) Embed(ctx context.Context, inputs []string) (EmbedResponse, err
 		model = p.embedModel
 	}
 	return EmbedResponse{
-		Vectors: vecs,
+		Vectors: batch.join(vecs),
 		Model:   model,
 		Usage:   Usage{PromptTokens: resp.Usage.PromptTokens},
 	}, nil

@@ -63,11 +63,11 @@ func TestOpenAIChatDefaultUsageAndSchemaName(t *testing.T) {
 
 	req := extractionRequest("0123456789abcdef")
 	req.SchemaName = ""
-	promptLen := len(req.Messages[0].Content) + 1 + len(req.Messages[1].Content)
 	resp, err := p.Chat(context.Background(), req)
 	require.NoError(t, err)
 	require.JSONEq(t, llmtest.DefaultContent, resp.Content)
-	require.Equal(t, llm.Usage{PromptTokens: promptLen / 4, CompletionTokens: len(llmtest.DefaultContent) / 4}, resp.Usage)
+	// Counted by the fake's tokenizer, the chat template's markers included.
+	require.Equal(t, llm.Usage{PromptTokens: srv.CountPrompt(req.Messages), CompletionTokens: len(llmtest.O200k(llmtest.DefaultContent))}, resp.Usage)
 	require.Equal(t, "response", srv.Chats()[0].SchemaName)
 }
 

@@ -43,6 +43,7 @@ const (
 	KindEmbed   = "embed"
 	KindModels  = "models"  // GET /v1/models, GET /api/tags
 	KindVersion = "version" // GET /api/version
+	KindShow    = "show"    // POST /api/show
 	KindRoot    = "root"    // GET or HEAD /, Ollama's heartbeat
 )
 
@@ -68,6 +69,16 @@ type Request struct {
 	// Embed.
 	Inputs         []string
 	EncodingFormat string // OpenAI encoding_format as sent
+
+	// Context, for chat: Tokens is the prompt as the fake's tokenizer counts it with the
+	// template's markers; Window the window it was evaluated in (Ollama: num_ctx, at most
+	// the model's context length; else the model's context length); Evaluated what the
+	// model saw of it, fewer than Tokens when Cut (Ollama keeps the end). Prompt is
+	// then what the model saw. NumCtx is Ollama's options.num_ctx as sent (0: none).
+	Tokens, Window, Evaluated, NumCtx int
+	Cut                               bool
+	// EmbedCut counts the inputs an embedding call cut to the model's window.
+	EmbedCut int
 
 	Status int    // HTTP status the fake answered (or was about to answer) with
 	Body   []byte // raw request body
@@ -147,6 +158,11 @@ type Server struct {
 	anchors      map[string]string
 	defaultReply Reply
 	models       []string
+	tokenizer    Tokenizer
+	// contextLengths are the models' context lengths set by WithContextLength.
+	contextLengths map[string]int
+	ollamaNumCtx   int
+	ollamaRefuses  bool
 
 	mu           sync.Mutex
 	requests     []Request
@@ -173,6 +189,10 @@ func NewServer(tb testing.TB, opts ...Option) *Server {
 		defaultReply: Reply{Content: DefaultContent},
 		models:       []string{DefaultChatModel, DefaultEmbedModel},
 		rules:        make(map[string]*rule),
+		tokenizer:    O200k,
+		ollamaNumCtx: DefaultOllamaNumCtx,
+
+		contextLengths: make(map[string]int),
 	}
 	for _, opt := range opts {
 		opt(s)
@@ -391,8 +411,10 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func usage(reply Reply, prompt, content string) (promptTokens, completionTokens int) {
-	return cmp.Or(reply.PromptTokens, len(prompt)/4), cmp.Or(reply.CompletionTokens, len(content)/4)
+// usage is what the fake reports for an answer to a prompt it evaluated evaluated
+// tokens of, unless the reply scripts it.
+func (s *Server) usage(reply Reply, evaluated int) (promptTokens, completionTokens int) {
+	return cmp.Or(reply.PromptTokens, evaluated), cmp.Or(reply.CompletionTokens, len(s.tokenizer(reply.Content)))
 }
 
 func joinPrompt(msgs []llm.Message) string {

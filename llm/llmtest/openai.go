@@ -104,6 +104,20 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request, req Request)
 		return
 	}
 
+	// An OpenAI-compatible server (vLLM, llama.cpp's, OpenAI) refuses a prompt longer
+	// than the model's window, as OpenAI words it.
+	req.Tokens = len(s.promptTokens(req.Messages))
+	req.Window, req.Evaluated = s.contextLength(in.Model), req.Tokens
+	if req.Tokens > req.Window {
+		req.Status = http.StatusBadRequest
+		s.record(req)
+		writeJSON(w, req.Status, openAIErrorBody{Error: openAIError{
+			Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", req.Window, req.Tokens),
+			Type:    "invalid_request_error", Code: "context_length_exceeded",
+		}})
+		return
+	}
+
 	reply := s.chatReply(req)
 	req.Status = cmp.Or(reply.Status, http.StatusOK)
 	s.record(req)
@@ -119,7 +133,7 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request, req Request)
 		return
 	}
 
-	promptTokens, completionTokens := usage(reply, req.Prompt, reply.Content)
+	promptTokens, completionTokens := s.usage(reply, req.Evaluated)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id":      fmt.Sprintf("chatcmpl-llmtest-%d", s.nextID()),
 		"object":  "chat.completion",
@@ -188,6 +202,24 @@ func (s *Server) openAIEmbed(w http.ResponseWriter, r *http.Request, req Request
 		return
 	}
 
+	// OpenAI refuses an input longer than the model's window (8,192 unless
+	// WithContextLength sets one: nomic-embed-text takes that much when served outside
+	// Ollama).
+	window, ok := s.contextLengths[in.Model]
+	if !ok {
+		window = 8192
+	}
+	for _, text := range inputs {
+		if n := len(s.tokenizer(text)); n > window {
+			req.Status = http.StatusBadRequest
+			s.record(req)
+			writeJSON(w, req.Status, openAIErrorBody{Error: openAIError{
+				Message: fmt.Sprintf("This model's maximum context length is %d tokens, however you requested %d tokens", window, n),
+				Type:    "invalid_request_error", Code: "context_length_exceeded",
+			}})
+			return
+		}
+	}
 	req.Status = http.StatusOK
 	s.record(req)
 	data := make([]map[string]any, len(inputs))
@@ -199,7 +231,7 @@ func (s *Server) openAIEmbed(w http.ResponseWriter, r *http.Request, req Request
 			embedding = encodeBase64(vec)
 		}
 		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": embedding}
-		tokens += len(text) / 4
+		tokens += len(s.tokenizer(text))
 	}
 	if !s.wait(r.Context(), s.embedDelay()) {
 		return

@@ -29,6 +29,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.ollamaChat(w, r, req)
 	case "POST /api/embed":
 		s.ollamaEmbed(w, r, req)
+	case "POST /api/show":
+		s.ollamaShow(w, r, req)
 	case "GET /api/tags":
 		req.Provider, req.Kind = llm.ProviderOllama, KindModels
 		s.meta(w, r, req, s.ollamaTags())
