@@ -179,6 +179,15 @@ type PendingEpisode struct {
 	OccurredAt time.Time
 	// Attempts is how many times the episode was tried before.
 	Attempts int
+	// Progress is where the next segment of a transcript extracted in segments starts;
+	// zero when none was applied.
+	Progress Progress
+}
+
+// Progress is a point in a transcript: the message at index Message, from byte Offset
+// of its content.
+type Progress struct {
+	Message, Offset int
 }
 
 // NextPendingEpisode is the scope's oldest pending episode (by occurred_at, then id), or
@@ -187,9 +196,9 @@ type PendingEpisode struct {
 //nolint:nilnil // no pending episode is the queue's normal end, not an error
 func (s *Store) NextPendingEpisode(ctx context.Context, scope string) (*PendingEpisode, error) {
 	ep := &PendingEpisode{Scope: scope}
-	err := s.db.QueryRow(ctx, `SELECT id, messages, occurred_at, attempts FROM episode
+	err := s.db.QueryRow(ctx, `SELECT id, messages, occurred_at, attempts, progress_message, progress_offset FROM episode
 		WHERE scope = $1 AND state = 'pending' ORDER BY occurred_at, id LIMIT 1`, scope).
-		Scan(&ep.ID, &ep.Messages, &ep.OccurredAt, &ep.Attempts)
+		Scan(&ep.ID, &ep.Messages, &ep.OccurredAt, &ep.Attempts, &ep.Progress.Message, &ep.Progress.Offset)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -204,6 +213,26 @@ func (s *Store) NextPendingEpisode(ctx context.Context, scope string) (*PendingE
 // attempt-th attempt and applies b, in one transaction. It returns nil, and stores
 // nothing, when the episode is no longer pending: applied by another job, or purged.
 func (s *Store) ApplyEpisode(ctx context.Context, b *Batch, attempt int) (*Result, error) {
+	return s.applyEpisode(ctx, b, attempt, nil)
+}
+
+// Segment is the span of a transcript one ApplySegment applies: from where the episode
+// stands to Next, where the next segment starts; the Last segment ends the transcript.
+type Segment struct {
+	From, Next Progress
+	Last       bool
+}
+
+// ApplySegment applies b, what one segment of a transcript extracted in segments said,
+// and records where the next segment starts (the last one marks the episode applied), in
+// one transaction. Like ApplyEpisode, it returns nil and stores nothing when the episode
+// is no longer pending, and it applies nothing twice: a segment that does not start
+// where the episode stands (another job applied it) stores nothing either.
+func (s *Store) ApplySegment(ctx context.Context, b *Batch, attempt int, seg Segment) (*Result, error) {
+	return s.applyEpisode(ctx, b, attempt, &seg)
+}
+
+func (s *Store) applyEpisode(ctx context.Context, b *Batch, attempt int, seg *Segment) (*Result, error) {
 	if b.EpisodeID == nil {
 		return nil, fmt.Errorf("%w: apply an episode: the batch names no episode", ErrInvalid)
 	}
@@ -212,13 +241,24 @@ func (s *Store) ApplyEpisode(ctx context.Context, b *Batch, attempt int) (*Resul
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// Marking the episode first locks its row: should a second job ever work the
 		// same episode (a rescued job whose first run is still finishing), it waits
-		// here, then finds it applied and applies nothing; an episode purged meanwhile
-		// is not found, and nothing is stored. The scope's lock is taken before, in the
-		// same round trip, as a purge takes it before deleting the episode.
+		// here, then finds it applied (or further on) and applies nothing; an episode
+		// purged meanwhile is not found, and nothing is stored. The scope's lock is taken
+		// before, in the same round trip, as a purge takes it before deleting the episode.
 		batch := &pgx.Batch{}
 		queueLockScope(batch, b.Scope)
-		batch.Queue(`UPDATE episode SET state = 'applied', processed_at = now(), attempts = $2,
-			last_error = NULL WHERE scope = $3 AND id = $1 AND state = 'pending'`, id, attempt, b.Scope)
+		switch {
+		case seg == nil:
+			batch.Queue(`UPDATE episode SET state = 'applied', processed_at = now(), attempts = $2,
+				last_error = NULL WHERE scope = $3 AND id = $1 AND state = 'pending'`, id, attempt, b.Scope)
+		case seg.Last:
+			batch.Queue(`UPDATE episode SET state = 'applied', processed_at = now(), attempts = $2, last_error = NULL
+				WHERE scope = $3 AND id = $1 AND state = 'pending' AND progress_message = $4 AND progress_offset = $5`,
+				id, attempt, b.Scope, seg.From.Message, seg.From.Offset)
+		default:
+			batch.Queue(`UPDATE episode SET progress_message = $4, progress_offset = $5, attempts = $2, last_error = NULL
+				WHERE scope = $3 AND id = $1 AND state = 'pending' AND progress_message = $6 AND progress_offset = $7`,
+				id, attempt, b.Scope, seg.Next.Message, seg.Next.Offset, seg.From.Message, seg.From.Offset)
+		}
 		br := tx.SendBatch(ctx, batch)
 		_, err := br.Exec()
 		var tag pgconn.CommandTag
