@@ -27,6 +27,10 @@ type Config struct {
 	Store *memory.Store
 	Chat  llm.Chatter
 	Embed llm.Embedder
+	// Sizer sizes prompts to the chat model's window; nil: Chat's own when it is an
+	// llm.Sizer (every provider is), else llm.DefaultContext with the estimator of an
+	// unknown model family.
+	Sizer llm.Sizer
 	// EmbedModel is the name vectors are stored under.
 	EmbedModel string
 	// MaxCandidates (K) bounds the beliefs shown to the LLM, so that the prompt does not
@@ -78,6 +82,13 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Sizer == nil {
+		if s, ok := c.Chat.(llm.Sizer); ok {
+			c.Sizer = s
+		} else {
+			c.Sizer = llm.FixedSizer(llm.DefaultContext, "")
+		}
 	}
 	return c
 }

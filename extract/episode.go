@@ -30,6 +30,8 @@ type episode struct {
 	OccurredAt time.Time
 	// Attempts is how many times the episode was tried before.
 	Attempts int
+	// Progress is where the next segment starts, when earlier ones were applied.
+	Progress memory.Progress
 }
 
 // state is what an extraction reads before its first model call.
@@ -51,30 +53,72 @@ type state struct {
 // to find candidates among more than K beliefs, or examples.
 func (st *state) embedsTranscript(k int) bool { return len(st.current) > k || st.withExamples }
 
-// extractEpisode extracts one episode; when another writer stored a belief this one's
-// prompt did not show (memory.ErrStale), it extracts again from what the scope holds
-// now. Within a scope job nothing else extracts the scope, so this is rare; each
-// round is counted in the report.
+// attempt is what one attempt at an episode carries from one prompt to the next.
+type attempt struct {
+	// shrink scales the room planned for the transcript: it falls each time a prompt
+	// did not fit the window after all.
+	shrink float64
+	refits int
+	// segments counts the segments applied.
+	segments int
+}
+
+// errWindow marks a model window too small for any extraction prompt.
+var errWindow = errors.New("the model's window is too small")
+
+// extractEpisode extracts one episode: in one prompt, or, when its transcript does not
+// fit the model's window, in segments, each applied on its own. When another writer
+// stored a belief the prompt did not show (memory.ErrStale), the prompt is made again
+// from what the scope holds now; within a scope job nothing else extracts the scope, so
+// this is rare, and each round is counted. A prompt the server refused or cut for its
+// length is made again, smaller.
 func (w *Worker) extractEpisode(ctx context.Context, st *state, rep *Report) error {
-	for round := 1; ; round++ {
-		err := w.extractOnce(ctx, st, rep)
-		if !errors.Is(err, memory.ErrStale) || round == maxStaleRounds {
+	a := &attempt{shrink: 1}
+	stale := 0
+	for {
+		done, err := w.extractOnce(ctx, st, a, rep)
+		var ce *llm.ContextError
+		switch {
+		case errors.Is(err, memory.ErrStale):
+			if stale++; stale == maxStaleRounds {
+				return err
+			}
+			rep.StaleRounds++
+			w.log.InfoContext(ctx, "scope revised during extraction, extracting again", "episode", st.ep.ID,
+				"scope", st.ep.Scope, "round", stale)
+		case errors.As(err, &ce):
+			if a.refits++; a.refits > maxRefits {
+				return err
+			}
+			a.shrink *= refitShrink
+			rep.Refits = append(rep.Refits, ce.Cause)
+			// The prompt's text stays out of the log, as every model answer's does.
+			w.log.WarnContext(ctx, "prompt did not fit the model's window, extracting in smaller parts", "episode", st.ep.ID,
+				"scope", st.ep.Scope, "cause", ce.Cause, "estimated_tokens", ce.Estimated, "evaluated_tokens", ce.Evaluated,
+				"window", ce.Window)
+		case err != nil || done:
 			return err
 		}
-		rep.StaleRounds++
-		w.log.InfoContext(ctx, "scope revised during extraction, extracting again", "episode", st.ep.ID,
-			"scope", st.ep.Scope, "round", round)
 		if st, err = w.read(ctx, st.ep.Scope, st.ep); err != nil {
 			return err
 		}
 	}
 }
 
-func (w *Worker) extractOnce(ctx context.Context, st *state, rep *Report) error {
+// extractOnce makes one prompt of the episode, the whole transcript or its next
+// segment, asks the model and applies the answer. It reports whether the episode is
+// done.
+func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Report) (bool, error) {
 	ep := st.ep
-	cands, examples, err := w.context(ctx, st, rep)
+	seg, err := w.plan(ctx, st, a)
 	if err != nil {
-		return err
+		return false, err
+	}
+	now, _ := seg.messages(ep.Messages)
+	embedCalls := rep.EmbedCalls
+	cands, examples, err := w.context(ctx, st, now, rep)
+	if err != nil {
+		return false, err
 	}
 	rep.Candidates, rep.Examples = len(cands), len(examples)
 
@@ -89,24 +133,36 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, rep *Report) error 
 		pe[i] = prompts.Example{Old: e.Old, Excerpt: e.Excerpt, New: e.New, Action: e.Action, Reason: e.Reason, Kept: e.Kept,
 			Reverted: e.Reverted, Note: e.Note}
 	}
-	system, user, err := w.prompts.Extraction(prompts.Extraction{
-		Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Examples: pe, Messages: ep.Messages,
-	})
-	if err != nil {
-		return err
+	var system, user string
+	for {
+		now, earlier := seg.messages(ep.Messages)
+		system, user, err = w.prompts.Extraction(prompts.Extraction{
+			Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Examples: pe, Messages: now,
+			Part: seg.part(a.segments + 1), Earlier: earlier,
+		})
+		if err != nil {
+			return false, err
+		}
+		// The candidates and examples may take more room than planned: then the segment
+		// holds less.
+		if w.fits(ctx, system, user) || !seg.trim() {
+			break
+		}
 	}
 	rep.PromptChars = len(system) + len(user)
 
 	chatStart := time.Now()
 	facts, err := w.chat(ctx, system, user, len(cands), ep.OccurredAt, rep)
-	rep.ChatDuration = time.Since(chatStart)
+	rep.ChatDuration += time.Since(chatStart)
 	if err != nil {
-		return err
+		return false, err
 	}
 
-	if rep.EmbedCalls == 0 {
+	// One embedding call a prompt: when none was made before the chat, the new
+	// statements are embedded now.
+	if rep.EmbedCalls == embedCalls {
 		if err := w.embed(ctx, facts, cands, rep); err != nil {
-			return err
+			return false, err
 		}
 	}
 	batch := &memory.Batch{
@@ -116,24 +172,107 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, rep *Report) error 
 	for _, f := range facts {
 		if v := cmp.Or(len(f.Embedding), len(f.EventEmbedding)); v > 0 {
 			if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, v); err != nil {
-				return err
+				return false, err
 			}
 			break
 		}
 	}
-	return w.apply(ctx, ep, batch, rep)
+	if seg.whole {
+		return true, w.apply(ctx, ep, batch, nil, rep)
+	}
+	span := seg.span(ep.Messages)
+	if err := w.apply(ctx, ep, batch, &span, rep); err != nil {
+		return false, err
+	}
+	a.segments++
+	rep.Segments++
+	ep.Progress = span.Next
+	return span.Last, nil
 }
 
-// apply marks the episode applied and applies its batch in one transaction; an episode
-// no longer pending (applied by another job, purged) stores nothing.
-func (w *Worker) apply(ctx context.Context, ep *episode, batch *memory.Batch, rep *Report) error {
-	res, err := w.cfg.Store.ApplyEpisode(ctx, batch, ep.Attempts+1)
+// plan chooses what of the transcript the next prompt holds: all of it when it fits
+// the window beside the instructions, the candidates and the answer, else the next
+// segment that does.
+func (w *Worker) plan(ctx context.Context, st *state, a *attempt) (*segment, error) {
+	ep := st.ep
+	window, err := w.cfg.Sizer.ChatWindow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tok := w.cfg.Sizer.ChatTokens()
+	// What every prompt holds besides the transcript: the instructions, the candidates
+	// (those of now stand for those the segment will find), room for the examples.
+	pc := make([]prompts.Candidate, min(len(st.current), w.cfg.MaxCandidates))
+	for i := range pc {
+		c := st.current[i]
+		pc[i] = prompts.Candidate{Statement: c.Statement, Attribute: c.Attribute, Event: c.Kind == memory.KindEvent, ValidFrom: c.ValidFrom}
+	}
+	system, user, err := w.prompts.Extraction(prompts.Extraction{Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc})
+	if err != nil {
+		return nil, err
+	}
+	examples := 0
+	if w.cfg.Examples != nil {
+		examples = w.cfg.Examples.Max()
+	}
+	fixed := len(system) + len(user) + exampleRoom*examples
+	free := window.Tokens - w.cfg.Sizer.AnswerTokens()
+	if ep.Progress == (memory.Progress{}) && a.shrink == 1 {
+		// By bytes first, which no tokenizer's count exceeds: most transcripts fit so.
+		size := fixed
+		for _, m := range ep.Messages {
+			size += len(m.Content) + 32
+		}
+		if size <= free {
+			all := make([]unit, len(ep.Messages))
+			for i, m := range ep.Messages {
+				all[i] = unit{msg: i, to: len(m.Content)}
+			}
+			return &segment{units: all, whole: true, total: len(ep.Messages)}, nil
+		}
+	}
+	fixedTokens := tok.Messages([]llm.Message{{Content: system}, {Content: user}}) + exampleRoom*examples/3
+	budget := int(float64(free-fixedTokens) * a.shrink)
+	return planSegment(ep.Messages, ep.Progress, budget, tok)
+}
+
+// exampleRoom is the room kept for each worked example, in bytes: the old belief, what
+// was said and the new one, a line each.
+const exampleRoom = 600
+
+// fits says whether a prompt fits the model's window with the answer's room.
+func (w *Worker) fits(ctx context.Context, system, user string) bool {
+	window, err := w.cfg.Sizer.ChatWindow(ctx)
+	if err != nil {
+		return true // the chat call will say it
+	}
+	free := window.Tokens - w.cfg.Sizer.AnswerTokens()
+	if len(system)+len(user)+64 <= free {
+		return true // by bytes, which no tokenizer's count exceeds
+	}
+	est := w.cfg.Sizer.ChatTokens().Messages([]llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}})
+	return est <= free
+}
+
+// apply applies the batch with the episode's state in one transaction: the episode
+// applied, or, for a segment, where the next one starts. An episode no longer pending
+// (applied by another job, purged) stores nothing.
+func (w *Worker) apply(ctx context.Context, ep *episode, batch *memory.Batch, span *memory.Segment, rep *Report) error {
+	var (
+		res *memory.Result
+		err error
+	)
+	if span == nil {
+		res, err = w.cfg.Store.ApplyEpisode(ctx, batch, ep.Attempts+1)
+	} else {
+		res, err = w.cfg.Store.ApplySegment(ctx, batch, ep.Attempts+1, *span)
+	}
 	if err != nil || res == nil {
 		return err
 	}
-	rep.Outcomes = res.All()
+	rep.Outcomes = append(rep.Outcomes, res.All()...)
 	w.log.InfoContext(ctx, "extracted", "episode", ep.ID, "scope", ep.Scope, "candidates", rep.Candidates,
-		"examples", rep.Examples, "facts", len(batch.Facts), "prompt_tokens", rep.Usage.PromptTokens,
+		"examples", rep.Examples, "facts", len(batch.Facts), "segments", rep.Segments, "prompt_tokens", rep.Usage.PromptTokens,
 		"completion_tokens", rep.Usage.CompletionTokens)
 	return nil
 }
@@ -145,7 +284,7 @@ func nextEpisode(ctx context.Context, store *memory.Store, scope string) (*episo
 	if p == nil || err != nil {
 		return nil, err
 	}
-	ep := &episode{ID: p.ID, Scope: p.Scope, OccurredAt: p.OccurredAt, Attempts: p.Attempts}
+	ep := &episode{ID: p.ID, Scope: p.Scope, OccurredAt: p.OccurredAt, Attempts: p.Attempts, Progress: p.Progress}
 	if err := json.Unmarshal(p.Messages, &ep.Messages); err != nil {
 		return ep, fmt.Errorf("%w: decode episode %d: %w", errEpisode, ep.ID, err)
 	}
@@ -203,14 +342,14 @@ func (w *Worker) readOn(ctx context.Context, store *memory.Store, scope string, 
 // embedding, plus other beliefs on the attributes those fill, so that a slot is seen
 // whole. Examples: the past revisions nearest to the transcript. The transcript is
 // embedded only when one of them needs it.
-func (w *Worker) context(ctx context.Context, st *state, rep *Report) ([]memory.Belief, []learning.Example, error) {
+func (w *Worker) context(ctx context.Context, st *state, msgs []prompts.Message, rep *Report) ([]memory.Belief, []learning.Example, error) {
 	k := w.cfg.MaxCandidates
 	if !st.embedsTranscript(k) {
 		return st.current, nil, nil
 	}
-	// This episode's one embedding call: the transcript, and what earlier episodes
-	// stored without vectors. What this one learns waits for the next call likewise.
-	texts := []string{prompts.Transcript(st.ep.Messages)}
+	// This prompt's one embedding call: its messages, and what earlier episodes stored
+	// without vectors. What this one learns waits for the next call likewise.
+	texts := []string{prompts.Transcript(msgs)}
 	for _, u := range st.pending {
 		texts = append(texts, u.Text)
 	}

@@ -40,7 +40,13 @@ type Report struct {
 	EmbedCalls  int
 	// StaleRounds counts extractions done again because another writer revised the
 	// scope during the LLM call (the safety net of memory.ErrStale).
-	StaleRounds  int
+	StaleRounds int
+	// Segments counts the segments of a transcript too long for one prompt that were
+	// applied; 0 when it fit in one.
+	Segments int
+	// Refits are the causes (llm.ContextTooLong, ContextRefused, ContextCut) of prompts
+	// that did not fit the model's window after all and were made again smaller.
+	Refits       []string
 	Usage        llm.Usage
 	Outcomes     []memory.Outcome
 	Err          error
@@ -211,15 +217,19 @@ func (w *Worker) work(ctx context.Context, st *state, readErr error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("the episode took longer than JOB_TIMEOUT (%s): %w", w.cfg.EpisodeTimeout, err)
 	}
-	if llm.IsConfigError(err) {
+	switch {
+	case llm.IsConfigError(err):
 		err = fmt.Errorf("the model server refused the request: check OPENAI_API_KEY, CHAT_MODEL and EMBED_MODEL (`ollama pull` them on Ollama): %w", err)
+	case llm.IsContextLength(err):
+		err = fmt.Errorf("the transcript could not be fitted to the model's window (MODEL_CONTEXT): %w", err)
 	}
 	attempt := ep.Attempts + 1
-	// Malformed output, a refused key or unknown model, and invalid revisions do not
-	// improve by waiting: the episode fails now. Anything else (LLM down, timeouts,
-	// database) is tried again later.
-	permanent := llm.IsMalformed(err) || llm.IsConfigError(err) || errors.Is(err, memory.ErrInvalid) ||
-		errors.Is(err, memory.ErrScope) || errors.Is(err, errEpisode)
+	// Malformed output, a request the model server refuses (a key, a model, a prompt it
+	// will not take), a window too small, and invalid revisions do not improve by
+	// waiting: the episode fails now. Anything else (LLM down, timeouts, database) is
+	// tried again later.
+	permanent := llm.IsMalformed(err) || llm.IsRefused(err) || llm.IsContextLength(err) || errors.Is(err, errWindow) ||
+		errors.Is(err, memory.ErrInvalid) || errors.Is(err, memory.ErrScope) || errors.Is(err, errEpisode)
 	final := permanent || attempt >= w.cfg.MaxAttempts
 	// The warning names the kind of failure, never the model's or the user's words (a
 	// purge could not reach a log); the whole error is at debug and in last_error.

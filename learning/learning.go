@@ -68,6 +68,9 @@ func NewRetriever(store *memory.Store, limit int, global string) *Retriever {
 	return &Retriever{store: store, max: cmp.Or(limit, DefaultExamples), global: global}
 }
 
+// Max is the most examples Similar returns.
+func (r *Retriever) Max() int { return r.max }
+
 // On is the retriever with its reads made through store, e.g. one on a connection its
 // caller holds (memory.Store.WithConn).
 func (r *Retriever) On(store *memory.Store) *Retriever {

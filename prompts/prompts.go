@@ -56,6 +56,10 @@ type Message struct {
 	Name    string     `json:"name,omitempty"`
 	Content string     `json:"content"`
 	At      *time.Time `json:"at,omitempty"`
+	// Continued and Continues mark a piece of a message longer than a segment of the
+	// transcript: it continues one begun before, it continues after. Never stored.
+	Continued bool `json:"-"`
+	Continues bool `json:"-"`
 }
 
 // Extraction is what the extraction prompt shows.
@@ -65,6 +69,17 @@ type Extraction struct {
 	Candidates []Candidate
 	Examples   []Example
 	Messages   []Message
+	// Part, for a transcript too long for one prompt, says which part Messages are;
+	// Earlier are the messages just before them, shown again so that what was said
+	// across the cut reads whole. Nil for a transcript in one prompt.
+	Part    *Part
+	Earlier []Message
+}
+
+// Part is a segment of a transcript extracted in segments: its number, counted from 1,
+// and its messages, First to Last of Of (counted from 1).
+type Part struct {
+	Number, First, Last, Of int
 }
 
 // Prompts renders credo's prompts.
@@ -129,6 +144,8 @@ func (p *Prompts) Extraction(e Extraction) (system, user string, err error) {
 		"Candidates": cands,
 		"Examples":   examples,
 		"Transcript": Transcript(e.Messages),
+		"Part":       e.Part,
+		"Earlier":    Transcript(e.Earlier),
 	})
 	if err != nil {
 		return "", "", fmt.Errorf("prompts: render extraction: %w", err)
@@ -150,7 +167,13 @@ func Transcript(msgs []Message) string {
 			b.WriteString(" at " + m.At.UTC().Format(time.RFC3339))
 		}
 		b.WriteString(": ")
+		if m.Continued {
+			b.WriteString("… ")
+		}
 		b.WriteString(indentLines.Replace(strings.TrimSpace(m.Content)))
+		if m.Continues {
+			b.WriteString(" …")
+		}
 		b.WriteByte('\n')
 	}
 	return b.String()

@@ -38,6 +38,8 @@ type Options struct {
 	Workers int
 	// Server options of the fake LLM.
 	LLMOptions []llmtest.Option
+	// LLMConfig adjusts the provider's configuration (MODEL_CONTEXT, EMBED_CONTEXT).
+	LLMConfig func(*llm.Config)
 	// MaxConns, when set, gives each River client a pool of its own of this size
 	// (default: the test schema's pool of 10 for the first client).
 	MaxConns int32
@@ -86,10 +88,17 @@ func New(tb testing.TB, opts *Options) *Pipeline {
 		provider llm.Provider
 		err      error
 	)
+	cfg := srv.OpenAIConfig()
 	if opts.Provider == llm.ProviderOllama {
-		provider, err = llm.NewOllama(srv.OllamaConfig())
+		cfg = srv.OllamaConfig()
+	}
+	if opts.LLMConfig != nil {
+		opts.LLMConfig(&cfg)
+	}
+	if opts.Provider == llm.ProviderOllama {
+		provider, err = llm.NewOllama(cfg)
 	} else {
-		provider, err = llm.NewOpenAI(srv.OpenAIConfig())
+		provider, err = llm.NewOpenAI(cfg)
 	}
 	require.NoError(tb, err)
 
