@@ -270,7 +270,7 @@ func (b *bench) ingest(ctx context.Context, in *Ingest) error {
 		in.TokensPerSession = round(float64(in.PromptTokens+in.CompletionTokens)/n, 1)
 		in.SecondsPerSession = round(elapsed.Seconds()/n, 2)
 	}
-	b.cost.ingested(extracted, b.meter.Total().Sub(before))
+	b.cost.ingested(extracted, in.ChatCalls, b.meter.Total().Sub(before))
 	b.r.progressf("ingest: %d sessions extracted, %d failed, %d left pending, in %s", in.Applied, in.Failed, in.Pending,
 		elapsed.Round(100*time.Millisecond))
 	return nil

@@ -19,8 +19,12 @@ type BenchCost struct {
 	// the per-session figures count, for them, every extraction call and the
 	// embeddings it made, then the embeddings of what the last extraction stored and
 	// one consolidation pass per conversation.
-	Sessions              int     `json:"sessions"`
-	ChatCallsPerSession   float64 `json:"chat_calls_per_session"`
+	Sessions            int     `json:"sessions"`
+	ChatCallsPerSession float64 `json:"chat_calls_per_session"`
+	// ChatCallsPerEpisode are the extraction's calls alone, per session extracted: 1.000
+	// when every transcript fit the model's window in one prompt, more for those
+	// extracted in segments, and for answers asked again.
+	ChatCallsPerEpisode   float64 `json:"chat_calls_per_episode"`
 	ChatTokensPerSession  float64 `json:"chat_tokens_per_session"`
 	EmbedCallsPerSession  float64 `json:"embed_calls_per_session"`
 	EmbedTokensPerSession float64 `json:"embed_tokens_per_session"`
@@ -69,6 +73,7 @@ type questionCost struct {
 type costCollector struct {
 	mu        sync.Mutex
 	sessions  int
+	extracts  int
 	ingest    llm.Counts
 	asking    llm.Counts
 	reads     []time.Duration
@@ -81,11 +86,13 @@ type costCollector struct {
 	bar       *progressBar
 }
 
-// ingested records what extracting sessions cost.
-func (c *costCollector) ingested(sessions int, counts llm.Counts) {
+// ingested records what extracting sessions cost: every call made meanwhile, and
+// extracts, the extraction's own chat calls.
+func (c *costCollector) ingested(sessions, extracts int, counts llm.Counts) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sessions += sessions
+	c.extracts += extracts
 	c.ingest = c.ingest.Add(counts)
 }
 
@@ -127,6 +134,7 @@ func (c *costCollector) result() BenchCost {
 		return round(float64(v)/float64(n), digits)
 	}
 	out.ChatCallsPerSession = per(c.ingest.ChatCalls, c.sessions, 2)
+	out.ChatCallsPerEpisode = per(c.extracts, c.sessions, 3)
 	out.ChatTokensPerSession = per(c.ingest.ChatPromptTokens+c.ingest.ChatCompletionTokens, c.sessions, 1)
 	out.EmbedCallsPerSession = per(c.ingest.EmbedCalls, c.sessions, 2)
 	out.EmbedTokensPerSession = per(c.ingest.EmbedTokens, c.sessions, 1)
@@ -150,7 +158,7 @@ func percentileSeconds(ds []time.Duration, p float64) *float64 {
 }
 
 // CostHeader are the columns of the cost table every benchmark report prints.
-var CostHeader = []string{"SESSIONS", "CHAT/S", "CHAT-TOK/S", "EMBED/S", "EMBED-TOK/S", "QUESTIONS", "CONTEXT-TOK/Q",
+var CostHeader = []string{"SESSIONS", "CHAT/EP", "CHAT/S", "CHAT-TOK/S", "EMBED/S", "EMBED-TOK/S", "QUESTIONS", "CONTEXT-TOK/Q",
 	"READ-P50", "READ-P95", "ANSWER-P50", "ANSWER-P95", "MEMORY-TOK/CONV"}
 
 // WriteTable prints c as a one-row table under CostHeader.
@@ -162,7 +170,7 @@ func (c BenchCost) WriteTable(w io.Writer) error {
 		return fmt.Sprintf("%.3fs", *v)
 	}
 	tw := table(w, strings.Join(CostHeader, "\t"))
-	fmt.Fprintf(tw, "%d\t%.2f\t%.0f\t%.2f\t%.0f\t%d\t%.0f\t%s\t%s\t%s\t%s\t%.0f\n", c.Sessions, c.ChatCallsPerSession,
+	fmt.Fprintf(tw, "%d\t%.3f\t%.2f\t%.0f\t%.2f\t%.0f\t%d\t%.0f\t%s\t%s\t%s\t%s\t%.0f\n", c.Sessions, c.ChatCallsPerEpisode, c.ChatCallsPerSession,
 		c.ChatTokensPerSession, c.EmbedCallsPerSession, c.EmbedTokensPerSession, c.Questions, c.ContextTokensPerQuestion,
 		secs(c.ReadP50), secs(c.ReadP95), secs(c.AnswerP50), secs(c.AnswerP95), c.MemoryTokensPerConversation)
 	return tw.Flush()

@@ -37,6 +37,7 @@ func TestRunMABBarsAndEmptyMemory(t *testing.T) {
 	require.Equal(t, 2, res.Ingest.Sessions)
 	require.Equal(t, 2, res.Cost.Sessions)
 	require.Equal(t, 1.0, res.Cost.ChatCallsPerSession, "one extraction call a session, no consolidation of nothing")
+	require.Equal(t, 1.0, res.Cost.ChatCallsPerEpisode, "every session fit the model's window in one prompt")
 	require.Zero(t, res.Cost.MemoryTokensPerConversation)
 	require.Zero(t, res.Cost.ChatCallsPerQuestion, "an empty memory answers without the model")
 	require.Zero(t, res.Cost.ContextTokensPerQuestion)

@@ -349,9 +349,12 @@ type Cost struct {
 	ConsolidationCompletionTokens int `json:"consolidation_completion_tokens"`
 	// Per episode: every chat call and token (extraction and consolidation) divided by
 	// the number of episodes.
-	CallsPerEpisode    float64 `json:"calls_per_episode"`
-	TokensPerEpisode   float64 `json:"tokens_per_episode"`
-	ExamplesPerEpisode float64 `json:"examples_per_episode"`
+	CallsPerEpisode float64 `json:"calls_per_episode"`
+	// ChatCallsPerEpisode are the extraction's calls alone: 1.000 when every transcript
+	// fit the model's window in one prompt.
+	ChatCallsPerEpisode float64 `json:"chat_calls_per_episode"`
+	TokensPerEpisode    float64 `json:"tokens_per_episode"`
+	ExamplesPerEpisode  float64 `json:"examples_per_episode"`
 }
 
 // Latency is the wall time of extracting one episode (all its attempts: prompt, LLM
@@ -476,6 +479,7 @@ func metricsOf(results []ScenarioResult) Metrics {
 		n := float64(m.Episodes)
 		c := &m.Cost
 		c.CallsPerEpisode = round(float64(c.ExtractionCalls+c.ConsolidationCalls)/n, 2)
+		c.ChatCallsPerEpisode = round(float64(c.ExtractionCalls)/n, 3)
 		c.TokensPerEpisode = round(float64(c.ExtractionPromptTokens+c.ExtractionCompletionTokens+
 			c.ConsolidationPromptTokens+c.ConsolidationCompletionTokens)/n, 1)
 		c.ExamplesPerEpisode = round(float64(c.Examples)/n, 2)

@@ -121,7 +121,7 @@ func requireCostConsistent(t *testing.T, srv *llmtest.Server, c eval.BenchCost, 
 	embedTokens := 0
 	for _, req := range srv.Embeds() {
 		for _, in := range req.Inputs {
-			embedTokens += len(in) / 4
+			embedTokens += len(llmtest.O200k(in))
 		}
 	}
 	calls, tokens := ingestCalls(srv)

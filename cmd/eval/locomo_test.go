@@ -279,7 +279,7 @@ func TestLocomoTableAndLimits(t *testing.T) {
 		"model qwen2.5:7b (openai), embeddings nomic-embed-text (openai), judge qwen2.5:7b, data " + locomoFixture + ", recall k=10",
 		"1 conversations, 3 sessions, 2 questions (1 of category 5 left out: no gold answer)",
 		"extraction: 1.00 chat calls per session (3 calls, 3 sessions)",
-		"cost (per session ingested, per question asked, memory per conversation in tokens):\nSESSIONS  CHAT/S  CHAT-TOK/S",
+		"cost (per session ingested, per question asked, memory per conversation in tokens):\nSESSIONS  CHAT/EP  CHAT/S  CHAT-TOK/S",
 	} {
 		require.Contains(t, out, want)
 	}

@@ -20,10 +20,6 @@ of its question_date, and the configured model judges the answer with LongMemEva
 prompt for its type. Prints accuracy per type (knowledge-update first), overall,
 task-averaged and on abstention questions, and the run's cost.`
 
-// longMemEvalPromptOverhead is roughly what an extraction prompt adds to a session: the
-// instructions, the candidate beliefs and the answer.
-const longMemEvalPromptOverhead = 3000
-
 // runLongMemEval is `eval longmemeval`.
 func runLongMemEval(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval longmemeval", longMemEvalUsage, stderr)
@@ -50,10 +46,10 @@ func runLongMemEval(ctx context.Context, args []string, getenv func(string) stri
 			longest = max(longest, s.Tokens())
 		}
 	}
-	// One extraction call carries a whole session: a model server whose context is
-	// shorter cuts the prompt, Ollama silently.
-	fmt.Fprintf(stderr, "eval: the longest session is about %d tokens; with the extraction prompt's instructions and candidates, "+
-		"give the model a context of at least %d (Ollama: OLLAMA_CONTEXT_LENGTH)\n", longest, longest+longMemEvalPromptOverhead)
+	// A session longer than the model's window is extracted in segments, each a chat
+	// call of its own: the cost table's chat_calls_per_episode says how many.
+	fmt.Fprintf(stderr, "eval: the longest session is about %d tokens; one longer than the model's window is extracted in "+
+		"segments (CHAT/EP in the cost table)\n", longest)
 	cfg, models, err := f.pipeline(getenv, stderr, fmt.Sprintf("LongMemEval, %d questions over %d sessions", len(questions), sessions))
 	if err != nil {
 		return err

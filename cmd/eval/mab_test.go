@@ -90,7 +90,7 @@ func TestMABSplitLimitAndEpisodes(t *testing.T) {
 	require.Equal(t, []string{"single-hop", "1", "1", "1.00", "1.00"}, rows["single-hop"])
 	require.Equal(t, []string{"OVERALL", "1", "1", "1.00", "1.00"}, rows["OVERALL"])
 	require.NotContains(t, rows, "multi-hop")
-	require.Contains(t, out, "SESSIONS  CHAT/S")
+	require.Contains(t, out, "SESSIONS  CHAT/EP  CHAT/S")
 
 	// Three extraction calls, in the facts' order, each fact dated by its number.
 	var extractions []string

@@ -240,6 +240,7 @@ func extractionCost(n, calls, examples int) eval.Cost {
 		ConsolidationCompletionTokens: calls * consCompletionTok}
 	// Rounded as the report rounds them: two decimals, tokens one.
 	c.CallsPerEpisode = math.Round(float64(n+calls)/float64(n)*100) / 100
+	c.ChatCallsPerEpisode = 1 // every transcript fit the window: one extraction call each
 	c.TokensPerEpisode = math.Round(float64(c.ExtractionPromptTokens+c.ExtractionCompletionTokens+
 		c.ConsolidationPromptTokens+c.ConsolidationCompletionTokens)/float64(n)*10) / 10
 	c.ExamplesPerEpisode = math.Round(float64(examples)/float64(n)*100) / 100

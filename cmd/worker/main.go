@@ -393,9 +393,13 @@ func serveHTTP(ctx context.Context, addr string, pool *pgxpool.Pool, m *metrics.
 func checkModels(ctx context.Context, cfg *config.Config, logger *slog.Logger, drain bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	err := app.CheckModels(ctx, cfg)
+	window, err := app.CheckModels(ctx, cfg)
 	switch {
 	case err == nil:
+		// A transcript whose prompt would not fit is extracted in segments
+		// (docs/configuration.md, "The model's window").
+		logger.InfoContext(ctx, "chat model window", "model", cfg.ChatModel, "tokens", window.Tokens, "from", window.Source,
+			"answer_tokens", llm.DefaultAnswerTokens)
 		return nil
 	case drain:
 		return fmt.Errorf("model check: %w", err)

@@ -69,7 +69,8 @@ func Providers(cfg *config.Config) (chat, embed llm.Provider, err error) {
 }
 
 func provider(cfg *config.Config, name string) (llm.Provider, error) {
-	c := llm.Config{APIKey: cfg.OpenAIAPIKey, ChatModel: cfg.ChatModel, EmbedModel: cfg.EmbedModel, Timeout: cfg.LLMTimeout}
+	c := llm.Config{APIKey: cfg.OpenAIAPIKey, ChatModel: cfg.ChatModel, EmbedModel: cfg.EmbedModel, Timeout: cfg.LLMTimeout,
+		Context: cfg.ModelContext, EmbedContext: cfg.EmbedContext}
 	switch name {
 	case llm.ProviderOpenAI:
 		c.BaseURL = cfg.OpenAIBaseURL

@@ -12,9 +12,25 @@ import (
 )
 
 // CheckModels asks each model server whether it can run CHAT_MODEL and EMBED_MODEL, so
-// that a first run without a model says what to fix instead of retrying for hours. An
+// that a first run without a model says what to fix instead of retrying for hours, and
+// returns the chat model's window, for the worker to say which it will use. An
 // OpenAI-compatible server that lists no models (no /v1/models) is taken at its word.
-func CheckModels(ctx context.Context, cfg *config.Config) error {
+func CheckModels(ctx context.Context, cfg *config.Config) (llm.Window, error) {
+	if err := checkModels(ctx, cfg); err != nil {
+		return llm.Window{}, err
+	}
+	p, err := provider(cfg, cfg.LLMProvider)
+	if err != nil {
+		return llm.Window{}, err
+	}
+	w, err := p.ChatWindow(ctx)
+	if err != nil {
+		return llm.Window{}, serverError(cfg, cfg.LLMProvider, err)
+	}
+	return w, nil
+}
+
+func checkModels(ctx context.Context, cfg *config.Config) error {
 	listed := map[string][]string{}
 	for _, n := range []struct{ provider, model, variable string }{
 		{cfg.LLMProvider, cfg.ChatModel, "CHAT_MODEL"},

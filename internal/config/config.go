@@ -27,6 +27,9 @@ type Config struct {
 	EmbedModel    string
 	EmbedDim      int
 	LLMTimeout    time.Duration
+	// ModelContext and EmbedContext are llm.Config's Context and EmbedContext.
+	ModelContext int
+	EmbedContext int
 
 	JobTimeout      time.Duration
 	RescueAfter     time.Duration
@@ -113,6 +116,8 @@ func settings() []setting {
 		{GroupLLM, "embed-provider", "EMBED_PROVIDER", "", "embedding provider: ollama or openai (default: LLM_PROVIDER)", oneOf(func(c *Config) *string { return &c.EmbedProvider }, "", "ollama", "openai")},
 		{GroupLLM, "embed-model", "EMBED_MODEL", "nomic-embed-text", "embedding model", nonEmpty(func(c *Config) *string { return &c.EmbedModel })},
 		{GroupLLM, "embed-dim", "EMBED_DIM", "0", "embedding dimension, 1..2000 (0: learned from the model's first answer)", intRange(func(c *Config) *int { return &c.EmbedDim }, 0, 2000)},
+		{GroupLLM, "model-context", "MODEL_CONTEXT", "0", "the chat model's window in tokens (0: on Ollama the model's own, else 8192; on Ollama a cap)", intRange(func(c *Config) *int { return &c.ModelContext }, 0, 10_000_000)},
+		{GroupLLM, "embed-context", "EMBED_CONTEXT", "0", "the embedding model's window in tokens (0: on Ollama the model's own, else 8192; on Ollama a cap)", intRange(func(c *Config) *int { return &c.EmbedContext }, 0, 10_000_000)},
 		{GroupLLM, "llm-timeout", "LLM_TIMEOUT", "2m", "timeout of one LLM HTTP call", duration(func(c *Config) *time.Duration { return &c.LLMTimeout })},
 
 		{GroupWorker, "job-timeout", "JOB_TIMEOUT", "5m", "how long one episode's extraction (or another job) may run", duration(func(c *Config) *time.Duration { return &c.JobTimeout })},

@@ -80,6 +80,8 @@ type Metrics struct {
 
 	extractions        *prometheus.CounterVec
 	extractionsStale   prometheus.Counter
+	segments           prometheus.Counter
+	refits             *prometheus.CounterVec
 	extractionDuration prometheus.Histogram
 	promptChars        prometheus.Histogram
 	candidates         prometheus.Histogram
@@ -141,6 +143,14 @@ func New() *Metrics {
 			Namespace: Namespace, Name: "extraction_stale_total",
 			Help: "Extractions done again because another writer revised the scope during the LLM call; per-scope sequencing keeps it near 0.",
 		}),
+		segments: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "extraction_segments_total",
+			Help: "Segments of transcripts too long for one prompt, each extracted and applied on its own.",
+		}),
+		refits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "prompt_refits_total",
+			Help: "Extraction prompts that did not fit the model's window after all and were made again smaller, by cause (too_long: estimated; refused: by the server; cut: evaluated shorter than sent, its answer dropped).",
+		}, []string{"cause"}),
 		extractionDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "extraction_duration_seconds",
 			Help:    "Duration of one extraction attempt, LLM call, embedding and apply included.",
@@ -196,7 +206,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.jobs, m.jobDuration,
 		m.llmCalls, m.llmLatency, m.llmTokens,
-		m.extractions, m.extractionsStale, m.extractionDuration, m.promptChars, m.candidates,
+		m.extractions, m.extractionsStale, m.segments, m.refits, m.extractionDuration, m.promptChars, m.candidates,
 		m.outcomes, m.revisions, m.conflicts,
 		m.clusters, m.clustersJudged,
 		m.curateRuns, m.curatedBeliefs, m.curatedEpisodes,
@@ -214,8 +224,7 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // Extracted records one extraction attempt; with it *Metrics is an extract.Observer.
-// Revisions, conflicts and outcomes are counted only for attempts that succeeded: a
-// failed attempt's transaction rolled back, so nothing it reports was applied. Tokens
+// Revisions, conflicts and outcomes are those the attempt committed. Tokens
 // and LLM calls are not read from the report; WrapProvider counts them, so they are
 // not counted twice.
 func (m *Metrics) Extracted(r extract.Report) {
@@ -228,15 +237,18 @@ func (m *Metrics) Extracted(r extract.Report) {
 	}
 	m.extractions.WithLabelValues(result).Inc()
 	m.extractionsStale.Add(float64(r.StaleRounds))
+	m.segments.Add(float64(r.Segments))
+	for _, cause := range r.Refits {
+		m.refits.WithLabelValues(cause).Inc()
+	}
 	m.extractionDuration.Observe(r.Duration.Seconds())
 	if r.PromptChars > 0 {
 		// Zero means the attempt failed before the prompt was built.
 		m.promptChars.Observe(float64(r.PromptChars))
 		m.candidates.Observe(float64(r.Candidates))
 	}
-	if r.Err != nil {
-		return
-	}
+	// Outcomes are reported once committed: those of the segments a failed attempt
+	// applied before it failed count too.
 	for _, o := range r.Outcomes {
 		m.outcome(o)
 	}

@@ -180,9 +180,11 @@ func TestExtractedCountsRevisionsConflictsAndSizes(t *testing.T) {
 			{Kind: memory.OutcomeConflict, ConflictID: 1, TargetID: 7, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal},
 		},
 	})
-	// A failed attempt rolled back: its outcomes are not counted, its size is.
+	// A failed attempt reports the outcomes it committed (of the segments of a long
+	// transcript applied before it failed), and its size.
 	m.Extracted(extract.Report{
-		EpisodeID: 2, Candidates: 30, PromptChars: 90000, Duration: time.Second,
+		EpisodeID: 2, Candidates: 30, PromptChars: 90000, Duration: time.Second, Segments: 2,
+		Refits:   []string{llm.ContextCut, llm.ContextRefused, llm.ContextCut},
 		Outcomes: []memory.Outcome{{Kind: memory.OutcomeSuperseded, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal}},
 		Err:      fmt.Errorf("commit: %w", errors.New("connection reset")),
 	})
@@ -200,14 +202,18 @@ func TestExtractedCountsRevisionsConflictsAndSizes(t *testing.T) {
 	require.Equal(t, 3.0, s.value("credo_extraction_candidates"))
 	require.Equal(t, 33.0, s.sum("credo_extraction_candidates"))
 
-	require.Equal(t, 2.0, s.value("credo_revisions_total", "action=supersede", "reason=temporal"))
+	require.Equal(t, 2.0, s.value("credo_extraction_segments_total"))
+	require.Equal(t, 2.0, s.value("credo_prompt_refits_total", "cause=cut"))
+	require.Equal(t, 1.0, s.value("credo_prompt_refits_total", "cause=refused"))
+
+	require.Equal(t, 3.0, s.value("credo_revisions_total", "action=supersede", "reason=temporal"))
 	require.Equal(t, 1.0, s.value("credo_revisions_total", "action=supersede", "reason=correction"))
 	require.Equal(t, 1.0, s.value("credo_revisions_total", "action=retract", "reason=temporal"))
 	require.Equal(t, 2.0, s.value("credo_revisions_total", "action=reinforce", "reason=restated"))
-	require.Equal(t, 6.0, s.value("credo_revisions_total"))
+	require.Equal(t, 7.0, s.value("credo_revisions_total"))
 	require.Equal(t, 1.0, s.value("credo_conflicts_total", "action=supersede"))
 	for kind, n := range map[memory.OutcomeKind]float64{
-		memory.OutcomeAccepted: 1, memory.OutcomeSuperseded: 2, memory.OutcomeBackfilled: 1, memory.OutcomeRetracted: 1,
+		memory.OutcomeAccepted: 1, memory.OutcomeSuperseded: 3, memory.OutcomeBackfilled: 1, memory.OutcomeRetracted: 1,
 		memory.OutcomeReinforced: 1, memory.OutcomeDuplicate: 1, memory.OutcomeRejected: 1, memory.OutcomeConflict: 1,
 	} {
 		require.Equal(t, n, s.value("credo_belief_outcomes_total", "outcome="+string(kind)), kind)
