@@ -130,7 +130,8 @@ func (s *Store) unknownScope(ctx context.Context, q ScopeQuery) error {
 }
 
 // nearEnough is how many edits from scope a name may be and still be suggested: a
-// quarter of its length, at least one and at most three, as typos are.
+// quarter of its length, at least one and at most two, as typos are (a letter missed,
+// doubled or swapped), so that user:bob is not offered for user:ana.
 func nearEnough(scope string) int {
-	return max(1, min(3, utf8.RuneCountInString(scope)/4))
+	return max(1, min(2, utf8.RuneCountInString(scope)/4))
 }

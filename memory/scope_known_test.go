@@ -42,6 +42,7 @@ func TestKnownScope(t *testing.T) {
 	require.Equal(t, "user:ann", unknown(ScopeQuery{Scope: "user:annn"}).Nearest)
 	require.EqualError(t, unknown(ScopeQuery{Scope: "customer:9"}), "no scope customer:9", "nothing near")
 	require.Empty(t, unknown(ScopeQuery{Scope: "u:ana"}).Nearest, "a short name: one edit at most")
+	require.Empty(t, unknown(ScopeQuery{Scope: "user:bob"}).Nearest, "three edits: another name, not a typo")
 
 	// Only scopes the caller may see are suggested, or counted.
 	tenant := func(scope string) bool { return strings.HasPrefix(scope, "acme/") }
