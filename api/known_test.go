@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,11 +20,7 @@ func TestScopeKnown(t *testing.T) {
 	h.believe("tenant:a", "Company plan is Pro")
 	key := h.key("tenant:a/", RightRead)
 	q := func(scope string, more ...string) string {
-		s := "?scope=" + url.QueryEscape(scope)
-		for _, m := range more {
-			s += "&" + m
-		}
-		return s
+		return "?" + strings.Join(append([]string{"scope=" + url.QueryEscape(scope)}, more...), "&")
 	}
 
 	type scopeAnswer struct {

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -21,7 +20,7 @@ func TestKnownScope(t *testing.T) {
 		err := store.KnownScope(ctx, q)
 		require.ErrorIs(t, err, ErrNotFound, q.Scope)
 		var u *UnknownScopeError
-		require.True(t, errors.As(err, &u), "%v", err)
+		require.ErrorAs(t, err, &u)
 		return u
 	}
 

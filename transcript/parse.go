@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -481,11 +482,11 @@ func (in *input) readValue(limit int) (raw []byte, size int, err error) {
 // before when b is all white space.
 func trailingLineFeeds(b []byte, before int) int {
 	n := 0
-	for i := len(b) - 1; i >= 0; i-- {
+	for _, c := range slices.Backward(b) {
 		switch {
-		case b[i] == '\n':
+		case c == '\n':
 			n++
-		case !isSpace(b[i]):
+		case !isSpace(c):
 			return n
 		}
 	}
