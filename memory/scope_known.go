@@ -101,7 +101,7 @@ func (s *Store) unknownScope(ctx context.Context, q ScopeQuery) error {
 		query = shardedEveryScopeSQL
 	}
 	out := &UnknownScopeError{Scope: q.Scope, Empty: true}
-	best := 0
+	best, limit := 0, nearEnough(q.Scope)
 	for _, table := range []string{"belief", "episode"} {
 		rows, err := s.db.Query(ctx, fmt.Sprintf(query, table))
 		if err != nil {
@@ -116,7 +116,6 @@ func (s *Store) unknownScope(ctx context.Context, q ScopeQuery) error {
 				continue
 			}
 			out.Empty = false
-			limit := nearEnough(q.Scope)
 			d := transcript.EditDistance(q.Scope, scope, limit)
 			if d > limit {
 				continue
