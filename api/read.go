@@ -17,9 +17,11 @@ import (
 
 // ContextAnswer answers GET /v1/context.
 type ContextAnswer struct {
-	Context string   `json:"context" doc:"A text block for an agent's prompt: what holds, one belief a line with the date it holds from; for a question about the past, what no longer holds, with its valid interval."`
-	Mode    string   `json:"mode" enum:"current,history,as_of"`
-	Beliefs []Belief `json:"beliefs" nullable:"false" doc:"The beliefs shown, in the block's order."`
+	Context    string   `json:"context" doc:"A text block for an agent's prompt: what holds, one belief a line with the date it holds from; for a question about the past, what no longer holds, with its valid interval."`
+	Mode       string   `json:"mode" enum:"current,history,as_of"`
+	Beliefs    []Belief `json:"beliefs" nullable:"false" doc:"The beliefs shown, in the block's order."`
+	ScopeKnown bool     `json:"scope_known" doc:"false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty."`
+	DidYouMean string   `json:"did_you_mean,omitempty" doc:"With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away."`
 }
 
 // AskRequest is a question to memory.
@@ -31,9 +33,11 @@ type AskRequest struct {
 
 // AskAnswer answers POST /v1/ask.
 type AskAnswer struct {
-	Answer    string   `json:"answer"`
-	Citations []int64  `json:"citations" nullable:"false" doc:"Ids of the beliefs the answer rests on, among beliefs."`
-	Beliefs   []Belief `json:"beliefs" nullable:"false" doc:"The beliefs the model was shown."`
+	Answer     string   `json:"answer"`
+	Citations  []int64  `json:"citations" nullable:"false" doc:"Ids of the beliefs the answer rests on, among beliefs."`
+	Beliefs    []Belief `json:"beliefs" nullable:"false" doc:"The beliefs the model was shown."`
+	ScopeKnown bool     `json:"scope_known" doc:"false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty."`
+	DidYouMean string   `json:"did_you_mean,omitempty" doc:"With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away."`
 }
 
 type contextInput struct {
@@ -79,7 +83,11 @@ func (s *Server) context(ctx context.Context, p *Principal, in *contextInput) (*
 	if err != nil {
 		return nil, s.readError(ctx, err)
 	}
-	return &ContextAnswer{Context: got.Text, Mode: string(got.Mode), Beliefs: beliefsOf(got.Beliefs)}, nil
+	out := &ContextAnswer{Context: got.Text, Mode: string(got.Mode), Beliefs: beliefsOf(got.Beliefs)}
+	if out.ScopeKnown, out.DidYouMean, err = s.scopeKnown(ctx, p, in.Scope, in.Inherit, len(got.Beliefs)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (s *Server) ask(ctx context.Context, p *Principal, in AskRequest) (*AskAnswer, error) {
@@ -90,7 +98,11 @@ func (s *Server) ask(ctx context.Context, p *Principal, in AskRequest) (*AskAnsw
 	if err != nil {
 		return nil, s.readError(ctx, err)
 	}
-	return &AskAnswer{Answer: got.Answer, Citations: got.Citations, Beliefs: beliefsOf(got.Beliefs)}, nil
+	out := &AskAnswer{Answer: got.Answer, Citations: got.Citations, Beliefs: beliefsOf(got.Beliefs)}
+	if out.ScopeKnown, out.DidYouMean, err = s.scopeKnown(ctx, p, in.Scope, in.Inherit, len(got.Beliefs)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // readError maps a read-side failure: a bad query is the caller's, a model that failed

@@ -175,7 +175,11 @@ func (s *Server) recall(ctx context.Context, p *Principal, q RecallRequest) (*Be
 	if err != nil {
 		return nil, s.internal(ctx, err)
 	}
-	return &Beliefs{Mode: string(rec.Mode), AutoHistory: rec.AutoHistory, Ranked: rec.Ranked, Beliefs: beliefsOf(rec.Beliefs)}, nil
+	out := &Beliefs{Mode: string(rec.Mode), AutoHistory: rec.AutoHistory, Ranked: rec.Ranked, Beliefs: beliefsOf(rec.Beliefs)}
+	if out.ScopeKnown, out.DidYouMean, err = s.scopeKnown(ctx, p, q.Scope, q.Inherit, len(rec.Beliefs)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // embedQuery embeds the query with the scope's beliefs and events stored without a
@@ -263,7 +267,11 @@ func (s *Server) events(ctx context.Context, p *Principal, scope string, limit i
 	if err != nil {
 		return nil, err
 	}
-	return &Events{Events: mapped(evs, eventOf)}, nil
+	out := &Events{Events: mapped(evs, eventOf)}
+	if out.ScopeKnown, out.DidYouMean, err = s.scopeKnown(ctx, p, scope, false, len(evs)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (s *Server) conflicts(ctx context.Context, p *Principal, scope string, all bool) (*Conflicts, error) {
@@ -271,7 +279,11 @@ func (s *Server) conflicts(ctx context.Context, p *Principal, scope string, all 
 	if err != nil {
 		return nil, err
 	}
-	return &Conflicts{Conflicts: mapped(cs, conflictOf)}, nil
+	out := &Conflicts{Conflicts: mapped(cs, conflictOf)}
+	if out.ScopeKnown, out.DidYouMean, err = s.scopeKnown(ctx, p, scope, false, len(cs)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // readScope reads a list of scope with read, once p may read scope; a failed read is

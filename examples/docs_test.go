@@ -125,6 +125,23 @@ func TestREADMECommands(t *testing.T) {
 	}
 }
 
+// TestREADMEPlainForms: every command the README runs in the Compose container
+// (`docker compose exec worker CMD [SUB [SUB]]`) it also shows as it runs without Docker
+// (`bin/CMD ...`), so that a reader without Docker is never left with the Compose form
+// alone.
+func TestREADMEPlainForms(t *testing.T) {
+	t.Parallel()
+	readme := read(t, filepath.Join(repoRoot(t), "README.md"))
+	// The command and its subcommands: the lowercase words before the first flag or
+	// argument.
+	composed := regexp.MustCompile(`docker compose exec worker ([a-z]+(?:[ \t]+[a-z][a-z-]*)*)`).FindAllStringSubmatch(readme, -1)
+	require.NotEmpty(t, composed, "the README shows commands in the Compose container")
+	for _, m := range composed {
+		plain := "bin/" + strings.Join(strings.Fields(m[1]), " ")
+		require.Regexp(t, regexp.QuoteMeta(plain)+`\b`, readme, "the README shows %q only in Compose", m[0])
+	}
+}
+
 func TestSlug(t *testing.T) {
 	t.Parallel()
 	for heading, want := range map[string]string{

@@ -17,15 +17,24 @@ type httpError struct {
 	title, msg string
 	// back is where the error page links to, if anywhere.
 	back string
+	// suggest is a scope the operator may have meant, linked as "did you mean".
+	suggest string
 }
 
-type errorView struct{ Title, Msg, Back string }
+type errorView struct{ Title, Msg, Back, Suggest, SuggestURL string }
 
 func (e *httpError) Error() string { return e.title + ": " + e.msg }
 
 func notFound() error {
 	return &httpError{status: http.StatusNotFound, title: "Not found",
 		msg: "There is no such page, or nothing here that this key may see."}
+}
+
+// noScope is the answer for a scope memory never held, with the nearest one the key
+// may see, if any: a misspelt scope would otherwise show as an empty one.
+func noScope(unknown *memory.UnknownScopeError) error {
+	return &httpError{status: http.StatusNotFound, title: "No such scope", suggest: unknown.Nearest,
+		msg: "Memory has never held a transcript or a belief of " + unknown.Scope + "."}
 }
 
 func badRequest(msg string) error {
@@ -70,7 +79,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, p *api.Principal, 
 	}
 	f := frame{Title: e.title}
 	f.who(p)
-	s.show(w, r, e.status, "error", f, errorView{Title: e.title, Msg: e.msg, Back: e.back})
+	v := errorView{Title: e.title, Msg: e.msg, Back: e.back, Suggest: e.suggest}
+	if e.suggest != "" {
+		v.SuggestURL = scopeURL(e.suggest)
+	}
+	s.show(w, r, e.status, "error", f, v)
 }
 
 func (s *Server) internal(w http.ResponseWriter, r *http.Request, err error) {

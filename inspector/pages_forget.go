@@ -90,6 +90,9 @@ func (s *Server) confirmScope(w http.ResponseWriter, r *http.Request, p *api.Pri
 	if err := checkScope(p, scope); err != nil {
 		return err
 	}
+	if err := s.knownScope(r.Context(), p, scope); err != nil {
+		return err
+	}
 	v := confirmView{Purge: purge, Scope: scope, Action: r.URL.Path, Back: scopeURL(scope)}
 	if err := s.whatGoes(r.Context(), &v); err != nil {
 		return err

@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -25,6 +26,9 @@ type scopeHead struct {
 func (s *Server) scopeHead(ctx context.Context, p *api.Principal, scope, active string) (scopeHead, error) {
 	h := scopeHead{Scope: scope, Active: active, Status: memory.ScopeStatus{Scope: scope},
 		CanOperate: p.Can(api.RightOperate), CanPurge: p.Can(api.RightPurge)}
+	if err := s.knownScope(ctx, p, scope); err != nil {
+		return h, err
+	}
 	statuses, err := s.store.Scopes(ctx, scope) // the scope and those it prefixes
 	if err != nil {
 		return h, err
@@ -40,6 +44,21 @@ func (s *Server) scopeHead(ctx context.Context, p *api.Principal, scope, active 
 	}
 	h.OpenItems = items[scope]
 	return h, nil
+}
+
+// knownScope is nil when memory has held an episode or a belief of scope; otherwise the
+// page is not found, naming the nearest scope p may see (memory.Store.KnownScope). In a
+// memory where p sees no scope at all nothing else could have been meant: the page shows
+// the scope, empty, as the CLI reads it.
+func (s *Server) knownScope(ctx context.Context, p *api.Principal, scope string) error {
+	err := s.store.KnownScope(ctx, memory.ScopeQuery{Scope: scope, Sees: p.Sees})
+	if unknown, ok := errors.AsType[*memory.UnknownScopeError](err); ok {
+		if unknown.Empty {
+			return nil
+		}
+		return noScope(unknown)
+	}
+	return err
 }
 
 func scopeCrumbs(scope string) []crumb {

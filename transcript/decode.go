@@ -275,7 +275,7 @@ func unknownField(name string, known []string, aliases map[string]string) string
 			if len(lower) >= 5 && len(k) >= 5 {
 				limit = 2
 			}
-			if dist := editDistance(lower, k); dist <= limit && (guess == "" || dist < best) {
+			if dist := EditDistance(lower, k, limit); dist <= limit && (guess == "" || dist < best) {
 				best, guess = dist, k
 			}
 		}
@@ -284,30 +284,6 @@ func unknownField(name string, known []string, aliases map[string]string) string
 		return "unknown field (did you mean " + guess + "?)"
 	}
 	return "unknown field; the fields are " + strings.Join(known, ", ")
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return max(len(a), len(b)) // not worth it
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // str decodes a JSON string; null is "" when optional.

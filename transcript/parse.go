@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -439,13 +440,17 @@ func (in *input) readLine(limit int) (buf []byte, size, line int, err error) {
 // end of the value unknown.
 func (in *input) readValue(limit int) (raw []byte, size int, err error) {
 	s := valueScanner{first: true}
+	// blankLines counts the line feeds after the value's last byte that is not white
+	// space: an input that ends inside the value ends on that byte's line, since a
+	// final newline starts no line of its own.
+	blankLines := 0
 	for {
 		b, err := in.buffered()
 		if errors.Is(err, io.EOF) {
 			if s.scalar {
 				return raw, size, nil
 			}
-			return raw, size, &syntaxError{in.line, "unexpected end of input"}
+			return raw, size, &syntaxError{in.line - blankLines, "unexpected end of input"}
 		}
 		if err != nil {
 			return nil, 0, err
@@ -463,6 +468,7 @@ func (in *input) readValue(limit int) (raw []byte, size int, err error) {
 		} else {
 			raw = nil // too big: only counted from now on
 		}
+		blankLines = trailingLineFeeds(b[:i], blankLines)
 		if err := in.advance(b[:i]); err != nil {
 			return nil, 0, err
 		}
@@ -470,6 +476,21 @@ func (in *input) readValue(limit int) (raw []byte, size int, err error) {
 			return raw, size, nil
 		}
 	}
+}
+
+// trailingLineFeeds is the number of line feeds in the white space that ends b, plus
+// before when b is all white space.
+func trailingLineFeeds(b []byte, before int) int {
+	n := 0
+	for _, c := range slices.Backward(b) {
+		switch {
+		case c == '\n':
+			n++
+		case !isSpace(c):
+			return n
+		}
+	}
+	return before + n
 }
 
 // valueScanner follows one JSON value through the buffers it spans.

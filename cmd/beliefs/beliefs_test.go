@@ -131,7 +131,11 @@ func TestListJSONMatchesDesign(t *testing.T) {
 	require.Equal(t, miamiID, current[0].ID)
 	require.NoError(t, json.Unmarshal([]byte(c.mustRun("list", "--scope", "user:42", "--as-of", "2026-02-01", "--json")), &current))
 	require.Equal(t, nycID, current[0].ID)
-	require.Equal(t, "[]\n", c.mustRun("list", "--scope", "user:nobody", "--json"), "an empty list is an empty array")
+	require.Equal(t, "[]\n", c.mustRun("list", "--scope", "user:42", "--as-of", "2020-01-01", "--json"), "an empty list is an empty array")
+	stdout, stderr, code := c.run("list", "--scope", "user:nobody", "--json")
+	require.Equal(t, config.ExitNotFound, code, "a scope never written is not found")
+	require.Equal(t, "beliefs: no scope user:nobody\n", stderr)
+	require.Empty(t, stdout)
 }
 
 func TestExitCodes(t *testing.T) {
@@ -197,8 +201,10 @@ func TestForgetCommand(t *testing.T) {
 	require.Regexp(t, `(?m)^belief\s+2$`, out)
 	require.Regexp(t, `(?m)^episode\s+1$`, out)
 	require.Regexp(t, `(?m)^revision_event\s+1$`, out)
-	require.Equal(t, "[]\n", c.mustRun("list", "--scope", "user:42", "--all", "--json"))
-	_, stderr, code := c.run("forget", "--scope", "user:42", "--all")
+	_, stderr, code := c.run("list", "--scope", "user:42", "--all", "--json")
+	require.Equal(t, config.ExitNotFound, code, "the purged scope is unknown now: %s", stderr)
+	require.Equal(t, "beliefs: no scope user:42\n", stderr)
+	_, stderr, code = c.run("forget", "--scope", "user:42", "--all")
 	require.Equal(t, config.ExitNotFound, code, "the purged scope is unknown now: %s", stderr)
 
 	out = c.mustRun("forget", "--scope", "user:7", "--match", "miami", "--purge")

@@ -68,6 +68,9 @@ func listCommand() command {
 				if err != nil {
 					return err
 				}
+				if err := e.knownScope(ctx, *scope, *inherit, len(bs)); err != nil {
+					return err
+				}
 				if err := printBeliefs(e.stdout, bs, *asJSON); err != nil {
 					return err
 				}
@@ -112,6 +115,9 @@ func eventsCommand() command {
 				}
 				evs, err := store.Events(ctx, *scope, *limit)
 				if err != nil {
+					return err
+				}
+				if err := e.knownScope(ctx, *scope, false, len(evs)); err != nil {
 					return err
 				}
 				if *asJSON {

@@ -36,6 +36,9 @@ func episodesCommand() command {
 				if err != nil {
 					return err
 				}
+				if err := e.knownScope(ctx, *scope, false, len(es)); err != nil {
+					return err
+				}
 				if *asJSON {
 					out := make([]api.Episode, len(es))
 					for i, ep := range es {

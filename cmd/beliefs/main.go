@@ -22,7 +22,8 @@
 //	beliefs mcp [--key KEY]
 //
 // Exit codes: 0 done, 1 failed (a refused revision or revert, an item already
-// resolved), 2 bad usage or input, 3 no such belief, review item or event.
+// resolved), 2 bad usage or input, 3 no such belief, review item or event, or a scope
+// that never held a transcript or a belief.
 package main
 
 import (

@@ -68,6 +68,9 @@ func contextCommand() command {
 				if err != nil {
 					return err
 				}
+				if err := e.knownScope(ctx, q.Scope, q.Inherit, len(got.Beliefs)); err != nil {
+					return err
+				}
 				if *asJSON {
 					return printJSON(e.stdout, got)
 				}
@@ -94,6 +97,9 @@ func askCommand() command {
 				}
 				got, err := read(ctx, e, func(r *recall.Reader) (*recall.Answer, error) { return r.Ask(ctx, q) })
 				if err != nil {
+					return err
+				}
+				if err := e.knownScope(ctx, q.Scope, q.Inherit, len(got.Beliefs)); err != nil {
 					return err
 				}
 				if *asJSON {

@@ -30,6 +30,9 @@ func conflictsCommand() command {
 				if err != nil {
 					return err
 				}
+				if err := e.knownScope(ctx, *scope, false, len(cs)); err != nil {
+					return err
+				}
 				if *asJSON {
 					if cs == nil {
 						cs = []memory.Conflict{}

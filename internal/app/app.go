@@ -28,20 +28,20 @@ func Logger(cfg *config.Config, w io.Writer) *slog.Logger {
 // OpenDB connects to DATABASE_URL and applies pending migrations (River's and credo's;
 // on Citus, it distributes the tables too).
 func OpenDB(ctx context.Context, cfg *config.Config, maxConns int32, logger *slog.Logger) (*pgxpool.Pool, error) {
-	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	pc, err := config.ParseDatabaseURL(cfg.DatabaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		return nil, err
 	}
 	if maxConns > 0 {
 		pc.MaxConns = maxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
-		return nil, fmt.Errorf("connect to database: %w", err)
+		return nil, connectError(pc, err)
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("connect to database: %w", err)
+		return nil, connectError(pc, err)
 	}
 	if err := migrations.MigrateWithConfig(ctx, pool, &migrations.Config{Logger: logger, ShardCount: cfg.CitusShardCount}); err != nil {
 		pool.Close()

@@ -181,8 +181,12 @@ func Load(fs *flag.FlagSet, groups Group, getenv func(string) string) (*Config, 
 // Check validates what depends on several settings, after flags are parsed.
 func (c *Config) Check(groups Group) error {
 	var errs []error
-	if groups&GroupDB != 0 && c.DatabaseURL == "" {
-		errs = append(errs, errors.New("DATABASE_URL is required (or --database-url)"))
+	if groups&GroupDB != 0 {
+		if c.DatabaseURL == "" {
+			errs = append(errs, errors.New("DATABASE_URL is required (or --database-url)"))
+		} else if _, err := ParseDatabaseURL(c.DatabaseURL); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if groups&GroupLLM != 0 && c.EmbedProvider == "" {
 		c.EmbedProvider = c.LLMProvider

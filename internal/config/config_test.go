@@ -65,6 +65,10 @@ func TestLoadNamesTheBadVariable(t *testing.T) {
 	require.ErrorContains(t, err, "RESCUE_AFTER")
 	_, err = load(t, map[string]string{})
 	require.ErrorContains(t, err, "DATABASE_URL is required")
+	_, err = load(t, map[string]string{"DATABASE_URL": "localhost:5432/credo"})
+	require.ErrorContains(t, err, "DATABASE_URL: ")
+	require.ErrorContains(t, err, "expected a URL like postgres://user@host:5432/db", "an unparseable URL shows the form it takes")
+	require.True(t, IsUsage(err), "and is bad configuration")
 }
 
 // TestComposePassesEverySetting: the compose file hands every worker setting through,

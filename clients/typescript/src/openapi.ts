@@ -296,6 +296,10 @@ export interface components {
             beliefs: components["schemas"]["Belief"][];
             /** @description Ids of the beliefs the answer rests on, among beliefs. */
             citations: number[];
+            /** @description With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away. */
+            did_you_mean?: string;
+            /** @description false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty. */
+            scope_known: boolean;
         };
         AskRequest: {
             /** @description Add the organisation's defaults from the ancestor scopes. */
@@ -490,6 +494,8 @@ export interface components {
             /** @description History was chosen because the query reads as a question about the past. */
             auto_history: boolean;
             beliefs: components["schemas"]["Belief"][];
+            /** @description With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away. */
+            did_you_mean?: string;
             /**
              * @description The view answered: current beliefs; history (with superseded and retracted ones); what was true at as_of; what memory held at known_at.
              * @enum {string}
@@ -497,6 +503,8 @@ export interface components {
             mode: "current" | "history" | "as_of" | "known_at";
             /** @description Beliefs are ordered by similarity to the query. */
             ranked: boolean;
+            /** @description false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty. */
+            scope_known: boolean;
         };
         Conflict: {
             /** @description What applying the item does: the refused action, or retract for basis_changed. */
@@ -554,14 +562,22 @@ export interface components {
         Conflicts: {
             /** @description Review items, oldest first: open ones, or all with all=true. */
             conflicts: components["schemas"]["Conflict"][];
+            /** @description With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away. */
+            did_you_mean?: string;
+            /** @description false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty. */
+            scope_known: boolean;
         };
         ContextAnswer: {
             /** @description The beliefs shown, in the block's order. */
             beliefs: components["schemas"]["Belief"][];
             /** @description A text block for an agent's prompt: what holds, one belief a line with the date it holds from; for a question about the past, what no longer holds, with its valid interval. */
             context: string;
+            /** @description With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away. */
+            did_you_mean?: string;
             /** @enum {string} */
             mode: "current" | "history" | "as_of";
+            /** @description false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty. */
+            scope_known: boolean;
         };
         CorrectRequest: {
             /**
@@ -679,8 +695,12 @@ export interface components {
             scope: string;
         };
         Events: {
+            /** @description With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away. */
+            did_you_mean?: string;
             /** @description Newest first. */
             events: components["schemas"]["Event"][];
+            /** @description false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty. */
+            scope_known: boolean;
         };
         ForgetRequest: {
             /** @description Forget every belief of the scope; with purge, erase the whole scope. */
