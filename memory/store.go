@@ -32,11 +32,14 @@ type Config struct {
 	// gives the scope an approximate index of its own. Zero: every scope is scanned
 	// exactly, whatever its size.
 	ExactSearchLimit int
+	// Containment configures the guards on a model's destructive directives.
+	Containment Containment
 }
 
 // withDefaults returns c with the defaults of what it leaves zero.
 func (c Config) withDefaults() Config {
 	c.ConfidenceFloor = cmp.Or(c.ConfidenceFloor, DefaultConfidenceFloor)
+	c.Containment = c.Containment.withDefaults()
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -68,6 +71,8 @@ type Store struct {
 	models *modelCache
 	// exactLimit is Config.ExactSearchLimit.
 	exactLimit int
+	// containment configures the guards on a model's destructive directives.
+	containment Containment
 }
 
 // modelCache holds the embedding models registered so far: model → dimension.
@@ -84,7 +89,7 @@ func NewStore(pool *pgxpool.Pool, cfg *Config) *Store {
 	}
 	c = c.withDefaults()
 	return &Store{pool: pool, db: pool, floor: c.ConfidenceFloor, now: c.Now,
-		models: &modelCache{dims: map[string]int{}}, exactLimit: c.ExactSearchLimit}
+		models: &modelCache{dims: map[string]int{}}, exactLimit: c.ExactSearchLimit, containment: c.Containment}
 }
 
 // On is the store with its reads run on conn, so that a caller making several reads in a
