@@ -58,9 +58,9 @@ type Purged struct {
 // the kept beliefs' quotes and kept events' excerpts from such an episode lose the same
 // spans: a model's quotes may overlap.
 //
-// One purge_tombstone row records that a purge happened, with the counts (deleted rows
-// per table, and episode_redacted when episodes were redacted), never the scope or
-// what was purged. Deleted rows, and the old versions of redacted ones, leave the
+// One purge_tombstone row records that a purge happened, on which day, with the counts
+// (deleted rows per table, and episode_redacted when episodes were redacted), never the
+// scope or what was purged. Deleted rows, and the old versions of redacted ones, leave the
 // disk when Postgres vacuums.
 func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
 	if err := sel.normalize(); err != nil {
@@ -326,18 +326,22 @@ func (p *purge) tombstone(ctx context.Context) error {
 	return err
 }
 
-// writeTombstone records that rows were purged: what, how many per table and when, with
-// no trace of the scope. A scope's name is guessable (user:1234), so a hash of it, even
-// salted with a secret in the same database, would give it back to whoever reads the
-// database; the caller gets the tombstone's id, to keep the link to the scope elsewhere.
+// writeTombstone records that rows were purged: what, how many per table and on which
+// day (UTC), with no trace of the scope. A scope's name is guessable (user:1234), so a
+// hash of it, even salted with a secret in the same database, would give it back to
+// whoever reads the database; the caller gets the tombstone's id, to keep the link to the
+// scope elsewhere. The day, not the time: the purge's time is also on rows it leaves in
+// the scope (a redacted episode's redacted_at, a relinked belief's updated_at), and would
+// match the tombstone to them.
 func writeTombstone(ctx context.Context, tx pgx.Tx, what string, counts map[string]int64, now time.Time) (int64, error) {
 	raw, err := json.Marshal(counts)
 	if err != nil {
 		return 0, fmt.Errorf("encode counts: %w", err)
 	}
+	y, m, d := now.UTC().Date()
 	var id int64
 	err = tx.QueryRow(ctx, `INSERT INTO purge_tombstone (what, counts, created_at)
-		VALUES ($1, $2, $3) RETURNING id`, what, raw, now).Scan(&id)
+		VALUES ($1, $2, $3) RETURNING id`, what, raw, time.Date(y, m, d, 0, 0, 0, 0, time.UTC)).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("write tombstone: %w", err)
 	}

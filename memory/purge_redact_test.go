@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -388,4 +389,32 @@ func TestScrubQuoteMisalignedCopy(t *testing.T) {
 	require.Equal(t, "[redacted]", scrubQuote("s dog PIN iſ", newScrubSource(patterns, []string{"ſ dog PIN is 5521"})))
 	require.Equal(t, "[redacted] dog", scrubQuote("PIN is 5521 dog", newScrubSource(patterns, []string{"pin IS 5521 DOG"})))
 	require.Equal(t, "a dog [redacted]", scrubQuote("a dog PIN", newScrubSource(patterns, []string{"A DOG pin is 5521"})))
+}
+
+// A tombstone says on which day a purge happened, not when to the microsecond: the
+// purge's time is also on the rows it left in the scope (a redacted episode's
+// redacted_at, a relinked belief's updated_at), which would tie the tombstone back to
+// the scope it keeps no trace of.
+func TestPurgeTombstoneIsNotTiedToTheScopeByTime(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, bundle := setup(t)
+	const scope = "user:ana"
+	ep := insertTranscript(t, bundle, scope, "conv-1", userSays("I moved to Zagreb. I adore cardamom buns."))
+	res := mustApply(t, store, from(ep, extraction(scope, "2026-01-02", nil,
+		quoted(fact("User lives in Zagreb", "location", ""), "moved to Zagreb"),
+		quoted(fact("User likes cardamom buns", "food", ""), "I adore cardamom buns"))))
+
+	at := time.Date(2026, 6, 2, 14, 3, 22, 123456000, time.UTC)
+	bundle.clock.Set(at)
+	purged, err := store.Purge(ctx, Selection{Scope: scope, IDs: []int64{res.Facts[0].BeliefID}})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, purged.Counts["episode_redacted"])
+	got, err := store.Episode(ctx, ep)
+	require.NoError(t, err)
+	require.Equal(t, at, *got.RedactedAt)
+
+	var created time.Time
+	require.NoError(t, bundle.schema.Pool.QueryRow(ctx, "SELECT created_at FROM purge_tombstone WHERE id = $1", purged.TombstoneID).Scan(&created))
+	require.Equal(t, day("2026-06-02"), created.UTC(), "the day of the purge, in UTC")
 }
