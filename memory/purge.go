@@ -39,7 +39,8 @@ type Purged struct {
 //   - the beliefs, with their embeddings; beliefs they superseded are relinked to the
 //     next surviving belief of the chain, so no id dangles;
 //   - the revision events and conflicts that name them, and those of the scope whose
-//     text contains the purged text (the Match, or the statements of the IDs);
+//     text contains the purged text (the Match, or the statements of the IDs); with an
+//     event, the revert that reverted it, or the event a revert reverted;
 //   - the episodes they were extracted from, those that restated them in other words
 //     (their reinforcement events name the episode), and those of the scope whose
 //     transcript contains the purged text: a transcript holds the same words;
@@ -183,14 +184,22 @@ func (p *purge) findEpisodes(ctx context.Context) error {
 	return nil
 }
 
+// events deletes the events that name a purged belief or copy the purged text, each
+// with its pair: a revert and the event it reverted are one record (the revert's note
+// says why the revision was wrong), so erasing either erases both, and no reverted_by or
+// reverts names an event that is gone.
 func (p *purge) events(ctx context.Context) error {
 	// The scope's events only: those of its beliefs are of it too (the keys say so).
-	return p.exec(ctx, "revision_event", `DELETE FROM revision_event e WHERE e.scope = $1 AND (
-		e.old_belief_id = ANY($2) OR e.new_belief_id = ANY($2) OR $4
-			OR `+mentionsText("e.old_statement", "$3")+`
-			OR `+mentionsText("e.new_statement", "$3")+`
-			OR `+mentionsText("e.excerpt", "$3")+`
-			OR `+mentionsText("e.rationale", "$3")+`)`,
+	return p.exec(ctx, "revision_event", `WITH hit AS (
+			SELECT e.id, e.reverts, e.reverted_by FROM revision_event e WHERE e.scope = $1 AND (
+				e.old_belief_id = ANY($2) OR e.new_belief_id = ANY($2) OR $4
+				OR `+mentionsText("e.old_statement", "$3")+`
+				OR `+mentionsText("e.new_statement", "$3")+`
+				OR `+mentionsText("e.excerpt", "$3")+`
+				OR `+mentionsText("e.rationale", "$3")+`)
+		)
+		DELETE FROM revision_event d WHERE d.scope = $1 AND (d.id IN (SELECT id FROM hit)
+			OR d.id IN (SELECT reverts FROM hit) OR d.id IN (SELECT reverted_by FROM hit))`,
 		p.sel.Scope, p.beliefs, p.needles, p.sel.All)
 }
 

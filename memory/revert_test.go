@@ -407,3 +407,61 @@ func TestRevertSerializesWithApply(t *testing.T) {
 	require.ErrorIs(t, <-done, ErrRevertRefused, "the reinforcement committed meanwhile built on it")
 	require.Equal(t, []string{miami}, b.current(t))
 }
+
+// A revert and the event it reverts are one record: a purge that erases either erases
+// both, so that no reverted_by or reverts names an event that is gone, the audit counts
+// neither, and the beliefs stay as the revert left them.
+func TestPurgeErasesARevertWithTheEventItReverted(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct{ rationale, note, match string }{
+		"the revert's note":        {rationale: "moved", note: "they only visited Miami, see ticket 7731", match: "ticket 7731"},
+		"the reverted's rationale": {rationale: "moved, says ticket 5521", note: "they only visited Miami", match: "ticket 5521"},
+		"neither: nothing erased":  {rationale: "moved", note: "they only visited Miami", match: "Zanzibar"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			b := setupRevert(t)
+			nycID := b.apply(t, extraction(b.scope, "2026-01-10", nil, fact(nyc, "location", ""))).BeliefID
+			miamiFact := resolves(fact(miami, "location", ""), 0, ActionSupersede, ReasonTemporal)
+			miamiFact.Resolves.Rationale = c.rationale
+			sup := b.apply(t, extraction(b.scope, "2026-03-01", []int64{nycID}, miamiFact))
+			got := b.revert(t, sup.EventID, c.note)
+			beliefs := mustAll(t, b.store, b.scope)
+
+			b.clock.Advance(24 * time.Hour)
+			_, err := b.store.Purge(ctx, Selection{Scope: b.scope, Match: c.match})
+			require.NoError(t, err)
+			require.Equal(t, beliefs, mustAll(t, b.store, b.scope), "the beliefs stay as the revert left them")
+			require.Equal(t, []string{nyc}, b.current(t))
+
+			evs, err := b.store.Events(ctx, b.scope, 0)
+			require.NoError(t, err)
+			audit, err := b.store.Audit(ctx, AuditQuery{Scope: b.scope})
+			require.NoError(t, err)
+			reverted := 0
+			for _, o := range audit.Origins {
+				reverted += o.Reverted
+			}
+			if c.match == "Zanzibar" {
+				require.Equal(t, []int64{got.Revert.ID, sup.EventID}, eventIDs(evs))
+				require.Equal(t, 1, audit.Reverts)
+				require.Equal(t, 1, reverted)
+				return
+			}
+			require.Empty(t, evs, "the revert and the event it reverted go together")
+			require.Zero(t, audit.Reverts)
+			require.Zero(t, reverted)
+			_, err = b.store.Revert(ctx, RevertParams{EventID: sup.EventID})
+			require.ErrorIs(t, err, ErrNotFound, "the reverted event is gone, not 'reverted already' by an event that is")
+		})
+	}
+}
+
+func eventIDs(evs []Event) []int64 {
+	out := make([]int64, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return out
+}
