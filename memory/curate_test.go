@@ -202,7 +202,7 @@ func TestCurate(t *testing.T) {
 		EpisodeIDs: []int64{b.nycEp, b.guessEp, b.jobEp, b.quitEp},
 		Counts: map[string]int64{"belief": 4, "revision_event": 4, "belief_conflict": 1, "episode": 4, "river_job": 2,
 			"consolidation_judgment": 1},
-		Relinked:   1}
+		Relinked: 1}
 	bob := CuratedScope{Scope: "user:bob", BeliefIDs: []int64{b.cat}, EpisodeIDs: []int64{},
 		Counts: map[string]int64{"belief": 1, "revision_event": 1, "belief_conflict": 0, "episode": 0, "river_job": 0,
 			"consolidation_judgment": 0}}
