@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -328,6 +329,49 @@ func TestRevertRefusesWhatLaterRevisionsBuiltOn(t *testing.T) {
 		_, err := b.store.Forget(ctx, Selection{Scope: b.scope, IDs: []int64{nycID}})
 		require.NoError(t, err)
 		b.refused(t, sup.EventID, "is forgotten")
+	})
+
+	t.Run("SlotTakenSinceARetraction", func(t *testing.T) {
+		t.Parallel()
+		// Boston is retracted; later an independent statement fills its place. Boston
+		// current again would stand beside Denver: refused, until Denver goes.
+		b := setupRevert(t)
+		boston := b.apply(t, extraction(b.scope, "2026-01-10", nil, fact("User lives in Boston", "location", ""))).BeliefID
+		ret := b.apply(t, extraction(b.scope, "2026-02-01", []int64{boston},
+			resolves(Fact{Confidence: 0.9, Origin: OriginUserStated}, 0, ActionRetract, ReasonCorrection)))
+		denver := b.apply(t, extraction(b.scope, "2026-03-01", nil, fact("User lives in Denver", "location", ""))).BeliefID
+		b.refused(t, ret.EventID, fmt.Sprintf("belief %d (User lives in Denver), recorded since, is current for location of user", denver))
+		require.Equal(t, []string{"User lives in Denver"}, b.current(t))
+
+		b.clock.Advance(24 * time.Hour)
+		_, err := b.store.Forget(ctx, Selection{Scope: b.scope, IDs: []int64{denver}})
+		require.NoError(t, err)
+		b.revert(t, ret.EventID, "")
+		require.Equal(t, []string{"User lives in Boston"}, b.current(t))
+	})
+
+	t.Run("SlotTakenInTheSameBatch", func(t *testing.T) {
+		t.Parallel()
+		b := setupRevert(t)
+		boston := b.apply(t, extraction(b.scope, "2026-01-10", nil, fact("User lives in Boston", "location", ""))).BeliefID
+		b.clock.Advance(24 * time.Hour)
+		res := mustApply(t, b.store, extraction(b.scope, "2026-02-01", []int64{boston},
+			resolves(Fact{Confidence: 0.9, Origin: OriginUserStated}, 0, ActionRetract, ReasonCorrection),
+			fact("User lives in Denver", "location", "")))
+		b.refused(t, res.Facts[0].EventID, "recorded since, is current for location of user")
+	})
+
+	t.Run("SlotSharedBeforeTheRetraction", func(t *testing.T) {
+		t.Parallel()
+		// Two values held side by side before the retraction: its revert brings back
+		// that state, and is not refused.
+		b := setupRevert(t)
+		tea := b.apply(t, extraction(b.scope, "2026-01-10", nil, fact("User likes tea", "drink", ""))).BeliefID
+		b.apply(t, extraction(b.scope, "2026-01-11", nil, fact("User likes coffee", "drink", "")))
+		ret := b.apply(t, extraction(b.scope, "2026-02-01", []int64{tea},
+			resolves(Fact{Confidence: 0.9, Origin: OriginUserStated}, 0, ActionRetract, ReasonCorrection)))
+		b.revert(t, ret.EventID, "")
+		require.ElementsMatch(t, []string{"User likes tea", "User likes coffee"}, b.current(t))
 	})
 
 	t.Run("MovedStart", func(t *testing.T) {
