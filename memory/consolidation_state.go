@@ -65,13 +65,14 @@ type JudgmentClaim struct {
 type Claim int
 
 const (
-	// Claimed: the judgment is recorded by this call; the pass applies its verdict.
+	// Claimed is a judgment recorded by this call: the pass applies its verdict.
 	Claimed Claim = iota
-	// ClaimedBefore: another pass judged the same cluster first (a CLI run beside a
-	// job) and applies its verdict alone.
+	// ClaimedBefore is a cluster another pass judged first (a CLI run beside a job),
+	// which applies its verdict alone.
 	ClaimedBefore
-	// MembersGone: a member was purged since the pass read it. Nothing is recorded: the
-	// model's answer came from the purged text, and nothing written after a purge may.
+	// MembersGone is a cluster whose member was purged since the pass read it. Nothing
+	// is recorded: the model's answer came from the purged text, and nothing written
+	// after a purge may.
 	MembersGone
 )
 
