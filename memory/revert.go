@@ -310,22 +310,24 @@ func (r *reverter) slotFree(ctx context.Context, ev *Event, old, nw *target, wro
 	if old.Kind == KindEvent {
 		return nil
 	}
-	retracted := []int64{old.ID}
+	// The restored belief itself, and the one the revert retracts.
+	leaving := []int64{old.ID}
 	if wrote {
-		retracted = append(retracted, nw.ID)
+		leaving = append(leaving, nw.ID)
 	}
 	var (
-		id                            int64
-		statement, attribute, subject string
+		id                 int64
+		attribute, subject string
 	)
-	err := r.tx.QueryRow(ctx, `SELECT x.id, x.statement, x.attribute, x.subject FROM belief x JOIN belief o ON o.scope = x.scope
+	err := r.tx.QueryRow(ctx, `SELECT x.id, x.attribute, x.subject FROM belief x JOIN belief o ON o.scope = x.scope
 		WHERE x.scope = $1 AND o.scope = $1 AND o.id = $2 AND x.status = 'active' AND x.kind <> 'event'
 			AND x.subject = o.subject AND x.attribute = o.attribute AND x.recorded_at >= $3 AND NOT x.id = ANY($4)
-		ORDER BY x.id LIMIT 1`, r.b.Scope, old.ID, ev.CreatedAt, retracted).Scan(&id, &statement, &attribute, &subject)
+		ORDER BY x.id LIMIT 1`, r.b.Scope, old.ID, ev.CreatedAt, leaving).Scan(&id, &attribute, &subject)
 	switch {
 	case err == nil:
-		return r.refuse("belief %d (%s), recorded since, is current for %s of %s: belief %d would stand beside it; retract or forget belief %d first, or correct it",
-			id, statement, attribute, subject, old.ID, id)
+		// Ids and the slot's labels, no statement, as the other refusals.
+		return r.refuse("belief %d, recorded since, is current for %s of %s: belief %d would stand beside it; retract or forget belief %d first",
+			id, attribute, subject, old.ID, id)
 	case !errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("look for beliefs recorded since event %d in the slot of belief %d: %w", ev.ID, old.ID, err)
 	}

@@ -340,7 +340,7 @@ func TestRevertRefusesWhatLaterRevisionsBuiltOn(t *testing.T) {
 		ret := b.apply(t, extraction(b.scope, "2026-02-01", []int64{boston},
 			resolves(Fact{Confidence: 0.9, Origin: OriginUserStated}, 0, ActionRetract, ReasonCorrection)))
 		denver := b.apply(t, extraction(b.scope, "2026-03-01", nil, fact("User lives in Denver", "location", ""))).BeliefID
-		b.refused(t, ret.EventID, fmt.Sprintf("belief %d (User lives in Denver), recorded since, is current for location of user", denver))
+		b.refused(t, ret.EventID, fmt.Sprintf("belief %d, recorded since, is current for location of user", denver))
 		require.Equal(t, []string{"User lives in Denver"}, b.current(t))
 
 		b.clock.Advance(24 * time.Hour)
