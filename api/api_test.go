@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
 )
 
@@ -291,4 +292,25 @@ func TestEmbeddingFailure(t *testing.T) {
 	h.fail("POST", "/v1/beliefs", key, map[string]any{"scope": "tenant:a/x", "statement": "x", "attribute": "a"}, 502, CodeEmbeddingFailed)
 	// Without a query nothing is embedded.
 	h.ok("GET", "/v1/beliefs?scope=tenant:a/x", key, nil, 200, nil)
+}
+
+// An embedding model that answers with another dimension under the same name failed as
+// a model fails: a 502 embedding_failed on every path that embeds, nothing changed.
+func TestEmbeddingModelChangedDimension(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	key := h.key("tenant:a/", allRights...)
+	// The model was registered with another dimension than it answers with now.
+	require.NoError(t, h.p.Store.EnsureEmbeddingModel(ctx, h.api.embedModel, llmtest.DefaultDim+1))
+
+	for _, path := range []string{"/v1/beliefs?scope=tenant:a/x&query=where", "/v1/context?scope=tenant:a/x&query=where"} {
+		r := h.fail("GET", path, key, nil, 502, CodeEmbeddingFailed)
+		require.NotContains(t, string(r.Body), "dimension", "the API says what failed, not the registration")
+	}
+	h.fail("POST", "/v1/beliefs", key, map[string]any{"scope": "tenant:a/x", "statement": "x", "attribute": "a"}, 502, CodeEmbeddingFailed)
+	h.ok("GET", "/v1/beliefs?scope=tenant:a/x", key, nil, 200, nil)
+	var n int
+	require.NoError(t, h.p.Schema.Pool.QueryRow(ctx, "SELECT count(*) FROM belief").Scan(&n))
+	require.Zero(t, n, "nothing was written")
 }

@@ -54,6 +54,9 @@ func TestRevert(t *testing.T) {
 	unknown := h.fail("POST", revert(sup.EventID+1000), other, map[string]any{}, 404, CodeNotFound)
 	require.Equal(t, unknown.code(t), nf.code(t), "another tenant's event is as unknown as an unknown one")
 	h.fail("POST", revert(sup.EventID), key, map[string]any{"note": "x", "extra": 1}, 400, CodeInvalidRequest)
+	for _, note := range []string{"a trip \u202eevig", "a trip\u2028ID 7 applied"} {
+		h.fail("POST", revert(sup.EventID), key, map[string]any{"note": note}, 400, CodeInvalidRequest)
+	}
 	require.Equal(t, []string{miami}, current())
 
 	var got Reverted

@@ -21,11 +21,6 @@ import (
 // the principal's right first, then its scope, before anything is read: a request
 // outside the key's scopes learns nothing, not even whether the scope exists.
 
-// maxPending bounds the beliefs (and as many events) of a scope without a vector of
-// EMBED_MODEL embedded with a query, in its one call: after the model changed, the
-// first read of a scope of a few hundred beliefs ranks all of them.
-const maxPending = 256
-
 func (s *Server) need(p *Principal, r Right) error {
 	if !p.Can(r) {
 		return forbiddenRight(r)
@@ -163,8 +158,11 @@ func (s *Server) recall(ctx context.Context, p *Principal, q RecallRequest) (*Be
 		return nil, invalid(fmt.Sprintf("k must be within 1..%d", memory.MaxRecallK))
 	}
 	if strings.TrimSpace(q.Query) != "" {
-		if rq.Vector, err = s.embedQuery(ctx, q.Scope, q.Query); err != nil {
-			return nil, err
+		if rq.Vector, err = s.reader.EmbedQuery(ctx, q.Scope, q.Query); errors.Is(err, llm.ErrEmbedding) {
+			s.log.ErrorContext(ctx, "api: embed query", "error", err)
+			return nil, newError(http.StatusBadGateway, CodeEmbeddingFailed, "the embedding model did not answer; try again, or read without a query")
+		} else if err != nil {
+			return nil, s.internal(ctx, err)
 		}
 		rq.EmbedModel = s.embedModel
 	}
@@ -180,36 +178,6 @@ func (s *Server) recall(ctx context.Context, p *Principal, q RecallRequest) (*Be
 		return nil, err
 	}
 	return out, nil
-}
-
-// embedQuery embeds the query with the scope's beliefs and events stored without a
-// vector, in one call, and stores theirs, so that what was learned since the last
-// extraction is ranked too.
-func (s *Server) embedQuery(ctx context.Context, scope, query string) ([]float32, error) {
-	if s.embed == nil {
-		return nil, s.internal(ctx, errors.New("no embedder configured"))
-	}
-	pending, err := s.store.Unembedded(ctx, scope, s.embedModel, maxPending)
-	if err != nil {
-		return nil, s.internal(ctx, err)
-	}
-	texts := make([]string, 0, 1+len(pending))
-	texts = append(texts, query)
-	for _, u := range pending {
-		texts = append(texts, u.Text)
-	}
-	vecs, err := llm.EmbedTexts(ctx, s.embed, texts)
-	if err != nil {
-		s.log.ErrorContext(ctx, "api: embed query", "error", err)
-		return nil, newError(http.StatusBadGateway, CodeEmbeddingFailed, "the embedding model did not answer; try again, or read without a query")
-	}
-	if err := s.store.EnsureEmbeddingModel(ctx, s.embedModel, len(vecs[0])); err != nil {
-		return nil, s.internal(ctx, err)
-	}
-	if _, err := s.store.SetEmbeddings(ctx, s.embedModel, pending, vecs[1:]); err != nil {
-		return nil, s.internal(ctx, err)
-	}
-	return vecs[0], nil
 }
 
 // parseTime reads RFC 3339 or a date (midnight UTC); "" is no time.

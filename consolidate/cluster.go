@@ -85,15 +85,20 @@ func (u *unionFind) union(a, b int64, maxSize int) {
 	u.size[ra] += u.size[rb]
 }
 
-// signature identifies a cluster by what the LLM was shown of it: its members' ids and
-// statements. A cluster judged once is not sent again while its members are the same;
-// any change of membership makes a new signature and a new judgment.
+// signature identifies a cluster by what the LLM was shown of it that can change: its
+// members' ids and their valid_from (a restatement may move a belief's start). A
+// belief's statement, attribute, kind and origin never change under its id (a
+// correction is a new belief), so the ids stand for them. A cluster judged once is not
+// sent again while its members are the same; any change of membership makes a new
+// signature and a new judgment.
+//
+// No text goes into it: a digest of statements would give a purged or curated
+// statement back to whoever guesses it (docs/design.md, "Consolidation").
 func signature(members []memory.Belief) string {
 	sorted := slices.SortedFunc(slices.Values(members), func(a, b memory.Belief) int { return cmp.Compare(a.ID, b.ID) })
 	h := sha256.New()
 	for _, m := range sorted {
-		// Length-prefixed, so that no statement can run into the next member.
-		h.Write([]byte(strconv.FormatInt(m.ID, 10) + ":" + strconv.Itoa(len(m.Statement)) + ":" + m.Statement + "\n"))
+		h.Write([]byte(strconv.FormatInt(m.ID, 10) + "@" + strconv.FormatInt(m.ValidFrom.UnixMicro(), 10) + "\n"))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

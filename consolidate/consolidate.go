@@ -243,8 +243,14 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 			break
 		}
 		calls++
-		if err := w.judge(ctx, scope, c, rep); err != nil {
+		gone, err := w.judge(ctx, scope, c, rep)
+		if err != nil {
 			return judgedNow > 0, err
+		}
+		if gone {
+			// What is left of the cluster is clustered again by a follow-up pass, from
+			// the same watermark.
+			more, p.next = true, time.Time{}
 		}
 		judgedNow++
 	}
@@ -406,7 +412,8 @@ func (w *Worker) markJudged(ctx context.Context, scope string, clusters []*clust
 
 // judge asks the LLM about one cluster and applies its verdict with the cluster's
 // judgment, in one transaction. No database connection is held during the LLM call.
-func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Report) error {
+// It reports gone when a member was purged meanwhile: then nothing was written.
+func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Report) (gone bool, err error) {
 	cands := make([]prompts.ConsolidationCandidate, len(c.members))
 	ids := make([]int64, len(c.members))
 	for i, m := range c.members {
@@ -416,7 +423,7 @@ func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Repor
 	}
 	system, user, err := w.prompts.Consolidation(prompts.Consolidation{Scope: scope, Candidates: cands})
 	if err != nil {
-		return err
+		return false, err
 	}
 	chatStart := time.Now()
 	res, err := w.chat(ctx, system, user, len(cands), rep)
@@ -429,18 +436,22 @@ func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Repor
 		rep.Malformed++
 		res = nil
 	} else if err != nil {
-		return err
+		return false, err
 	}
 
-	var out *memory.Result
+	var (
+		out   *memory.Result
+		claim memory.Claim
+	)
 	err = w.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		// The judgment is claimed first: when two passes judged the same cluster at
-		// once (a CLI run beside a job), the second applies nothing.
-		claimed, err := memory.ClaimJudgmentTx(ctx, tx, scope, c.signature)
-		if err != nil {
+		// The judgment is claimed first, under the scope's lock: when two passes judged
+		// the same cluster at once (a CLI run beside a job), the second applies nothing;
+		// when a member was purged during the call, nothing is written.
+		var err error
+		if claim, err = memory.ClaimJudgmentTx(ctx, tx, memory.JudgmentClaim{Scope: scope, Signature: c.signature, Members: ids}); err != nil {
 			return err
 		}
-		if !claimed || len(res) == 0 {
+		if claim != memory.Claimed || len(res) == 0 {
 			return nil
 		}
 		out, err = w.cfg.Store.ApplyTx(ctx, tx, &memory.Batch{
@@ -449,10 +460,14 @@ func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Repor
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("apply consolidation of %v: %w", ids, err)
+		return false, fmt.Errorf("apply consolidation of %v: %w", ids, err)
+	}
+	if claim == memory.MembersGone {
+		w.log.InfoContext(ctx, "consolidation cluster purged during the model's call; nothing written", "scope", scope, "beliefs", ids)
+		return true, nil
 	}
 	if out == nil {
-		return nil
+		return false, nil
 	}
 	for i, o := range out.Resolutions {
 		r := res[i]
@@ -466,7 +481,7 @@ func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Repor
 		}
 		rep.Resolutions = append(rep.Resolutions, rv)
 	}
-	return nil
+	return false, nil
 }
 
 // chat asks the LLM about one cluster; a malformed answer is asked again at most

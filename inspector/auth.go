@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"errors"
+	"mime"
 	"net/http"
 	"net/url"
 	"path"
@@ -54,6 +55,10 @@ func (s *Server) post(right api.Right, h page) http.Handler {
 			s.fail(w, r, p, forbiddenRight(right))
 			return
 		}
+		if err := formBody(r); err != nil {
+			s.fail(w, r, p, err)
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 		if err := r.ParseForm(); err != nil {
 			s.fail(w, r, p, badRequest("The form could not be read."))
@@ -63,6 +68,18 @@ func (s *Server) post(right api.Right, h page) http.Handler {
 			s.fail(w, r, p, err)
 		}
 	})
+}
+
+// formBody refuses a POST whose body is not a form ParseForm reads (text/plain, which
+// any page of the origin can send without a CORS preflight, or multipart): read as a
+// form without fields, it would revert with its note dropped. 415, as the API answers a
+// body it does not read.
+func formBody(r *http.Request) error {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+		return &httpError{status: http.StatusUnsupportedMediaType, title: "Unsupported form",
+			msg: "Forms are accepted as application/x-www-form-urlencoded only, as the inspector's pages send them."}
+	}
+	return nil
 }
 
 // sameOrigin refuses a POST that a browser sent from another site (cross-site request

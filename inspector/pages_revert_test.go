@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -114,4 +115,35 @@ func statementsOf(bs []memory.Belief) []string {
 		out[i] = b.Statement
 	}
 	return out
+}
+
+// A form the inspector cannot read is refused, not taken as one without a note: a
+// same-origin text/plain POST (which a page elsewhere on the origin can send without
+// asking) is a 415, as in the API. A note that would spoof a table in a terminal (a
+// bidi control, a line separator) is a 400 naming it. Nothing is reverted.
+func TestRevertRefusesUnreadableFormsAndSpoofingNotes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	b := h.browser()
+	b.login(h.key("tenant:a/", api.RightRead, api.RightOperate))
+	re := h.eventsOf(anaScope)[memory.ActionReinforce]
+	path := h.http.URL + fmt.Sprintf("/ui/events/%d/revert", re.ID)
+
+	for _, ct := range []string{"text/plain", "multipart/form-data; boundary=x", ""} {
+		req, err := http.NewRequest(http.MethodPost, path, strings.NewReader("note=a trip"))
+		require.NoError(t, err)
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		req.Header.Set("Origin", h.http.URL)
+		r := b.do(req)
+		require.Equal(t, http.StatusUnsupportedMediaType, r.Status, "%q: %s", ct, r.Body)
+		require.Contains(t, r.Body, "application/x-www-form-urlencoded")
+	}
+	for _, note := range []string{"a trip \u202eevig", "a trip\u2028ID 7 applied", "a trip\u2029and more", "\u2066isolated\u2069"} {
+		r := b.post(fmt.Sprintf("/ui/events/%d/revert", re.ID), "self", url.Values{"note": {note}})
+		require.Equal(t, http.StatusBadRequest, r.Status, "%q: %s", note, r.Body)
+		require.Contains(t, r.Body, "note contains")
+	}
+	require.Nil(t, h.eventsOf(anaScope)[memory.ActionReinforce].RevertedBy, "nothing was reverted")
 }

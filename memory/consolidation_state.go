@@ -52,16 +52,55 @@ func (s *Store) JudgedSignatures(ctx context.Context, scope string, sigs []strin
 	return judged, nil
 }
 
-// ClaimJudgmentTx records in tx that the cluster whose signature is sig was judged in
-// scope, and says whether this call recorded it: false when another pass did first,
-// which then applies the verdict alone.
-func ClaimJudgmentTx(ctx context.Context, tx pgx.Tx, scope, sig string) (bool, error) {
-	tag, err := tx.Exec(ctx, `INSERT INTO consolidation_judgment (scope, signature, judged_at) VALUES ($1, $2, now())
-		ON CONFLICT (scope, signature) DO NOTHING`, scope, sig)
-	if err != nil {
-		return false, fmt.Errorf("record judgment: %w", err)
+// JudgmentClaim is a pass's claim to have judged one cluster of a scope.
+type JudgmentClaim struct {
+	Scope string
+	// Signature names the cluster (consolidate's signature of its members).
+	Signature string
+	// Members are the ids of the beliefs the model was shown.
+	Members []int64
+}
+
+// Claim is what ClaimJudgmentTx found.
+type Claim int
+
+const (
+	// Claimed is a judgment recorded by this call: the pass applies its verdict.
+	Claimed Claim = iota
+	// ClaimedBefore is a cluster another pass judged first (a CLI run beside a job),
+	// which applies its verdict alone.
+	ClaimedBefore
+	// MembersGone is a cluster whose member was purged since the pass read it. Nothing
+	// is recorded: the model's answer came from the purged text, and nothing written
+	// after a purge may.
+	MembersGone
+)
+
+// ClaimJudgmentTx records in tx that the cluster c.Signature was judged, once every
+// member is found under the scope's lock: a purge either committed before (the claim
+// finds its member gone) or waits until the claim's transaction ends, and then deletes
+// the judgment with the rest of the scope's.
+func ClaimJudgmentTx(ctx context.Context, tx pgx.Tx, c JudgmentClaim) (Claim, error) {
+	if err := lockScope(ctx, tx, c.Scope); err != nil {
+		return 0, err
 	}
-	return tag.RowsAffected() > 0, nil
+	ids := uniq(c.Members)
+	var found int
+	if err := tx.QueryRow(ctx, "SELECT count(*) FROM belief WHERE scope = $1 AND id = ANY($2)", c.Scope, ids).Scan(&found); err != nil {
+		return 0, fmt.Errorf("check the members of a judged cluster: %w", err)
+	}
+	if found != len(ids) {
+		return MembersGone, nil
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO consolidation_judgment (scope, signature, judged_at) VALUES ($1, $2, now())
+		ON CONFLICT (scope, signature) DO NOTHING`, c.Scope, c.Signature)
+	if err != nil {
+		return 0, fmt.Errorf("record judgment: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ClaimedBefore, nil
+	}
+	return Claimed, nil
 }
 
 // changedScopesSQL walks the scopes with a skip scan over the (scope, …) indexes, one

@@ -55,7 +55,8 @@ func (c *Curated) Total(table string) int64 {
 //     review is lost;
 //   - the episodes that produced them, or caused revisions or review items about them,
 //     once no kept belief comes from the episode (and it is not pending), with the
-//     River jobs of those episodes that are not running.
+//     River jobs of those episodes that are not running;
+//   - the scope's consolidation judgments, which may have judged them.
 //
 // A dry run goes the same way and rolls each scope back: it reports exactly what a run
 // at the same time would remove, and removes nothing. A scope that fails is reported in
@@ -139,7 +140,7 @@ func (c *curation) run(ctx context.Context, s *Store) error {
 		return err
 	}
 	for _, step := range []func(context.Context) error{c.findSources, c.keepOpenItems, c.events, c.conflicts, c.relink,
-		c.deleteBeliefs, c.deleteEpisodes, c.riverJobs} {
+		c.deleteBeliefs, c.deleteEpisodes, c.riverJobs, c.consolidation} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -249,6 +250,12 @@ func (c *curation) deleteEpisodes(ctx context.Context) error {
 	c.out.EpisodeIDs = ids
 	c.out.Counts["episode"] += int64(len(ids))
 	return nil
+}
+
+// consolidation forgets the scope's judged clusters, as a purge does: a cluster judged
+// while a removed belief was current named it.
+func (c *curation) consolidation(ctx context.Context) error {
+	return c.exec(ctx, "consolidation_judgment", "DELETE FROM consolidation_judgment WHERE scope = $1", c.scope)
 }
 
 func (c *curation) exec(ctx context.Context, table, sql string, args ...any) error {

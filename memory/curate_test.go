@@ -168,6 +168,17 @@ func TestCurate(t *testing.T) {
 	for _, s := range purged {
 		require.NotEmpty(t, mentions(t, b.testBundle, s), "the search finds %q before", s)
 	}
+	// Consolidation judged clusters of user:ana's history while it was current, and one
+	// of user:carol, which has no history to curate.
+	oslo := b.ids(t, "SELECT id FROM belief WHERE scope = 'user:carol'")
+	for _, c := range []JudgmentClaim{{Scope: "user:ana", Signature: "ana", Members: []int64{b.nyc, b.boston}},
+		{Scope: "user:carol", Signature: "carol", Members: oslo}} {
+		require.NoError(t, b.store.InTx(ctx, func(tx pgx.Tx) error {
+			claim, err := ClaimJudgmentTx(ctx, tx, c)
+			require.Equal(t, Claimed, claim)
+			return err
+		}))
+	}
 	before, beliefsBefore := b.rows(t), b.beliefRows(t)
 
 	dry, err := b.store.Curate(ctx, retain, true)
@@ -189,10 +200,12 @@ func TestCurate(t *testing.T) {
 	ana := CuratedScope{Scope: "user:ana",
 		BeliefIDs:  []int64{b.nyc, b.initech, b.code, b.boston},
 		EpisodeIDs: []int64{b.nycEp, b.guessEp, b.jobEp, b.quitEp},
-		Counts:     map[string]int64{"belief": 4, "revision_event": 4, "belief_conflict": 1, "episode": 4, "river_job": 2},
-		Relinked:   1}
+		Counts: map[string]int64{"belief": 4, "revision_event": 4, "belief_conflict": 1, "episode": 4, "river_job": 2,
+			"consolidation_judgment": 1},
+		Relinked: 1}
 	bob := CuratedScope{Scope: "user:bob", BeliefIDs: []int64{b.cat}, EpisodeIDs: []int64{},
-		Counts: map[string]int64{"belief": 1, "revision_event": 1, "belief_conflict": 0, "episode": 0, "river_job": 0}}
+		Counts: map[string]int64{"belief": 1, "revision_event": 1, "belief_conflict": 0, "episode": 0, "river_job": 0,
+			"consolidation_judgment": 0}}
 	require.Equal(t, []CuratedScope{ana, bob}, dry.Scopes, "the dry run lists what the run removes")
 	require.Len(t, got.Scopes, 2)
 	for i, s := range got.Scopes {
@@ -242,6 +255,14 @@ func TestCurate(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, tz.NeedsReview)
 	require.Nil(t, tz.DependsOn, "its dependency went with the basis")
+
+	// The judgments of the curated scope went, which may have judged what was removed;
+	// the other scope's stays.
+	judged, err := b.schema.Pool.Query(ctx, "SELECT scope FROM consolidation_judgment")
+	require.NoError(t, err)
+	scopes, err := pgx.CollectRows(judged, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"user:carol"}, scopes)
 
 	// Episodes: those a current belief comes from stay, and the pending one; so do their
 	// jobs, the running one and the scope's.

@@ -39,7 +39,8 @@ type Purged struct {
 //   - the beliefs, with their embeddings; beliefs they superseded are relinked to the
 //     next surviving belief of the chain, so no id dangles;
 //   - the revision events and conflicts that name them, and those of the scope whose
-//     text contains the purged text (the Match, or the statements of the IDs);
+//     text contains the purged text (the Match, or the statements of the IDs); with an
+//     event, the revert that reverted it, or the event a revert reverted;
 //   - the episodes they were extracted from, those that restated them in other words
 //     (their reinforcement events name the episode), and those of the scope whose
 //     transcript contains the purged text: a transcript holds the same words;
@@ -58,9 +59,9 @@ type Purged struct {
 // the kept beliefs' quotes and kept events' excerpts from such an episode lose the same
 // spans: a model's quotes may overlap.
 //
-// One purge_tombstone row records that a purge happened, with the counts (deleted rows
-// per table, and episode_redacted when episodes were redacted), never the scope or
-// what was purged. Deleted rows, and the old versions of redacted ones, leave the
+// One purge_tombstone row records that a purge happened, on which day, with the counts
+// (deleted rows per table, and episode_redacted when episodes were redacted), never the
+// scope or what was purged. Deleted rows, and the old versions of redacted ones, leave the
 // disk when Postgres vacuums.
 func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
 	if err := sel.normalize(); err != nil {
@@ -183,14 +184,22 @@ func (p *purge) findEpisodes(ctx context.Context) error {
 	return nil
 }
 
+// events deletes the events that name a purged belief or copy the purged text, each
+// with its pair: a revert and the event it reverted are one record (the revert's note
+// says why the revision was wrong), so erasing either erases both, and no reverted_by or
+// reverts names an event that is gone.
 func (p *purge) events(ctx context.Context) error {
 	// The scope's events only: those of its beliefs are of it too (the keys say so).
-	return p.exec(ctx, "revision_event", `DELETE FROM revision_event e WHERE e.scope = $1 AND (
-		e.old_belief_id = ANY($2) OR e.new_belief_id = ANY($2) OR $4
-			OR `+mentionsText("e.old_statement", "$3")+`
-			OR `+mentionsText("e.new_statement", "$3")+`
-			OR `+mentionsText("e.excerpt", "$3")+`
-			OR `+mentionsText("e.rationale", "$3")+`)`,
+	return p.exec(ctx, "revision_event", `WITH hit AS (
+			SELECT e.id, e.reverts, e.reverted_by FROM revision_event e WHERE e.scope = $1 AND (
+				e.old_belief_id = ANY($2) OR e.new_belief_id = ANY($2) OR $4
+				OR `+mentionsText("e.old_statement", "$3")+`
+				OR `+mentionsText("e.new_statement", "$3")+`
+				OR `+mentionsText("e.excerpt", "$3")+`
+				OR `+mentionsText("e.rationale", "$3")+`)
+		)
+		DELETE FROM revision_event d WHERE d.scope = $1 AND (d.id IN (SELECT id FROM hit)
+			OR d.id IN (SELECT reverts FROM hit) OR d.id IN (SELECT reverted_by FROM hit))`,
 		p.sel.Scope, p.beliefs, p.needles, p.sel.All)
 }
 
@@ -326,18 +335,22 @@ func (p *purge) tombstone(ctx context.Context) error {
 	return err
 }
 
-// writeTombstone records that rows were purged: what, how many per table and when, with
-// no trace of the scope. A scope's name is guessable (user:1234), so a hash of it, even
-// salted with a secret in the same database, would give it back to whoever reads the
-// database; the caller gets the tombstone's id, to keep the link to the scope elsewhere.
+// writeTombstone records that rows were purged: what, how many per table and on which
+// day (UTC), with no trace of the scope. A scope's name is guessable (user:1234), so a
+// hash of it, even salted with a secret in the same database, would give it back to
+// whoever reads the database; the caller gets the tombstone's id, to keep the link to the
+// scope elsewhere. The day, not the time: the purge's time is also on rows it leaves in
+// the scope (a redacted episode's redacted_at, a relinked belief's updated_at), and would
+// match the tombstone to them.
 func writeTombstone(ctx context.Context, tx pgx.Tx, what string, counts map[string]int64, now time.Time) (int64, error) {
 	raw, err := json.Marshal(counts)
 	if err != nil {
 		return 0, fmt.Errorf("encode counts: %w", err)
 	}
+	y, m, d := now.UTC().Date()
 	var id int64
 	err = tx.QueryRow(ctx, `INSERT INTO purge_tombstone (what, counts, created_at)
-		VALUES ($1, $2, $3) RETURNING id`, what, raw, now).Scan(&id)
+		VALUES ($1, $2, $3) RETURNING id`, what, raw, time.Date(y, m, d, 0, 0, 0, 0, time.UTC)).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("write tombstone: %w", err)
 	}

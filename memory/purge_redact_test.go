@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -71,7 +72,8 @@ func TestPurgeRedactsEpisodeOfKeptBelief(t *testing.T) {
 	_, hash := episodeRow(t, bundle, ep)
 	require.Contains(t, mentions(t, bundle, "Zagreb"), "episode", "the transcript holds the words before the purge")
 
-	bundle.clock.Set(day("2026-06-02"))
+	at := day("2026-06-02").Add(14*time.Hour + 3*time.Minute + 22*time.Second + 123456*time.Microsecond)
+	bundle.clock.Set(at)
 	purged, err := store.Purge(ctx, Selection{Scope: scope, IDs: []int64{zagreb}})
 	require.NoError(t, err)
 	require.EqualValues(t, 1, purged.Counts["belief"])
@@ -79,6 +81,11 @@ func TestPurgeRedactsEpisodeOfKeptBelief(t *testing.T) {
 	require.EqualValues(t, 1, purged.Counts["episode_redacted"])
 	require.Empty(t, mentions(t, bundle, "Zagreb"), "the purged words are nowhere in the database")
 	requireTombstone(t, bundle, purged, scope, PurgedBeliefs, purged.Counts, "Zagreb")
+	// The tombstone says on which day, not when: the purge's time is on the rows it left
+	// in the scope (the episode's redacted_at below), and would tie the tombstone to it.
+	var created time.Time
+	require.NoError(t, bundle.schema.Pool.QueryRow(ctx, "SELECT created_at FROM purge_tombstone WHERE id = $1", purged.TombstoneID).Scan(&created))
+	require.Equal(t, day("2026-06-02"), created.UTC(), "the day of the purge, in UTC")
 
 	got, err := store.Episode(ctx, ep)
 	require.NoError(t, err)
@@ -87,7 +94,7 @@ func TestPurgeRedactsEpisodeOfKeptBelief(t *testing.T) {
 		{Role: "assistant", Content: "Noted: cardamom buns it is."},
 	}, got.Messages)
 	require.NotNil(t, got.RedactedAt)
-	require.Equal(t, day("2026-06-02"), *got.RedactedAt)
+	require.Equal(t, at, *got.RedactedAt)
 	require.Nil(t, got.LastError, "an error may quote the transcript")
 	messages, gotHash := episodeRow(t, bundle, ep)
 	require.JSONEq(t, `[{"role": "user", "name": "ana", "at": "2026-01-02T10:00:00Z", "content": "I [redacted].\nAlso, I adore cardamom buns."},

@@ -72,7 +72,8 @@ type Reverted struct {
 // concluded from the beliefs involved are flagged for review. Only the latest revision
 // of a chain is reverted: an event that a later revision built on (its new belief
 // superseded, retracted, reinforced or concluded from since; a later event on its
-// beliefs; a belief flagged by it and revised since), a revert, and an event reverted
+// beliefs; a belief flagged by it and revised since; a belief recorded since that is
+// current in the slot the restored belief would take), a revert, and an event reverted
 // already are refused with a *RevertRefusedError, and nothing changes. An unknown event
 // is ErrNotFound; a note or name too long is ErrInvalid.
 func (s *Store) Revert(ctx context.Context, p RevertParams) (*Reverted, error) {
@@ -258,6 +259,9 @@ func (r *reverter) restore(ctx context.Context, ev *Event, prior *eventPrior, ol
 			return err
 		}
 	}
+	if err := r.slotFree(ctx, ev, old, nw, wrote); err != nil {
+		return err
+	}
 	if wrote {
 		var dependent int64
 		err := r.tx.QueryRow(ctx, `SELECT d.belief_id FROM belief_dependency d JOIN belief x ON x.scope = d.scope AND x.id = d.belief_id
@@ -295,6 +299,39 @@ func (r *reverter) restore(ctx context.Context, ev *Event, prior *eventPrior, ol
 	reason := ReasonCorrection
 	return flagDependents(ctx, r.tx, flag{scope: r.b.Scope, bases: []int64{old.ID}, keepTarget: true, origin: RevisionOperator, reason: &reason,
 		change: fmt.Sprintf("restored by an operator's revert of event %d", ev.ID), now: r.now})
+}
+
+// slotFree refuses to make old current again when a belief recorded since the revision
+// ev (in its batch or later, other than the one the revert retracts) is current in old's
+// slot, its subject and attribute: the revert would leave two current values for one
+// slot, which no writer chose. A value that shared the slot before the revision shares
+// it again, as it did; events never compete for a slot.
+func (r *reverter) slotFree(ctx context.Context, ev *Event, old, nw *target, wrote bool) error {
+	if old.Kind == KindEvent {
+		return nil
+	}
+	// The restored belief itself, and the one the revert retracts.
+	leaving := []int64{old.ID}
+	if wrote {
+		leaving = append(leaving, nw.ID)
+	}
+	var (
+		id                 int64
+		attribute, subject string
+	)
+	err := r.tx.QueryRow(ctx, `SELECT x.id, x.attribute, x.subject FROM belief x JOIN belief o ON o.scope = x.scope
+		WHERE x.scope = $1 AND o.scope = $1 AND o.id = $2 AND x.status = 'active' AND x.kind <> 'event'
+			AND x.subject = o.subject AND x.attribute = o.attribute AND x.recorded_at >= $3 AND NOT x.id = ANY($4)
+		ORDER BY x.id LIMIT 1`, r.b.Scope, old.ID, ev.CreatedAt, leaving).Scan(&id, &attribute, &subject)
+	switch {
+	case err == nil:
+		// Ids and the slot's labels, no statement, as the other refusals.
+		return r.refuse("belief %d, recorded since, is current for %s of %s: belief %d would stand beside it; retract or forget belief %d first",
+			id, attribute, subject, old.ID, id)
+	case !errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("look for beliefs recorded since event %d in the slot of belief %d: %w", ev.ID, old.ID, err)
+	}
+	return nil
 }
 
 // wrote says whether the revision ev stored belief nw, rather than choosing an

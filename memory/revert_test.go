@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -330,6 +331,49 @@ func TestRevertRefusesWhatLaterRevisionsBuiltOn(t *testing.T) {
 		b.refused(t, sup.EventID, "is forgotten")
 	})
 
+	t.Run("SlotTakenSinceARetraction", func(t *testing.T) {
+		t.Parallel()
+		// Boston is retracted; later an independent statement fills its place. Boston
+		// current again would stand beside Denver: refused, until Denver goes.
+		b := setupRevert(t)
+		boston := b.apply(t, extraction(b.scope, "2026-01-10", nil, fact("User lives in Boston", "location", ""))).BeliefID
+		ret := b.apply(t, extraction(b.scope, "2026-02-01", []int64{boston},
+			resolves(Fact{Confidence: 0.9, Origin: OriginUserStated}, 0, ActionRetract, ReasonCorrection)))
+		denver := b.apply(t, extraction(b.scope, "2026-03-01", nil, fact("User lives in Denver", "location", ""))).BeliefID
+		b.refused(t, ret.EventID, fmt.Sprintf("belief %d, recorded since, is current for location of user", denver))
+		require.Equal(t, []string{"User lives in Denver"}, b.current(t))
+
+		b.clock.Advance(24 * time.Hour)
+		_, err := b.store.Forget(ctx, Selection{Scope: b.scope, IDs: []int64{denver}})
+		require.NoError(t, err)
+		b.revert(t, ret.EventID, "")
+		require.Equal(t, []string{"User lives in Boston"}, b.current(t))
+	})
+
+	t.Run("SlotTakenInTheSameBatch", func(t *testing.T) {
+		t.Parallel()
+		b := setupRevert(t)
+		boston := b.apply(t, extraction(b.scope, "2026-01-10", nil, fact("User lives in Boston", "location", ""))).BeliefID
+		b.clock.Advance(24 * time.Hour)
+		res := mustApply(t, b.store, extraction(b.scope, "2026-02-01", []int64{boston},
+			resolves(Fact{Confidence: 0.9, Origin: OriginUserStated}, 0, ActionRetract, ReasonCorrection),
+			fact("User lives in Denver", "location", "")))
+		b.refused(t, res.Facts[0].EventID, "recorded since, is current for location of user")
+	})
+
+	t.Run("SlotSharedBeforeTheRetraction", func(t *testing.T) {
+		t.Parallel()
+		// Two values held side by side before the retraction: its revert brings back
+		// that state, and is not refused.
+		b := setupRevert(t)
+		tea := b.apply(t, extraction(b.scope, "2026-01-10", nil, fact("User likes tea", "drink", ""))).BeliefID
+		b.apply(t, extraction(b.scope, "2026-01-11", nil, fact("User likes coffee", "drink", "")))
+		ret := b.apply(t, extraction(b.scope, "2026-02-01", []int64{tea},
+			resolves(Fact{Confidence: 0.9, Origin: OriginUserStated}, 0, ActionRetract, ReasonCorrection)))
+		b.revert(t, ret.EventID, "")
+		require.ElementsMatch(t, []string{"User likes tea", "User likes coffee"}, b.current(t))
+	})
+
 	t.Run("MovedStart", func(t *testing.T) {
 		t.Parallel()
 		b := setupRevert(t)
@@ -406,4 +450,62 @@ func TestRevertSerializesWithApply(t *testing.T) {
 	require.NoError(t, tx.Commit(ctx))
 	require.ErrorIs(t, <-done, ErrRevertRefused, "the reinforcement committed meanwhile built on it")
 	require.Equal(t, []string{miami}, b.current(t))
+}
+
+// A revert and the event it reverts are one record: a purge that erases either erases
+// both, so that no reverted_by or reverts names an event that is gone, the audit counts
+// neither, and the beliefs stay as the revert left them.
+func TestPurgeErasesARevertWithTheEventItReverted(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct{ rationale, note, match string }{
+		"the revert's note":        {rationale: "moved", note: "they only visited Miami, see ticket 7731", match: "ticket 7731"},
+		"the reverted's rationale": {rationale: "moved, says ticket 5521", note: "they only visited Miami", match: "ticket 5521"},
+		"neither: nothing erased":  {rationale: "moved", note: "they only visited Miami", match: "Zanzibar"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			b := setupRevert(t)
+			nycID := b.apply(t, extraction(b.scope, "2026-01-10", nil, fact(nyc, "location", ""))).BeliefID
+			miamiFact := resolves(fact(miami, "location", ""), 0, ActionSupersede, ReasonTemporal)
+			miamiFact.Resolves.Rationale = c.rationale
+			sup := b.apply(t, extraction(b.scope, "2026-03-01", []int64{nycID}, miamiFact))
+			got := b.revert(t, sup.EventID, c.note)
+			beliefs := mustAll(t, b.store, b.scope)
+
+			b.clock.Advance(24 * time.Hour)
+			_, err := b.store.Purge(ctx, Selection{Scope: b.scope, Match: c.match})
+			require.NoError(t, err)
+			require.Equal(t, beliefs, mustAll(t, b.store, b.scope), "the beliefs stay as the revert left them")
+			require.Equal(t, []string{nyc}, b.current(t))
+
+			evs, err := b.store.Events(ctx, b.scope, 0)
+			require.NoError(t, err)
+			audit, err := b.store.Audit(ctx, AuditQuery{Scope: b.scope})
+			require.NoError(t, err)
+			reverted := 0
+			for _, o := range audit.Origins {
+				reverted += o.Reverted
+			}
+			if c.match == "Zanzibar" {
+				require.Equal(t, []int64{got.Revert.ID, sup.EventID}, eventIDs(evs))
+				require.Equal(t, 1, audit.Reverts)
+				require.Equal(t, 1, reverted)
+				return
+			}
+			require.Empty(t, evs, "the revert and the event it reverted go together")
+			require.Zero(t, audit.Reverts)
+			require.Zero(t, reverted)
+			_, err = b.store.Revert(ctx, RevertParams{EventID: sup.EventID})
+			require.ErrorIs(t, err, ErrNotFound, "the reverted event is gone, not 'reverted already' by an event that is")
+		})
+	}
+}
+
+func eventIDs(evs []Event) []int64 {
+	out := make([]int64, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return out
 }

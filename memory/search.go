@@ -63,8 +63,8 @@ func nearest[T any](ctx context.Context, s *Store, q nearestQuery, columns strin
 	if err != nil {
 		return nil, err
 	}
-	if len(q.vec) != dim {
-		return nil, fmt.Errorf("%w %q: query has %d dimensions, the model %d", ErrEmbeddingModel, q.model, len(q.vec), dim)
+	if err := sameDim(q.model, len(q.vec), dim); err != nil {
+		return nil, err
 	}
 	indexed, err := scopeIndexed(ctx, s.db, q.table, q.scope, q.model)
 	if err != nil {

@@ -108,6 +108,22 @@ func (s *Store) clock() time.Time { return s.now().UTC().Truncate(time.Microseco
 // ErrEmbeddingModel is returned for an embedding that does not fit its model's registration.
 var ErrEmbeddingModel = errors.New("embedding model")
 
+// DimensionError is a vector whose dimension is not the one its model was registered
+// with: the model answers in another space under the same name (it was replaced, or
+// its server loads another one). It is ErrEmbeddingModel; whoever called the model
+// tells its caller that the model failed.
+type DimensionError struct {
+	Model           string
+	Dim, Registered int
+}
+
+func (e *DimensionError) Error() string {
+	return fmt.Sprintf("%s %q: vectors have %d dimensions, the model was registered with %d", ErrEmbeddingModel, e.Model, e.Dim, e.Registered)
+}
+
+// Is reports ErrEmbeddingModel.
+func (e *DimensionError) Is(target error) bool { return target == ErrEmbeddingModel }
+
 // EnsureEmbeddingModel registers model with its dimension, once. A model keeps the
 // dimension it was first seen with: a vector of another size is an error, so a
 // misconfigured model cannot mix spaces. No index is shared by scopes: a scope's
@@ -156,7 +172,7 @@ func (s *Store) EnsureEmbeddingModel(ctx context.Context, model string, dim int)
 // sameDim checks vectors of dim dimensions against model's registered dimension, known.
 func sameDim(model string, dim, known int) error {
 	if known != dim {
-		return fmt.Errorf("%w %q: vectors have %d dimensions, the model was registered with %d", ErrEmbeddingModel, model, dim, known)
+		return &DimensionError{Model: model, Dim: dim, Registered: known}
 	}
 	return nil
 }

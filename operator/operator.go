@@ -10,6 +10,7 @@
 package operator
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -53,3 +54,21 @@ func New(cfg Config) *Operator {
 
 // errNoEmbedder is a front end configured without an embedder: an internal error.
 var errNoEmbedder = errors.New("operator: no embedder configured")
+
+// embedTexts embeds texts in one call, checked against the model's registration: a
+// model that did not answer, or answered in another dimension than it was registered
+// with, is llm.ErrEmbedding, and nothing is changed.
+func (o *Operator) embedTexts(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := llm.EmbedTexts(ctx, o.embed, texts)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.store.EnsureEmbeddingModel(ctx, o.model, len(vecs[0])); err != nil {
+		if _, ok := errors.AsType[*memory.DimensionError](err); ok {
+			// The model answers in another space under the same name: it failed.
+			return nil, &llm.EmbeddingError{Err: err}
+		}
+		return nil, err
+	}
+	return vecs, nil
+}

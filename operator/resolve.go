@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/transcript"
 )
@@ -40,7 +39,7 @@ func (o *Operator) Resolve(ctx context.Context, v Viewer, id int64, verdict memo
 		if err != nil {
 			return nil, err
 		}
-		vecs, err := llm.EmbedTexts(ctx, o.embed, []string{text})
+		vecs, err := o.embedTexts(ctx, []string{text})
 		if err != nil {
 			return nil, err
 		}

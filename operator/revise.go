@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/transcript"
 )
@@ -101,7 +100,7 @@ func (o *Operator) apply(ctx context.Context, b *memory.Batch, old string) (memo
 	if f.Resolves != nil {
 		texts = append(texts, memory.EventText(old, f.Quote, f.Statement))
 	}
-	vecs, err := llm.EmbedTexts(ctx, o.embed, texts)
+	vecs, err := o.embedTexts(ctx, texts)
 	if err != nil {
 		return memory.Outcome{}, err
 	}

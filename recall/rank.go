@@ -3,6 +3,7 @@ package recall
 import (
 	"cmp"
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"time"
@@ -67,7 +68,7 @@ func poolSize(k int) int { return min(memory.MaxRecallK, max(4*k, 40)) }
 func (r *Reader) selectFor(ctx context.Context, q Query) (*selection, error) {
 	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, Inherit: q.Inherit, Sees: q.Sees, AsOf: q.AsOf}
 	if q.Query != "" && r.cfg.Embed != nil && r.cfg.EmbedModel != "" {
-		vec, err := r.embedQuery(ctx, q.Scope, q.Query)
+		vec, err := r.EmbedQuery(ctx, q.Scope, q.Query)
 		if err != nil {
 			return nil, err
 		}
@@ -98,9 +99,17 @@ func (r *Reader) selectFor(ctx context.Context, q Query) (*selection, error) {
 	return sel, nil
 }
 
-// embedQuery embeds the query with what the scope stored without vectors, in one call,
-// so that what was learned since the last extraction is ranked too.
-func (r *Reader) embedQuery(ctx context.Context, scope, query string) ([]float32, error) {
+// errNoEmbedder is EmbedQuery's answer when the reader was given no embedder.
+var errNoEmbedder = errors.New("recall: no embedder configured")
+
+// EmbedQuery embeds the query with what the scope stored without vectors, in one call,
+// and stores theirs, so that what was learned since the last extraction is ranked too.
+// A model that did not answer, or answered in another dimension than it was registered
+// with, is ErrEmbedding: nothing was read.
+func (r *Reader) EmbedQuery(ctx context.Context, scope, query string) ([]float32, error) {
+	if r.cfg.Embed == nil || r.cfg.EmbedModel == "" {
+		return nil, errNoEmbedder
+	}
 	pending, err := r.cfg.Store.Unembedded(ctx, scope, r.cfg.EmbedModel, maxPending)
 	if err != nil {
 		return nil, err
@@ -114,6 +123,10 @@ func (r *Reader) embedQuery(ctx context.Context, scope, query string) ([]float32
 		return nil, err
 	}
 	if err := r.cfg.Store.EnsureEmbeddingModel(ctx, r.cfg.EmbedModel, len(vecs[0])); err != nil {
+		if _, ok := errors.AsType[*memory.DimensionError](err); ok {
+			// The model answers in another space under the same name: it failed.
+			return nil, &llm.EmbeddingError{Err: err}
+		}
 		return nil, err
 	}
 	if _, err := r.cfg.Store.SetEmbeddings(ctx, r.cfg.EmbedModel, pending, vecs[1:]); err != nil {

@@ -63,8 +63,9 @@ func InputMessage(err error) (msg string, ok bool) {
 const MaxQueryLen = 2000
 
 // CheckScope checks a scope named anywhere (the CLI, the API, MCP, the web UI) by the
-// rule enqueue applies to a transcript's: valid UTF-8, no control character, no white
-// space around it, at most DefaultMaxScopeLen characters. A scope that could never have
+// rule enqueue applies to a transcript's: valid UTF-8, no control character,
+// bidirectional control or line separator, no white space around it, at most
+// DefaultMaxScopeLen characters. A scope that could never have
 // been stored is a clear error, not a query that fails in the database.
 func CheckScope(name, scope string) error {
 	if p := scopeProblem(scope, DefaultMaxScopeLen); p != "" {
@@ -74,7 +75,8 @@ func CheckScope(name, scope string) error {
 }
 
 // CheckText checks free text a reader sends (a query, a match, a note): valid UTF-8, no
-// NUL or other control character but newlines and tabs, at most maxLen characters.
+// NUL or other control character but newlines and tabs, no bidirectional control or
+// line separator (as in a scope or a name), at most maxLen characters.
 func CheckText(name, s string, maxLen int) error {
 	switch {
 	case !utf8.ValidString(s):

@@ -257,10 +257,23 @@ func textProblem(s string) string {
 	return ""
 }
 
+// controlProblem refuses what would make a name or a note print as something else: a
+// control character, an explicit bidirectional formatting character (U+202A..U+202E,
+// U+2066..U+2069: a right-to-left override shows "7 deilppa" as "applied 7", and
+// reorders a table's columns) or a line or paragraph separator (U+2028, U+2029: a row
+// that starts another). The bidirectional marks (U+200E, U+200F, U+061C), which
+// right-to-left text needs and which reorder nothing beyond their neighbours, stay.
 func controlProblem(s string) string {
 	for _, r := range s {
-		if unicode.IsControl(r) {
+		switch {
+		case unicode.IsControl(r):
 			return "contains the control character " + unicodeName(r)
+		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			return "contains the bidirectional control " + unicodeName(r)
+		case r == 0x2028:
+			return "contains the line separator " + unicodeName(r)
+		case r == 0x2029:
+			return "contains the paragraph separator " + unicodeName(r)
 		}
 	}
 	return ""

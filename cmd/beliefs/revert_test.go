@@ -36,7 +36,8 @@ func TestRevertAndAudit(t *testing.T) {
 	seedMove(t, store, "acme/u2")
 	event := strconv.FormatInt(sup.EventID, 10)
 
-	for _, args := range [][]string{{"revert"}, {"revert", "--event", "x"}, {"revert", "--event", "0"}, {"audit", "--scope", "a", "--scope-prefix", "a"}, {"audit", "--since", "soon"}} {
+	for _, args := range [][]string{{"revert"}, {"revert", "--event", "x"}, {"revert", "--event", "0"}, {"audit", "--scope", "a", "--scope-prefix", "a"}, {"audit", "--since", "soon"},
+		{"revert", "--event", event, "--note", "a trip \u202eevig"}, {"revert", "--event", event, "--note", "a trip\u2028ID 7 applied"}} {
 		_, _, code := c.run(args...)
 		require.Equal(t, config.ExitUsage, code, args)
 	}
