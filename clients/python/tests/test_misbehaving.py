@@ -18,7 +18,9 @@ from credo.errors import retry_after_seconds
 
 from .server import Server, drip, error_answer, json_answer, send
 
-EPISODE = {"id": 1, "scope": "user:1", "state": "applied", "attempts": 1}
+EPISODE = {"id": 1, "scope": "user:1", "external_id": None, "state": "applied", "attempts": 1, "last_error": None,
+           "occurred_at": "2026-03-20T14:00:00Z", "received_at": "2026-03-20T14:00:01Z",
+           "processed_at": "2026-03-20T14:00:02Z", "redacted_at": None}
 
 
 def every_operation(c: credo.Client) -> List[Tuple[str, Callable[[], Any]]]:
@@ -74,9 +76,9 @@ class RetryAfter(unittest.TestCase):
 
 class Deadline(unittest.TestCase):
     def test_a_body_dripped_slowly(self) -> None:
-        # Each byte comes well within any per-read timeout; the whole answer takes 2.5 s
-        # or more. The old client, whose timeout was per read, returned it.
-        body = json.dumps(EPISODE).encode().ljust(50)
+        # Each byte comes well within any per-read timeout; the whole answer (over 200
+        # bytes) takes over 10 s. The old client, whose timeout was per read, returned it.
+        body = json.dumps(EPISODE).encode()
         s = Server.start(self, lambda h: (h.send_response(200), h.send_header("Content-Length", str(len(body))),
                                           h.end_headers(), drip(h, body, 0.05)))
         with self.assertRaises(credo.Timeout):
@@ -149,7 +151,9 @@ class NotTheAnswer(unittest.TestCase):
         belief = {"id": 1, "scope": "user:1", "subject": "user", "attribute": "location", "kind": "attribute",
                   "statement": "User lives in Miami", "status": "active", "confidence": 0.9, "origin": "user_stated",
                   "valid_from": "2026-02-20T00:00:00Z", "valid_until": None, "recorded_at": "2026-03-20T14:00:00Z",
-                  "retired_at": None}
+                  "retired_at": None, "supersedes": None, "superseded_by": None, "episode_id": 1,
+                  "quote": "I moved to Miami", "reinforced_count": 0, "last_seen_at": "2026-03-20T14:00:00Z",
+                  "depends_on": None, "needs_review": False, "episodes": [1]}
         beliefs = {"mode": "current", "auto_history": False, "ranked": False}
         cases = [
             (lambda c: c.episode(1), dict(EPISODE, id="1"), "id: expected an integer, got a string"),
