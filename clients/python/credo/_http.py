@@ -104,12 +104,10 @@ class _HTTPConnection(_Deadline, http.client.HTTPConnection):
 
 
 class _HTTPHandler(urllib.request.HTTPHandler):
-    def __init__(self, deadline: float) -> None:
-        super().__init__()
-        self._deadline = deadline
+    deadline = 0.0  # set for each exchange, on a handler of its own
 
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(functools.partial(_HTTPConnection, deadline=self._deadline), req)
+        return self.do_open(functools.partial(_HTTPConnection, deadline=self.deadline), req)
 
 
 _HANDLERS: Tuple[Any, ...] = (_HTTPHandler,)
@@ -120,15 +118,24 @@ if hasattr(http.client, "HTTPSConnection"):  # Python built with ssl
         pass
 
     class _HTTPSHandler(urllib.request.HTTPSHandler):
-        def __init__(self, deadline: float) -> None:
-            super().__init__()
-            self._deadline = deadline
+        deadline = 0.0
 
         def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-            conn = functools.partial(_HTTPSConnection, deadline=self._deadline)
+            conn = functools.partial(_HTTPSConnection, deadline=self.deadline)
             return self.do_open(conn, req, context=self._context)  # type: ignore[attr-defined]
 
     _HANDLERS += (_HTTPSHandler,)
+
+
+def _opener(deadline: float) -> urllib.request.OpenerDirector:
+    """urllib's opener (proxies from the environment, redirects, errors as HTTPError)
+    with connections that keep to deadline."""
+    handlers = []
+    for cls in _HANDLERS:
+        h = cls()
+        h.deadline = deadline
+        handlers.append(h)
+    return urllib.request.build_opener(*handlers)
 
 
 def exchange(req: urllib.request.Request, deadline: float, what: str,
@@ -139,9 +146,8 @@ def exchange(req: urllib.request.Request, deadline: float, what: str,
     there is no complete answer (refused, reset, cut short); ``what`` names the request
     in their messages."""
     try:
-        opener = urllib.request.build_opener(*(h(deadline) for h in _HANDLERS))
         try:
-            res = opener.open(req, timeout=time_left(deadline))
+            res = _opener(deadline).open(req, timeout=time_left(deadline))
         except urllib.error.HTTPError as e:
             # An error answer is a response too; its body says what the error is.
             with e:

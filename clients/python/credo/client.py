@@ -65,6 +65,9 @@ class Client:
     def __init__(self, url: Optional[str] = None, key: Optional[str] = None, *, timeout: float = 30.0,
                  max_retries: int = 3, backoff: float = 0.5) -> None:
         self.url = (url or os.environ.get("CREDO_URL") or DEFAULT_URL).rstrip("/")
+        parts = urllib.parse.urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"url {self.url!r} is not an http:// or https:// address, e.g. {DEFAULT_URL}")
         self.key = key if key is not None else os.environ.get("CREDO_KEY")
         if not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")

@@ -98,6 +98,19 @@ class Transport(unittest.TestCase):
         self.assertNotIsInstance(raised.exception, credo.Timeout)
 
 
+class Settings(unittest.TestCase):
+    def test_a_url_that_is_not_http_is_refused_at_once(self) -> None:
+        for url in ("127.0.0.1:9464", "ftp://127.0.0.1", "localhost", "http://"):
+            with self.subTest(url), self.assertRaises(ValueError):
+                credo.Client(url, "k")
+        self.assertEqual("https://memory.example/base", credo.Client("https://memory.example/base/", "k").url)
+
+    def test_timeout_must_be_positive(self) -> None:
+        for timeout in (0, -1, float("nan")):
+            with self.subTest(timeout), self.assertRaises(ValueError):
+                credo.Client("http://127.0.0.1:9464", "k", timeout=timeout)
+
+
 class Package(unittest.TestCase):
     def test_python_3_9_syntax(self) -> None:
         root = pathlib.Path(credo.__file__).parent

@@ -87,6 +87,14 @@ function time(t: TimeLike | undefined): string | undefined {
   return t instanceof Date ? t.toISOString() : t;
 }
 
+function isHTTP(url: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(url).protocol);
+  } catch {
+    return false;
+  }
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -109,6 +117,9 @@ export class Client {
 
   constructor(options: ClientOptions = {}) {
     this.url = (options.url ?? env("CREDO_URL") ?? "http://127.0.0.1:9464").replace(/\/+$/, "");
+    if (!isHTTP(this.url)) {
+      throw new TypeError(`url ${JSON.stringify(this.url)} is not an http:// or https:// address, e.g. http://127.0.0.1:9464`);
+    }
     this.key = options.key ?? env("CREDO_KEY");
     this.timeout = options.timeout ?? 30_000;
     if (!(this.timeout > 0)) throw new RangeError(`timeout must be a positive number of milliseconds, not ${this.timeout}`);

@@ -80,3 +80,13 @@ test("a refused connection is a TransportError", async (t) => {
     return true;
   });
 });
+
+test("a url that is not http(s), or a timeout not above 0, is refused at once", () => {
+  for (const url of ["127.0.0.1:9464", "ftp://127.0.0.1", "http://[bad", "localhost"]) {
+    assert.throws(() => new Client({ url, key: "k" }), TypeError, url);
+  }
+  assert.equal(new Client({ url: "https://memory.example/base/", key: "k" }).url, "https://memory.example/base");
+  for (const timeout of [0, -1, NaN]) {
+    assert.throws(() => new Client({ url: "http://127.0.0.1:9464", timeout }), RangeError, String(timeout));
+  }
+});
