@@ -61,9 +61,9 @@ function shapes(doc) {
     for (const [method, op] of Object.entries(item)) {
       const ok = Object.entries(op.responses ?? {}).filter(([status]) => /^2\d\d$/.test(status));
       if (ok.length !== 1) throw new Error(`${method.toUpperCase()} ${path}: ${ok.length} success answers, the client expects one`);
+      // null: no JSON answer (none, or JSON Lines), read with the client's request().
       const schema = ok[0][1].content?.["application/json"]?.schema;
-      if (schema === undefined) throw new Error(`${method.toUpperCase()} ${path}: the success answer is not JSON`);
-      answers[op.operationId] = reduce(schema, op.operationId);
+      answers[op.operationId] = schema === undefined ? null : reduce(schema, op.operationId);
     }
   }
   // One line per operation and per schema: small, and a diff shows which changed.
@@ -78,8 +78,8 @@ export interface Shape {
     additionalProperties?: Shape;
     $ref?: string;
 }
-/** The success answer of each operation. */
-export const answers: { readonly [O in keyof operations]: Shape } = ${lines(answers)};
+/** The success answer of each operation; null where it is not JSON. */
+export const answers: { readonly [O in keyof operations]: Shape | null } = ${lines(answers)};
 /** The schemas the answers refer to. */
 export const shapes: { readonly [name: string]: Shape } = ${lines(reduced)};
 `;

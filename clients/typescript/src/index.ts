@@ -303,6 +303,8 @@ export class Client {
     path: string,
     options: RequestOptions & { query?: QueryOf<O>; problem?: (answer: AnswerOf<O>) => string | undefined } = {},
   ): Promise<AnswerOf<O>> {
+    const shape = answers[op];
+    if (shape === null) throw new Error(`${op} does not answer JSON: read it with request()`); // the client's own mistake
     const { status, headers, text } = await this.request(method, path, options);
     const what = `${method} ${path}`;
     let answer: unknown;
@@ -312,7 +314,6 @@ export class Client {
       const kind = headers.get("Content-Type") ?? "no content type";
       throw new InvalidResponse(status, `${what}: the answer (${kind}) is not JSON: ${(e as Error).message}`);
     }
-    const shape = answers[op];
     const problem = mismatch(shape, answer) ?? options.problem?.(answer as AnswerOf<O>);
     if (problem !== undefined) {
       throw new InvalidResponse(status, `${what}: the answer is not a ${shape.$ref ?? `${op} answer`}: ${problem}`);

@@ -2271,8 +2271,8 @@ export interface Shape {
     additionalProperties?: Shape;
     $ref?: string;
 }
-/** The success answer of each operation. */
-export const answers: { readonly [O in keyof operations]: Shape } = {
+/** The success answer of each operation; null where it is not JSON. */
+export const answers: { readonly [O in keyof operations]: Shape | null } = {
     "ask": {"$ref":"AskAnswer"},
     "assertBelief": {"$ref":"Revision"},
     "audit": {"$ref":"Audit"},
