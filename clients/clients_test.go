@@ -214,6 +214,15 @@ func TestClients(t *testing.T) {
 		run(t, pythonDir, w.env(t, "python/"), python, "-m", "unittest", "discover", "-s", "tests", "-t", ".", "-v")
 	})
 
+	t.Run("python without installing", func(t *testing.T) {
+		// docs/api.md's way when pip cannot fetch a build backend: the checkout on
+		// PYTHONPATH, from anywhere.
+		python := need(t, "python3", "for the Python client")
+		script := "import credo; print(credo.__file__); print(credo.Client().beliefs('python-path/ana').mode)"
+		out := run(t, t.TempDir(), append(w.env(t, "python-path/"), "PYTHONPATH="+pythonDir), python, "-c", script)
+		require.Equal(t, []string{filepath.Join(pythonDir, "credo", "__init__.py"), "current"}, strings.Fields(out))
+	})
+
 	t.Run("typescript", func(t *testing.T) {
 		node := need(t, "node", "for the TypeScript client's tests")
 		w.checkTypes(t, node, tsDir)

@@ -18,6 +18,7 @@ from .errors import (
     CredoError,
     Forbidden,
     InvalidRequest,
+    InvalidResponse,
     NotFound,
     RateLimited,
     Refused,
@@ -56,8 +57,8 @@ __version__ = "1.0.0"
 
 __all__ = [
     "Client",
-    "APIError", "CredoError", "Forbidden", "InvalidRequest", "NotFound", "RateLimited", "Refused", "ServerError",
-    "Timeout", "TransportError", "Unauthorized",
+    "APIError", "CredoError", "Forbidden", "InvalidRequest", "InvalidResponse", "NotFound", "RateLimited", "Refused",
+    "ServerError", "Timeout", "TransportError", "Unauthorized",
     "Answer", "Audit", "AuditOrigin", "AuditRefusals", "AuditRevisions", "Belief", "Beliefs", "Conflict", "Context",
     "Decided", "Enqueued", "Episode", "Event", "Forgotten", "Message", "Proposal", "Purged", "Reverted", "Revision",
     "ScopePurged", "Subtree", "Transcript",

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
 import random
-import socket
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
+from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 
-from .errors import APIError, RateLimited, Timeout, TransportError, api_error
+from ._http import exchange
+from .errors import CredoError, InvalidResponse, RateLimited, ServerError, Timeout, TransportError, api_error
 from .types import (
     Answer,
     Audit,
@@ -28,6 +29,7 @@ from .types import (
     Event,
     Forgotten,
     MessageLike,
+    Mismatch,
     Reverted,
     Revision,
     Transcript,
@@ -42,24 +44,33 @@ DEFAULT_URL = "http://127.0.0.1:9464"
 
 TimeLike = Union[datetime, date, str]
 TranscriptLike = Union[Transcript, Mapping[str, Any]]
+T = TypeVar("T")
 
 
 class Client:
     """A client of one credo worker's API.
 
     ``url`` defaults to ``$CREDO_URL`` (else http://127.0.0.1:9464) and ``key`` to
-    ``$CREDO_KEY``: an API key made with ``beliefs keys create``. Each request waits at
-    most ``timeout`` seconds. A 429 is retried after the server's Retry-After; a 5xx
-    answer, a timeout or a broken connection is retried, with exponential backoff from
-    ``backoff`` seconds, for requests that are safe to repeat (reads, questions, and
-    transcripts, which the server deduplicates); ``max_retries`` bounds the retries of
-    one call. Retries are logged on the ``credo`` logger.
+    ``$CREDO_KEY``: an API key made with ``beliefs keys create``. Each call ends within
+    ``timeout`` seconds, whatever the server does: connecting, sending, reading the
+    whole answer, retries and the waits between them. A 429 is retried after the
+    server's Retry-After; a 5xx answer or a broken connection is retried, with
+    exponential backoff from ``backoff`` seconds, for requests that are safe to repeat
+    (reads, questions, and transcripts, which the server deduplicates); ``max_retries``
+    bounds the retries of one call, and a wait that would end past the call's timeout
+    is not made: the failure is raised at once. Every failure is a
+    :class:`~credo.CredoError`. Retries are logged on the ``credo`` logger.
     """
 
     def __init__(self, url: Optional[str] = None, key: Optional[str] = None, *, timeout: float = 30.0,
                  max_retries: int = 3, backoff: float = 0.5) -> None:
         self.url = (url or os.environ.get("CREDO_URL") or DEFAULT_URL).rstrip("/")
+        parts = urllib.parse.urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"url {self.url!r} is not an http:// or https:// address, e.g. {DEFAULT_URL}")
         self.key = key if key is not None else os.environ.get("CREDO_KEY")
+        if not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
@@ -76,16 +87,17 @@ class Client:
         """Remember conversations, all or none (enqueueTranscripts). A transcript already
         stored in its scope is a duplicate, answered with its episode's id."""
         body = [transcript_json(t) for t in transcripts]
-        return load(Enqueued, self._call("POST", "/v1/transcripts", body=body, idempotent=True))
+        return self._call(Enqueued, "POST", "/v1/transcripts", body=body, idempotent=True)
 
     def episode(self, id: int) -> Episode:
         """The processing state of one transcript (getEpisode)."""
-        return load(Episode, self._call("GET", f"/v1/episodes/{int(id)}"))
+        return self._call(Episode, "GET", f"/v1/episodes/{int(id)}")
 
     def wait(self, episodes: Union[Enqueued, int, Iterable[int]], *, timeout: float = 120.0,
              poll: float = 0.25) -> List[Episode]:
         """Poll until every episode is applied or failed, and return them in order;
-        raises Timeout when one is still pending after ``timeout`` seconds."""
+        raises Timeout when one is still pending after ``timeout`` seconds (each poll
+        ends by then too)."""
         if isinstance(episodes, Enqueued):
             ids = list(episodes.episode_ids)
         elif isinstance(episodes, int):
@@ -96,16 +108,19 @@ class Client:
         done: Dict[int, Episode] = {}
         while True:
             for i in ids:
-                if i not in done:
-                    e = self.episode(i)
-                    if e.state != "pending":
-                        done[i] = e
+                left = deadline - time.monotonic()
+                if i in done or left <= 0:
+                    continue
+                e = self._call(Episode, "GET", f"/v1/episodes/{int(i)}", timeout=min(self.timeout, left))
+                if e.state != "pending":
+                    done[i] = e
             pending = [i for i in ids if i not in done]
             if not pending:
                 return [done[i] for i in ids]
-            if time.monotonic() >= deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise Timeout(f"episodes {pending} still pending after {timeout:g} s")
-            time.sleep(poll)
+            time.sleep(min(poll, left))
 
     # Reading.
 
@@ -118,17 +133,15 @@ class Client:
         held ``known_at`` a time. ``inherit`` adds the ancestor scopes' defaults."""
         q = _query(scope=scope, query=query, k=k, all=history or None, inherit=inherit or None,
                    as_of=_time_param(as_of), known_at=_time_param(known_at))
-        return load(Beliefs, self._call("GET", "/v1/beliefs", query=q))
+        return self._call(Beliefs, "GET", "/v1/beliefs", query=q)
 
     def history(self, id: int) -> List[Belief]:
         """The supersession chain through one belief, oldest first (beliefHistory)."""
-        got = self._call("GET", f"/v1/beliefs/{int(id)}/history")
-        return [Belief.load(b) for b in got["beliefs"]]
+        return self._call(_History, "GET", f"/v1/beliefs/{int(id)}/history").beliefs
 
     def events(self, scope: str, *, limit: Optional[int] = None) -> List[Event]:
         """Revision events of a scope, newest first (listEvents)."""
-        got = self._call("GET", "/v1/events", query=_query(scope=scope, limit=limit))
-        return [load(Event, e) for e in got["events"]]
+        return self._call(_Events, "GET", "/v1/events", query=_query(scope=scope, limit=limit)).events
 
     def audit(self, scope: Optional[str] = None, *, scope_prefix: Optional[str] = None,
               since: Optional[TimeLike] = None) -> Audit:
@@ -138,29 +151,28 @@ class Client:
         with their decisions; only what was made at or after ``since`` when given. A key
         with one scope prefix may give neither scope nor prefix: it audits its prefix."""
         q = _query(scope=scope, scope_prefix=scope_prefix, since=_time_param(since))
-        return load(Audit, self._call("GET", "/v1/audit", query=q))
+        return self._call(Audit, "GET", "/v1/audit", query=q)
 
     def context(self, scope: str, query: Optional[str] = None, *, k: Optional[int] = None,
                 budget: Optional[int] = None, inherit: bool = False, as_of: Optional[TimeLike] = None) -> Context:
         """What memory holds for ``query``, as a block for a prompt (getContext);
         ``str()`` of the answer is the block."""
         q = _query(scope=scope, query=query, k=k, budget=budget, inherit=inherit or None, as_of=_time_param(as_of))
-        return load(Context, self._call("GET", "/v1/context", query=q))
+        return self._call(Context, "GET", "/v1/context", query=q)
 
     def ask(self, scope: str, question: str, *, inherit: bool = False) -> Answer:
         """A short answer from memory with the beliefs it cites (ask)."""
         body: Dict[str, Any] = {"scope": scope, "question": question}
         if inherit:
             body["inherit"] = True
-        return load(Answer, self._call("POST", "/v1/ask", body=body, idempotent=True))
+        return self._call(Answer, "POST", "/v1/ask", body=body, idempotent=True)
 
     # The review queue.
 
     def conflicts(self, scope: str, *, all: bool = False) -> List[Conflict]:
         """The review queue of a scope, oldest first: open items, or every item with
         ``all`` (listConflicts)."""
-        got = self._call("GET", "/v1/conflicts", query=_query(scope=scope, all=all or None))
-        return [load(Conflict, c) for c in got["conflicts"]]
+        return self._call(_Conflicts, "GET", "/v1/conflicts", query=_query(scope=scope, all=all or None)).conflicts
 
     def resolve(self, id: int, action: str, *, note: Optional[str] = None) -> Decided:
         """Decide a review item: ``apply`` or ``dismiss`` (resolveConflict). Raises
@@ -168,7 +180,7 @@ class Client:
         body: Dict[str, Any] = {"action": action}
         if note is not None:
             body["note"] = note
-        return load(Decided, self._call("POST", f"/v1/conflicts/{int(id)}/resolve", body=body))
+        return self._call(Decided, "POST", f"/v1/conflicts/{int(id)}/resolve", body=body)
 
     # An operator's changes.
 
@@ -180,14 +192,14 @@ class Client:
         body = _body(scope=scope, statement=statement, attribute=attribute, subject=subject, kind=kind,
                       authoritative=authoritative or None,
                       valid_from=format_time(valid_from) if valid_from is not None else None)
-        return load(Revision, self._call("POST", "/v1/beliefs", body=body))
+        return self._call(Revision, "POST", "/v1/beliefs", body=body)
 
     def correct(self, id: int, statement: Optional[str] = None, *, retract: bool = False,
                 reason: Optional[str] = None) -> Revision:
         """Correct one belief with ``statement``, or ``retract`` it (correctBelief);
         ``reason`` is correction (never true, the default) or temporal (it changed)."""
         body = _body(statement=statement, retract=retract or None, reason=reason)
-        return load(Revision, self._call("POST", f"/v1/beliefs/{int(id)}/correct", body=body))
+        return self._call(Revision, "POST", f"/v1/beliefs/{int(id)}/correct", body=body)
 
     def revert(self, event_id: int, *, note: Optional[str] = None) -> Reverted:
         """Undo one applied revision, an event of ``events`` (revertEvent): a superseded
@@ -196,7 +208,7 @@ class Client:
         raises Refused, with the reason, for one that a later revision built on, a revert,
         or an event reverted already."""
         body = _body(note=note)
-        return load(Reverted, self._call("POST", f"/v1/events/{int(event_id)}/revert", body=body or None))
+        return self._call(Reverted, "POST", f"/v1/events/{int(event_id)}/revert", body=body or None)
 
     def forget(self, scope: Optional[str] = None, *, ids: Optional[Sequence[int]] = None, match: Optional[str] = None,
                all: bool = False, purge: bool = False, scope_prefix: Optional[str] = None) -> Forgotten:
@@ -205,17 +217,40 @@ class Client:
         erases every scope under a prefix."""
         body = _body(scope=scope, ids=list(ids) if ids is not None else None, match=match, all=all or None,
                       purge=purge or None, scope_prefix=scope_prefix)
-        return load(Forgotten, self._call("POST", "/v1/forget", body=body))
+        return self._call(Forgotten, "POST", "/v1/forget", body=body)
 
     # The wire.
 
-    def _call(self, method: str, path: str, *, query: Optional[Mapping[str, Any]] = None, body: Any = None,
-              idempotent: Optional[bool] = None) -> Any:
-        """One call: the JSON answer, or the API's error as an exception. 429 is retried
-        always (the server refused before doing anything); the rest only when
-        ``idempotent`` (by default: GET)."""
+    def _call(self, answer: Type[T], method: str, path: str, *, query: Optional[Mapping[str, Any]] = None,
+              body: Any = None, idempotent: Optional[bool] = None, timeout: Optional[float] = None) -> T:
+        """One operation: its JSON answer as an ``answer``, checked field by field, or one
+        of the client's errors (InvalidResponse for an answer of another shape)."""
+        status, headers, raw = self._request(method, path, query=query, body=body, idempotent=idempotent,
+                                             timeout=timeout)
+        what = f"{method} {path}"
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, nested too deep
+            kind = headers.get("Content-Type") or "no content type"
+            raise InvalidResponse(status, f"{what}: the answer ({kind}) is not JSON: {e}") from None
+        try:
+            return load(answer, data)
+        except Mismatch as e:
+            raise InvalidResponse(status, f"{what}: the answer is not a {answer.__name__}: {e}") from None
+
+    def _request(self, method: str, path: str, *, query: Optional[Mapping[str, Any]] = None, body: Any = None,
+                 idempotent: Optional[bool] = None,
+                 timeout: Optional[float] = None) -> Tuple[int, Mapping[str, str], bytes]:
+        """The request every operation makes: its 2xx answer's status, headers and body,
+        or the API's error as an exception, all by one deadline, ``timeout`` seconds
+        (default: the client's) from now, retries and their waits included. A 429 is
+        retried always (the server refused before doing anything); the rest only when
+        ``idempotent`` (by default: GET). A wait that would end past the deadline is not
+        made: the failure is raised at once."""
         if idempotent is None:
             idempotent = method == "GET"
+        seconds = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + seconds
         url = self.url + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
@@ -225,42 +260,54 @@ class Client:
             headers["Content-Type"] = "application/json"
         if self.key:
             headers["Authorization"] = "Bearer " + self.key
-        attempt = 0
-        while True:
-            failure: Optional[Exception] = None
-            delay = self.backoff * (2 ** attempt) * (0.5 + random.random() / 2)
+        what = f"{method} {path}"
+        for attempt in itertools.count():
+            failure: CredoError
             try:
                 req = urllib.request.Request(url, data=data, method=method, headers=headers)
-                with urllib.request.urlopen(req, timeout=self.timeout) as res:
-                    raw = res.read()
-                return json.loads(raw) if raw else None
-            except urllib.error.HTTPError as e:
-                err = api_error(e.code, e.headers, e.read())
-                e.close()
-                retry = isinstance(err, RateLimited) or (idempotent and err.status >= 500)
-                if not retry or attempt >= self.max_retries:
-                    raise err from None
-                if isinstance(err, RateLimited) and err.retry_after is not None:
-                    delay = err.retry_after
-                failure = err
-            except (socket.timeout, TimeoutError) as e:
-                failure = Timeout(f"{method} {path}: no answer within {self.timeout:g} s")
-                failure.__cause__ = e
-            except urllib.error.URLError as e:
-                if isinstance(e.reason, (socket.timeout, TimeoutError)):
-                    failure = Timeout(f"{method} {path}: no answer within {self.timeout:g} s")
-                else:
-                    failure = TransportError(f"{method} {path}: {e.reason}")
-                failure.__cause__ = e
-            except (ConnectionError, OSError) as e:  # reset or closed mid-answer
-                failure = TransportError(f"{method} {path}: {e}")
-                failure.__cause__ = e
-            if not isinstance(failure, APIError) and (not idempotent or attempt >= self.max_retries):
+                status, got, raw = exchange(req, deadline, what, seconds)
+            except TransportError as e:
+                failure = e
+            else:
+                if 200 <= status < 300:
+                    return status, got, raw
+                failure = api_error(status, got, raw)
+            if not _retried(failure, idempotent) or attempt >= self.max_retries:
                 raise failure
-            attempt += 1
-            log.info("credo: %s %s: %s; retry %d of %d in %.2f s", method, path, failure, attempt,
-                     self.max_retries, delay)
+            delay = self.backoff * (2 ** attempt) * (0.5 + random.random() / 2)
+            if isinstance(failure, RateLimited) and failure.retry_after is not None:
+                delay = failure.retry_after
+            if time.monotonic() + delay >= deadline:
+                log.info("credo: %s: %s; not retried: a wait of %.2f s would end past the deadline", what, failure,
+                         delay)
+                raise failure
+            log.info("credo: %s: %s; retry %d of %d in %.2f s", what, failure, attempt + 1, self.max_retries, delay)
             time.sleep(delay)
+        raise AssertionError("unreachable")
+
+
+def _retried(failure: CredoError, idempotent: bool) -> bool:
+    """Whether a failed request is sent again (time allowing)."""
+    if isinstance(failure, RateLimited):
+        return True  # refused before anything was done
+    if isinstance(failure, Timeout):
+        return False  # the deadline passed: no time is left
+    return idempotent and isinstance(failure, (ServerError, TransportError))
+
+
+@dataclass
+class _History:
+    beliefs: List[Belief]
+
+
+@dataclass
+class _Events:
+    events: List[Event]
+
+
+@dataclass
+class _Conflicts:
+    conflicts: List[Conflict]
 
 
 def _query(**params: Any) -> Dict[str, Any]:

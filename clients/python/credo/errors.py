@@ -7,6 +7,10 @@ subclasses) carrying the API's stable ``code``, its ``message`` and ``details``.
 from __future__ import annotations
 
 import json
+import math
+import re
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import List, Mapping, Optional
 
 
@@ -19,7 +23,18 @@ class TransportError(CredoError):
 
 
 class Timeout(TransportError):
-    """No answer within the client's timeout (or an episode not done within a wait's)."""
+    """No complete answer by the call's deadline, the client's ``timeout`` (or an
+    episode not done within a wait's)."""
+
+
+class InvalidResponse(CredoError):
+    """An answer that is not the API's: a success whose body is not JSON, or not the
+    shape its operation promises (a proxy's or another server's page, say). ``status``
+    is its HTTP status. Not retried: asking again would get the same."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class APIError(CredoError):
@@ -75,15 +90,25 @@ class ServerError(APIError):
 _BY_STATUS = {400: InvalidRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Refused}
 
 
-def retry_after_seconds(value: Optional[str]) -> Optional[float]:
-    """The seconds of a Retry-After header; None when absent or not a number of seconds."""
+_SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")
+
+
+def retry_after_seconds(value: Optional[str], now: Optional[datetime] = None) -> Optional[float]:
+    """The seconds a Retry-After header asks to wait: a number of seconds, or an HTTP
+    date (``now`` is the time it is measured from); None when absent or neither."""
     if value is None:
         return None
+    value = value.strip()
+    if _SECONDS.fullmatch(value):
+        seconds = float(value)
+        return seconds if math.isfinite(seconds) else None
     try:
-        seconds = float(value.strip())
-    except ValueError:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):  # Python 3.9 raises TypeError
         return None
-    return seconds if seconds >= 0 else None
+    if when.tzinfo is None:  # an HTTP date is in GMT
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
 
 
 def api_error(status: int, headers: Mapping[str, str], body: bytes) -> APIError:
@@ -92,8 +117,9 @@ def api_error(status: int, headers: Mapping[str, str], body: bytes) -> APIError:
     code, message, details = f"http_{status}", body.decode("utf-8", "replace").strip()[:200], None
     try:
         err = json.loads(body)["error"]
-        code, message, details = str(err["code"]), str(err["message"]), err.get("details")
-    except (ValueError, KeyError, TypeError):
+        code, message, listed = str(err["code"]), str(err["message"]), err.get("details")
+        details = [str(d) for d in listed] if isinstance(listed, list) else None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         pass
     if not message:
         message = f"HTTP {status}"

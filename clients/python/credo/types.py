@@ -7,10 +7,12 @@ Fields the client does not know yet (a newer server) are ignored.
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from datetime import date, datetime
-from typing import Any, Callable, Dict, List, Mapping, Optional, Type, TypeVar, Union
+from typing import (Any, Dict, List, Mapping, Optional, Tuple, Type, TypeVar, Union, get_args, get_origin,
+                    get_type_hints)
 
 T = TypeVar("T")
 
@@ -39,33 +41,94 @@ def format_time(value: Union[datetime, date, str]) -> str:
     return value
 
 
-def _load(cls: Type[T], data: Mapping[str, Any]) -> T:
-    """cls from a JSON object: each field through its converter, unknown keys ignored."""
+class Mismatch(ValueError):
+    """An answer that is not the shape of its type: ``where`` is the path to the field
+    (``beliefs[3].id``), empty for the answer itself."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}" if where else problem)
+        self.where = where
+        self.problem = problem
+
+
+@functools.lru_cache(maxsize=None)
+def _fields(cls: type) -> Tuple[Tuple[str, Any, bool], ...]:
+    """(name, type, required) of each field of a dataclass, its annotations resolved."""
+    hints = get_type_hints(cls)
+    return tuple((f.name, hints[f.name], f.default is MISSING and f.default_factory is MISSING)
+                 for f in fields(cls))
+
+
+def _json_kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    return "an array" if isinstance(v, list) else "an object"
+
+
+def _convert(tp: Any, v: Any, where: str) -> Any:
+    """v, a JSON value, as a value of the annotation tp; Mismatch when it is not one.
+    The API writes an empty list as null: a list field takes null as []."""
+    origin, args = get_origin(tp), get_args(tp)
+    if tp is Any:
+        return v
+    if origin is Union:  # Optional[X]: the client's types have no other unions
+        if v is None:
+            return None
+        (of,) = [a for a in args if a is not type(None)]
+        return _convert(of, v, where)
+    if origin is list:
+        if v is None:
+            return []
+        if isinstance(v, list):
+            return [_convert(args[0], x, f"{where}[{i}]") for i, x in enumerate(v)]
+    elif origin is dict:
+        if v is None:
+            return {}
+        if isinstance(v, dict):
+            return {k: _convert(args[1], x, f"{where}.{k}") for k, x in v.items()}
+    elif is_dataclass(tp):
+        return _load(tp, v, where)
+    elif tp is datetime:
+        if isinstance(v, str):
+            try:
+                return parse_time(v)
+            except ValueError:
+                pass
+        raise Mismatch(where, f"expected an RFC 3339 time, got {_json_kind(v)}")
+    elif isinstance(v, bool):  # JSON true is no number
+        if tp is bool:
+            return v
+    elif tp is float and isinstance(v, (int, float)):
+        return float(v)
+    elif isinstance(v, tp):  # int, str
+        return v
+    expected = {list: "an array", dict: "an object", bool: "a boolean", int: "an integer", float: "a number",
+                str: "a string"}.get(origin or tp, str(tp))
+    raise Mismatch(where, f"expected {expected}, got {_json_kind(v)}")
+
+
+def _load(cls: Type[T], data: Any, where: str = "") -> T:
+    """cls from a JSON object: each field checked and converted by its annotation, a
+    field without a default required, unknown keys ignored (a newer server's)."""
+    if not isinstance(data, dict):
+        raise Mismatch(where, f"expected an object, got {_json_kind(data)}")
     kwargs: Dict[str, Any] = {}
-    for f in fields(cls):  # type: ignore[arg-type]
-        if f.name in data:
-            convert: Optional[Callable[[Any], Any]] = f.metadata.get("load")
-            kwargs[f.name] = convert(data[f.name]) if convert else data[f.name]
-    return cls(**kwargs)
-
-
-def _ids(v: Optional[List[int]]) -> List[int]:
-    return list(v or [])
-
-
-def _time(**kw: Any) -> Any:
-    return field(metadata={"load": parse_time}, **kw)
-
-
-def _list(of: Callable[[Any], Any]) -> Any:
-    return field(metadata={"load": lambda v: [of(x) for x in (v or [])]})
-
-
-def _opt(of: Callable[[Any], Any]) -> Any:
-    return field(default=None, metadata={"load": lambda v: None if v is None else of(v)})
-
-
-_IDS = {"load": _ids}
+    for name, tp, required in _fields(cls):
+        if name in data:
+            kwargs[name] = _convert(tp, data[name], f"{where}.{name}" if where else name)
+        elif required:
+            raise Mismatch(where, f"{name} is missing")
+    out = cls(**kwargs)  # type: ignore[call-arg]
+    problem = out._problem() if hasattr(out, "_problem") else None
+    if problem:
+        raise Mismatch(where, problem)
+    return out
 
 
 @dataclass
@@ -82,19 +145,19 @@ class Belief:
     status: str  # active, superseded, retracted
     confidence: float
     origin: str
-    valid_from: datetime = _time()
-    valid_until: Optional[datetime] = _time()
-    recorded_at: datetime = _time()
-    retired_at: Optional[datetime] = _time()
-    supersedes: List[int] = field(default_factory=list, metadata=_IDS)
-    superseded_by: List[int] = field(default_factory=list, metadata=_IDS)
+    valid_from: datetime
+    valid_until: Optional[datetime]
+    recorded_at: datetime
+    retired_at: Optional[datetime]
+    supersedes: List[int] = field(default_factory=list)
+    superseded_by: List[int] = field(default_factory=list)
     episode_id: Optional[int] = None
     quote: Optional[str] = None
     reinforced_count: int = 0
-    last_seen_at: Optional[datetime] = _time(default=None)
-    depends_on: List[int] = field(default_factory=list, metadata=_IDS)
+    last_seen_at: Optional[datetime] = None
+    depends_on: List[int] = field(default_factory=list)
     needs_review: bool = False
-    episodes: List[int] = field(default_factory=list, metadata=_IDS)
+    episodes: List[int] = field(default_factory=list)
     distance: Optional[float] = None  # cosine distance to the query, in ranked answers
 
     @staticmethod
@@ -109,7 +172,7 @@ class Beliefs:
     mode: str  # current, history, as_of, known_at
     auto_history: bool
     ranked: bool
-    beliefs: List[Belief] = _list(Belief.load)
+    beliefs: List[Belief]
 
     def statements(self) -> List[str]:
         return [b.statement for b in self.beliefs]
@@ -127,7 +190,7 @@ class Event:
     origin: str
     old_belief_id: int
     old_statement: str
-    created_at: datetime = _time()
+    created_at: datetime
     new_belief_id: Optional[int] = None
     new_statement: Optional[str] = None
     excerpt: Optional[str] = None
@@ -135,7 +198,7 @@ class Event:
     episode_id: Optional[int] = None
     reverts: Optional[int] = None  # for a revert, the event it undid
     reverted_by: Optional[int] = None  # the revert that undid this event, if one did
-    reverted_at: Optional[datetime] = _time(default=None)
+    reverted_at: Optional[datetime] = None
 
 
 @dataclass
@@ -144,10 +207,10 @@ class Reverted:
     event undone), the event undone with ``reverted_by`` and ``reverted_at``, and the
     beliefs current again (``restored``) or retracted as never true (``retracted``)."""
 
-    revert: Event = field(metadata={"load": lambda v: _load(Event, v)})
-    event: Event = field(metadata={"load": lambda v: _load(Event, v)})
-    restored: List[int] = field(default_factory=list, metadata=_IDS)
-    retracted: List[int] = field(default_factory=list, metadata=_IDS)
+    revert: Event
+    event: Event
+    restored: List[int] = field(default_factory=list)
+    retracted: List[int] = field(default_factory=list)
     unreinforced: Optional[int] = None  # the belief whose restatement was taken back
 
 
@@ -194,13 +257,13 @@ class Audit:
     """How precise the revisions of a scope (or of the scopes under ``scope_prefix``)
     were, made at or after ``since`` when given: an answer of ``audit``."""
 
-    revisions: List[AuditRevisions] = _list(lambda v: _load(AuditRevisions, v))  # reverts apart
-    origins: List[AuditOrigin] = _list(lambda v: _load(AuditOrigin, v))
-    refusals: List[AuditRefusals] = _list(lambda v: _load(AuditRefusals, v))
+    revisions: List[AuditRevisions]  # reverts apart
+    origins: List[AuditOrigin]
+    refusals: List[AuditRefusals]
     reverts: int  # reverts operators made
     scope: Optional[str] = None  # None for a prefix
     scope_prefix: Optional[str] = None  # None for one scope
-    since: Optional[datetime] = _time(default=None)
+    since: Optional[datetime] = None
 
 
 @dataclass
@@ -213,9 +276,9 @@ class Proposal:
     kind: str = ""
     confidence: float = 0.0
     origin: str = ""
-    valid_from: Optional[datetime] = _time(default=None)
+    valid_from: Optional[datetime] = None
     quote: str = ""
-    at: Optional[datetime] = _time(default=None)
+    at: Optional[datetime] = None
 
 
 @dataclass
@@ -230,14 +293,14 @@ class Conflict:
     statement: str
     detail: str
     status: str  # open, resolved
-    created_at: datetime = _time()
+    created_at: datetime
     cause: Optional[str] = None
     reason: Optional[str] = None
     belief_id: Optional[int] = None
     target_id: Optional[int] = None
-    proposed: Optional[Proposal] = _opt(lambda v: _load(Proposal, v))
+    proposed: Optional[Proposal] = None
     episode_id: Optional[int] = None
-    resolved_at: Optional[datetime] = _time(default=None)
+    resolved_at: Optional[datetime] = None
     resolution: Optional[str] = None
     note: Optional[str] = None
 
@@ -255,15 +318,15 @@ class Revision:
 class Decided:
     """A resolved review item, and the revision applied for ``apply``."""
 
-    conflict: Conflict = field(metadata={"load": lambda v: _load(Conflict, v)})
-    revision: Optional[Revision] = _opt(lambda v: _load(Revision, v))
+    conflict: Conflict
+    revision: Optional[Revision] = None
 
 
 @dataclass
 class Enqueued:
     """Transcripts accepted: one episode id per record, in input order."""
 
-    episode_ids: List[int] = field(metadata=_IDS)
+    episode_ids: List[int]
     enqueued: int = 0
     duplicates: int = 0
 
@@ -278,10 +341,10 @@ class Episode:
     attempts: int
     external_id: Optional[str] = None
     last_error: Optional[str] = None
-    occurred_at: Optional[datetime] = _time(default=None)
-    received_at: Optional[datetime] = _time(default=None)
-    processed_at: Optional[datetime] = _time(default=None)
-    redacted_at: Optional[datetime] = _time(default=None)
+    occurred_at: Optional[datetime] = None
+    received_at: Optional[datetime] = None
+    processed_at: Optional[datetime] = None
+    redacted_at: Optional[datetime] = None
 
 
 @dataclass
@@ -303,7 +366,7 @@ class Subtree:
     """What a purge of every scope under a prefix erased."""
 
     prefix: str
-    scopes: List[ScopePurged] = _list(lambda v: _load(ScopePurged, v))
+    scopes: List[ScopePurged]
     counts: Dict[str, int] = field(default_factory=dict)
 
 
@@ -312,8 +375,14 @@ class Forgotten:
     """An answer of ``forget``: the ids forgotten (soft), or what a purge erased."""
 
     forgotten: Optional[List[int]] = None
-    purged: Optional[Purged] = _opt(lambda v: _load(Purged, v))
-    subtree: Optional[Subtree] = _opt(lambda v: _load(Subtree, v))
+    purged: Optional[Purged] = None
+    subtree: Optional[Subtree] = None
+
+    def _problem(self) -> Optional[str]:
+        """What an answer of forget must hold that its fields' types do not say."""
+        if self.forgotten is None and self.purged is None and self.subtree is None:
+            return "none of forgotten, purged and subtree"
+        return None
 
 
 @dataclass
@@ -322,7 +391,7 @@ class Context:
 
     context: str
     mode: str
-    beliefs: List[Belief] = _list(Belief.load)
+    beliefs: List[Belief]
 
     def __str__(self) -> str:
         return self.context
@@ -334,8 +403,8 @@ class Answer:
     the model was shown; ``cited`` are the cited beliefs themselves."""
 
     answer: str
-    citations: List[int] = field(metadata=_IDS)
-    beliefs: List[Belief] = _list(Belief.load)
+    citations: List[int]
+    beliefs: List[Belief]
 
     @property
     def cited(self) -> List[Belief]:

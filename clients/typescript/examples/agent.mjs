@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// An agent that remembers: the loop of examples/agent, in JavaScript on Node 18+.
+// An agent that remembers: the loop of examples/agent, in JavaScript on Node 18+. An ES
+// module (.mjs: import, top-level await), as the client is ESM only.
 //
 // For each thing the user says: read what memory holds for it, put that in the model's
 // prompt, answer, then write the turn to memory. Any OpenAI-compatible chat server

@@ -14,9 +14,26 @@ export class TransportError extends CredoError {
   override name = "TransportError";
 }
 
-/** No answer within the client's timeout (or an episode not done within a wait's). */
+/** No complete answer by the call's deadline, the client's timeout (or an episode not done within a wait's). */
 export class TimeoutError extends TransportError {
   override name = "TimeoutError";
+}
+
+/**
+ * An answer that is not the API's: a success whose body is not JSON, or not the shape its
+ * operation promises (a proxy's or another server's page, say). Not retried: asking again
+ * would get the same.
+ */
+export class InvalidResponse extends CredoError {
+  override name = "InvalidResponse";
+
+  constructor(
+    /** The HTTP status it came with. */
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** An error answer of the API: {"error": {"code", "message", "details"}}. */
@@ -86,11 +103,21 @@ const byStatus: Record<number, typeof APIError> = {
   409: Refused,
 };
 
-/** The seconds of a Retry-After header; undefined when absent or not a number of seconds. */
-export function retryAfterSeconds(value: string | null): number | undefined {
-  if (value === null || value.trim() === "") return undefined;
-  const n = Number(value.trim());
-  return Number.isFinite(n) && n >= 0 ? n : undefined;
+/**
+ * The seconds a Retry-After header asks to wait: a number of seconds, or an HTTP date
+ * (measured from now, in milliseconds since the epoch); undefined when absent or neither.
+ */
+export function retryAfterSeconds(value: string | null, now: number = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const v = value.trim();
+  if (/^[0-9]+(\.[0-9]+)?$/.test(v)) {
+    const seconds = Number(v);
+    return Number.isFinite(seconds) ? seconds : undefined;
+  }
+  // An HTTP date begins with the day's name (IMF-fixdate and both obsolete forms);
+  // Date.parse alone would take "-1" for a year.
+  const at = /^[A-Za-z]{3}/.test(v) ? Date.parse(v) : NaN;
+  return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
 }
 
 /** The error for an error answer. A body not in the API's shape (a proxy's page, say) keeps its status, with code http_<status>. */
@@ -99,9 +126,10 @@ export function apiError(status: number, headers: Headers, body: string): APIErr
   let message = body.trim().slice(0, 200) || `HTTP ${status}`;
   let details: string[] | undefined;
   try {
-    const e = (JSON.parse(body) as { error?: components["schemas"]["ErrorBody"] }).error;
+    const e = (JSON.parse(body) as { error?: Partial<Record<keyof components["schemas"]["ErrorBody"], unknown>> }).error;
     if (e && typeof e.code === "string" && typeof e.message === "string") {
-      ({ code, message, details } = e);
+      [code, message] = [e.code as ErrorCode, e.message];
+      details = Array.isArray(e.details) ? e.details.map(String) : undefined;
     }
   } catch {
     // not JSON: keep the status and the body's start

@@ -1,7 +1,8 @@
 // A client of credo's HTTP API (docs/api.md): one method per operation, on fetch, with
 // the types generated from the API's OpenAPI document (src/openapi.ts).
-import { APIError, RateLimited, TimeoutError, TransportError, apiError } from "./errors.js";
-import type { components, operations } from "./openapi.js";
+import { mismatch } from "./check.js";
+import { APIError, InvalidResponse, RateLimited, ServerError, TimeoutError, TransportError, apiError } from "./errors.js";
+import { answers, type components, type operations } from "./openapi.js";
 
 export * from "./errors.js";
 export type { components, operations, paths } from "./openapi.js";
@@ -58,7 +59,10 @@ export interface ClientOptions {
   url?: string;
   /** An API key (beliefs keys create); default $CREDO_KEY. */
   key?: string;
-  /** Milliseconds each request may take, answer included (default 30000). */
+  /**
+   * Milliseconds each call may take in all (default 30000): connecting, sending, reading
+   * the whole answer, retries and the waits between them.
+   */
   timeout?: number;
   /** Retries of one call (default 3). */
   maxRetries?: number;
@@ -83,13 +87,24 @@ function time(t: TimeLike | undefined): string | undefined {
   return t instanceof Date ? t.toISOString() : t;
 }
 
+function isHTTP(url: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(url).protocol);
+  } catch {
+    return false;
+  }
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * A client of one credo worker's API. A 429 is retried after the server's Retry-After;
- * a 5xx answer, a timeout or a broken connection is retried, with exponential backoff,
- * for calls that are safe to repeat (reads, questions, and transcripts, which the
- * server deduplicates). API errors are thrown as APIError subclasses with the API's code.
+ * A client of one credo worker's API. Each call ends within the timeout, whatever the
+ * server does. A 429 is retried after the server's Retry-After; a 5xx answer or a broken
+ * connection is retried, with exponential backoff, for calls that are safe to repeat
+ * (reads, questions, and transcripts, which the server deduplicates); a wait that would
+ * end past the call's timeout is not made: the failure is thrown at once. Every failure
+ * is a CredoError: API errors are APIError subclasses with the API's code, an answer of
+ * another shape is an InvalidResponse.
  */
 export class Client {
   readonly url: string;
@@ -102,8 +117,12 @@ export class Client {
 
   constructor(options: ClientOptions = {}) {
     this.url = (options.url ?? env("CREDO_URL") ?? "http://127.0.0.1:9464").replace(/\/+$/, "");
+    if (!isHTTP(this.url)) {
+      throw new TypeError(`url ${JSON.stringify(this.url)} is not an http:// or https:// address, e.g. http://127.0.0.1:9464`);
+    }
     this.key = options.key ?? env("CREDO_KEY");
     this.timeout = options.timeout ?? 30_000;
+    if (!(this.timeout > 0)) throw new RangeError(`timeout must be a positive number of milliseconds, not ${this.timeout}`);
     this.maxRetries = options.maxRetries ?? 3;
     this.backoff = options.backoff ?? 500;
     this.onRetry = options.onRetry;
@@ -130,21 +149,26 @@ export class Client {
     return this.call("getEpisode", "GET", `/v1/episodes/${id}`);
   }
 
-  /** Poll until every episode is applied or failed; throws TimeoutError when one is still pending after options.timeout ms (default 120000). */
+  /**
+   * Poll until every episode is applied or failed; throws TimeoutError when one is still
+   * pending after options.timeout ms (default 120000; each poll ends by then too).
+   */
   async wait(episodes: Enqueued | number | number[], options: { timeout?: number; poll?: number } = {}): Promise<Episode[]> {
     const ids = typeof episodes === "number" ? [episodes] : Array.isArray(episodes) ? episodes : episodes.episode_ids;
-    const deadline = Date.now() + (options.timeout ?? 120_000);
+    const deadline = performance.now() + (options.timeout ?? 120_000);
     const done = new Map<number, Episode>();
     for (;;) {
       for (const id of ids) {
-        if (done.has(id)) continue;
-        const e = await this.episode(id);
+        const left = deadline - performance.now();
+        if (done.has(id) || left <= 0) continue;
+        const e = await this.call("getEpisode", "GET", `/v1/episodes/${id}`, { timeout: Math.min(this.timeout, left) });
         if (e.state !== "pending") done.set(id, e);
       }
       const pending = ids.filter((id) => !done.has(id));
       if (pending.length === 0) return ids.map((id) => done.get(id) as Episode);
-      if (Date.now() >= deadline) throw new TimeoutError(`episodes ${pending.join(", ")} still pending`);
-      await sleep(options.poll ?? 250);
+      const left = deadline - performance.now();
+      if (left <= 0) throw new TimeoutError(`episodes ${pending.join(", ")} still pending`);
+      await sleep(Math.min(options.poll ?? 250, left));
     }
   }
 
@@ -261,23 +285,57 @@ export class Client {
 
   /** Forget beliefs by ids, match or all (forget): softly, or erased for good with purge. */
   forget(request: ForgetRequest): Promise<Forgotten> {
-    return this.call("forget", "POST", "/v1/forget", { body: request });
+    return this.call("forget", "POST", "/v1/forget", {
+      body: request,
+      problem: (f) => ((f.forgotten ?? f.purged ?? f.subtree) ? undefined : "none of forgotten, purged and subtree"),
+    });
   }
 
   // The wire.
 
   /**
-   * One call of operation O: its JSON answer, or the API's error thrown. A 429 is
-   * retried always (the server refused before doing anything); the rest only when
-   * idempotent (by default: GET).
+   * One call of operation O: its JSON answer, checked against the shape O promises (and
+   * by problem, for what the shape cannot say), or one of the client's errors.
    */
   private async call<O extends Op>(
-    _op: O,
+    op: O,
     method: "GET" | "POST",
     path: string,
-    options: { query?: QueryOf<O>; body?: unknown; idempotent?: boolean } = {},
+    options: RequestOptions & { query?: QueryOf<O>; problem?: (answer: AnswerOf<O>) => string | undefined } = {},
   ): Promise<AnswerOf<O>> {
+    const shape = answers[op];
+    if (shape === null) throw new Error(`${op} does not answer JSON: read it with request()`); // the client's own mistake
+    const { status, headers, text } = await this.request(method, path, options);
+    const what = `${method} ${path}`;
+    let answer: unknown;
+    try {
+      answer = JSON.parse(text);
+    } catch (e) {
+      const kind = headers.get("Content-Type") ?? "no content type";
+      throw new InvalidResponse(status, `${what}: the answer (${kind}) is not JSON: ${(e as Error).message}`);
+    }
+    const problem = mismatch(shape, answer) ?? options.problem?.(answer as AnswerOf<O>);
+    if (problem !== undefined) {
+      throw new InvalidResponse(status, `${what}: the answer is not a ${shape.$ref ?? `${op} answer`}: ${problem}`);
+    }
+    return answer as AnswerOf<O>;
+  }
+
+  /**
+   * The request every operation makes: its 2xx answer, or the API's error thrown, all by
+   * one deadline, options.timeout ms (default: the client's) from now, retries and their
+   * waits included. A 429 is retried always (the server refused before doing anything);
+   * the rest only when idempotent (by default: GET). A wait that would end past the
+   * deadline is not made: the failure is thrown at once.
+   */
+  private async request(
+    method: "GET" | "POST",
+    path: string,
+    options: RequestOptions & { query?: object } = {},
+  ): Promise<{ status: number; headers: Headers; text: string }> {
     const idempotent = options.idempotent ?? method === "GET";
+    const timeout = options.timeout ?? this.timeout;
+    const deadline = performance.now() + timeout;
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(options.query ?? {})) {
       if (v !== undefined && v !== null) params.set(k, String(v));
@@ -291,31 +349,46 @@ export class Client {
 
     for (let attempt = 0; ; attempt++) {
       let failure: APIError | TransportError;
-      let delay = this.backoff * 2 ** attempt * (0.5 + Math.random() / 2);
       try {
-        const res = await this.fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.timeout) });
+        // The signal ends the body's reading too: the whole exchange is within the deadline.
+        const signal = AbortSignal.timeout(Math.max(0, Math.ceil(deadline - performance.now())));
+        const res = await this.fetch(url, { method, headers, body, signal });
         const text = await res.text();
-        if (res.ok) return (text ? JSON.parse(text) : undefined) as AnswerOf<O>;
-        const err = apiError(res.status, res.headers, text);
-        const retry = err instanceof RateLimited || (idempotent && err.status >= 500);
-        if (!retry || attempt >= this.maxRetries) throw err;
-        if (err instanceof RateLimited && err.retryAfter !== undefined) delay = err.retryAfter * 1000;
-        failure = err;
+        if (res.ok) return { status: res.status, headers: res.headers, text };
+        failure = apiError(res.status, res.headers, text);
       } catch (e) {
-        if (e instanceof APIError) throw e;
-        failure = transportError(method, path, this.timeout, e);
-        if (!idempotent || attempt >= this.maxRetries) throw failure;
+        failure = transportError(method, path, timeout, e);
       }
+      if (!retried(failure, idempotent) || attempt >= this.maxRetries) throw failure;
+      let delay = this.backoff * 2 ** attempt * (0.5 + Math.random() / 2);
+      if (failure instanceof RateLimited && failure.retryAfter !== undefined) delay = failure.retryAfter * 1000;
+      if (performance.now() + delay >= deadline) throw failure;
       this.onRetry?.({ method, path, attempt: attempt + 1, delay, error: failure });
       await sleep(delay);
     }
   }
 }
 
+/** What a request may say besides its method and path. */
+interface RequestOptions {
+  body?: unknown;
+  /** Safe to send again after a 5xx or a broken connection (default: GET). */
+  idempotent?: boolean;
+  /** Milliseconds for the whole call (default: the client's timeout). */
+  timeout?: number;
+}
+
+/** Whether a failed request is sent again (time allowing). */
+function retried(failure: APIError | TransportError, idempotent: boolean): boolean {
+  if (failure instanceof RateLimited) return true; // refused before anything was done
+  if (failure instanceof TimeoutError) return false; // the deadline passed: no time is left
+  return idempotent && (failure instanceof ServerError || failure instanceof TransportError);
+}
+
 function transportError(method: string, path: string, timeout: number, e: unknown): TransportError {
   const name = (e as { name?: string } | null)?.name;
   if (name === "TimeoutError" || name === "AbortError") {
-    return new TimeoutError(`${method} ${path}: no answer within ${timeout} ms`, { cause: e });
+    return new TimeoutError(`${method} ${path}: no complete answer within ${timeout} ms`, { cause: e });
   }
   const cause = (e as { cause?: { message?: string } } | null)?.cause;
   return new TransportError(`${method} ${path}: ${cause?.message ?? String(e)}`, { cause: e });

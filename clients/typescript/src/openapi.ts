@@ -2281,3 +2281,57 @@ export interface operations {
         };
     };
 }
+
+/** A JSON Schema reduced to what says a shape; `$ref` names one of `shapes`. */
+export interface Shape {
+    type?: string | string[];
+    required?: string[];
+    properties?: { [name: string]: Shape };
+    items?: Shape;
+    additionalProperties?: Shape;
+    $ref?: string;
+}
+/** The success answer of each operation; null where it is not JSON. */
+export const answers: { readonly [O in keyof operations]: Shape | null } = {
+    "ask": {"$ref":"AskAnswer"},
+    "assertBelief": {"$ref":"Revision"},
+    "audit": {"$ref":"Audit"},
+    "beliefHistory": {"$ref":"History"},
+    "correctBelief": {"$ref":"Revision"},
+    "enqueueTranscripts": {"$ref":"Enqueued"},
+    "forget": {"$ref":"Forgotten"},
+    "getContext": {"$ref":"ContextAnswer"},
+    "getEpisode": {"$ref":"Episode"},
+    "getOpenAPI": {"type":"object","additionalProperties":{}},
+    "listBeliefs": {"$ref":"Beliefs"},
+    "listConflicts": {"$ref":"Conflicts"},
+    "listEvents": {"$ref":"Events"},
+    "resolveConflict": {"$ref":"Decided"},
+    "revertEvent": {"$ref":"Reverted"},
+};
+/** The schemas the answers refer to. */
+export const shapes: { readonly [name: string]: Shape } = {
+    "AskAnswer": {"type":"object","required":["answer","citations","beliefs"],"properties":{"answer":{"type":"string"},"beliefs":{"type":"array","items":{"$ref":"Belief"}},"citations":{"type":"array","items":{"type":"integer"}}}},
+    "Audit": {"type":"object","required":["scope","scope_prefix","since","revisions","origins","reverts","refusals"],"properties":{"origins":{"type":"array","items":{"$ref":"AuditOrigin"}},"refusals":{"type":"array","items":{"$ref":"AuditRefusals"}},"reverts":{"type":"integer"},"revisions":{"type":"array","items":{"$ref":"AuditRevisions"}},"scope":{"type":["string","null"]},"scope_prefix":{"type":["string","null"]},"since":{"type":["string","null"]}}},
+    "AuditOrigin": {"type":"object","required":["origin","applied","reverted","corrected","precision"],"properties":{"applied":{"type":"integer"},"corrected":{"type":"integer"},"origin":{"type":"string"},"precision":{"type":["number","null"]},"reverted":{"type":"integer"}}},
+    "AuditRefusals": {"type":"object","required":["origin","cause","refused","open","applied","dismissed","closed"],"properties":{"applied":{"type":"integer"},"cause":{"type":"string"},"closed":{"type":"integer"},"dismissed":{"type":"integer"},"open":{"type":"integer"},"origin":{"type":"string"},"refused":{"type":"integer"}}},
+    "AuditRevisions": {"type":"object","required":["origin","action","reason","applied","reverted","corrected"],"properties":{"action":{"type":"string"},"applied":{"type":"integer"},"corrected":{"type":"integer"},"origin":{"type":"string"},"reason":{"type":"string"},"reverted":{"type":"integer"}}},
+    "Belief": {"type":"object","required":["id","scope","subject","attribute","kind","statement","status","confidence","origin","valid_from","valid_until","recorded_at","retired_at","supersedes","superseded_by","episode_id","quote","reinforced_count","last_seen_at","depends_on","needs_review","episodes"],"properties":{"attribute":{"type":"string"},"confidence":{"type":"number"},"depends_on":{"type":["array","null"],"items":{"type":"integer"}},"distance":{"type":"number"},"episode_id":{"type":["integer","null"]},"episodes":{"type":["array","null"],"items":{"type":"integer"}},"id":{"type":"integer"},"kind":{"type":"string"},"last_seen_at":{"type":"string"},"needs_review":{"type":"boolean"},"origin":{"type":"string"},"quote":{"type":["string","null"]},"recorded_at":{"type":"string"},"reinforced_count":{"type":"integer"},"retired_at":{"type":["string","null"]},"scope":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"subject":{"type":"string"},"superseded_by":{"type":["array","null"],"items":{"type":"integer"}},"supersedes":{"type":["array","null"],"items":{"type":"integer"}},"valid_from":{"type":"string"},"valid_until":{"type":["string","null"]}}},
+    "Beliefs": {"type":"object","required":["mode","auto_history","ranked","beliefs"],"properties":{"auto_history":{"type":"boolean"},"beliefs":{"type":"array","items":{"$ref":"Belief"}},"mode":{"type":"string"},"ranked":{"type":"boolean"}}},
+    "Conflict": {"type":"object","required":["id","scope","kind","cause","origin","action","reason","belief_id","target_id","statement","detail","episode_id","status","created_at","resolved_at","resolution","note"],"properties":{"action":{"type":"string"},"belief_id":{"type":["integer","null"]},"cause":{"type":["string","null"]},"created_at":{"type":"string"},"detail":{"type":"string"},"episode_id":{"type":["integer","null"]},"id":{"type":"integer"},"kind":{"type":"string"},"note":{"type":["string","null"]},"origin":{"type":"string"},"proposed":{"$ref":"Proposal"},"reason":{"type":["string","null"]},"resolution":{"type":["string","null"]},"resolved_at":{"type":["string","null"]},"scope":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"target_id":{"type":["integer","null"]}}},
+    "Conflicts": {"type":"object","required":["conflicts"],"properties":{"conflicts":{"type":"array","items":{"$ref":"Conflict"}}}},
+    "ContextAnswer": {"type":"object","required":["context","mode","beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}},"context":{"type":"string"},"mode":{"type":"string"}}},
+    "Decided": {"type":"object","required":["conflict"],"properties":{"conflict":{"$ref":"Conflict"},"revision":{"$ref":"Revision"}}},
+    "Enqueued": {"type":"object","required":["episode_ids","enqueued","duplicates"],"properties":{"duplicates":{"type":"integer"},"enqueued":{"type":"integer"},"episode_ids":{"type":"array","items":{"type":"integer"}}}},
+    "Episode": {"type":"object","required":["id","scope","external_id","state","attempts","last_error","occurred_at","received_at","processed_at","redacted_at"],"properties":{"attempts":{"type":"integer"},"external_id":{"type":["string","null"]},"id":{"type":"integer"},"last_error":{"type":["string","null"]},"occurred_at":{"type":"string"},"processed_at":{"type":["string","null"]},"received_at":{"type":"string"},"redacted_at":{"type":["string","null"]},"scope":{"type":"string"},"state":{"type":"string"}}},
+    "Event": {"type":"object","required":["id","scope","action","reason","origin","old_belief_id","new_belief_id","old_statement","new_statement","excerpt","rationale","episode_id","created_at","reverts","reverted_by","reverted_at"],"properties":{"action":{"type":"string"},"created_at":{"type":"string"},"episode_id":{"type":["integer","null"]},"excerpt":{"type":["string","null"]},"id":{"type":"integer"},"new_belief_id":{"type":["integer","null"]},"new_statement":{"type":["string","null"]},"old_belief_id":{"type":"integer"},"old_statement":{"type":"string"},"origin":{"type":"string"},"rationale":{"type":["string","null"]},"reason":{"type":"string"},"reverted_at":{"type":["string","null"]},"reverted_by":{"type":["integer","null"]},"reverts":{"type":["integer","null"]},"scope":{"type":"string"}}},
+    "Events": {"type":"object","required":["events"],"properties":{"events":{"type":"array","items":{"$ref":"Event"}}}},
+    "Forgotten": {"type":"object","properties":{"forgotten":{"type":"array","items":{"type":"integer"}},"purged":{"$ref":"Purged"},"subtree":{"$ref":"Subtree"}}},
+    "History": {"type":"object","required":["beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}}}},
+    "Proposal": {"type":"object","required":["confidence"],"properties":{"at":{"type":"string"},"attribute":{"type":"string"},"confidence":{"type":"number"},"kind":{"type":"string"},"origin":{"type":"string"},"quote":{"type":"string"},"statement":{"type":"string"},"subject":{"type":"string"},"valid_from":{"type":"string"}}},
+    "Purged": {"type":"object","required":["what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"what":{"type":"string"}}},
+    "Reverted": {"type":"object","required":["revert","event","restored","retracted","unreinforced"],"properties":{"event":{"$ref":"Event"},"restored":{"type":"array","items":{"type":"integer"}},"retracted":{"type":"array","items":{"type":"integer"}},"revert":{"$ref":"Event"},"unreinforced":{"type":["integer","null"]}}},
+    "Revision": {"type":"object","required":["outcome"],"properties":{"belief_id":{"type":"integer"},"outcome":{"type":"string"},"target_id":{"type":"integer"}}},
+    "ScopePurged": {"type":"object","required":["scope","what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"scope":{"type":"string"},"what":{"type":"string"}}},
+    "Subtree": {"type":"object","required":["prefix","scopes","counts"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"prefix":{"type":"string"},"scopes":{"type":"array","items":{"$ref":"ScopePurged"}}}},
+};

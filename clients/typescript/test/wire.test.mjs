@@ -6,25 +6,10 @@ import { createServer } from "node:http";
 import { createServer as createTCPServer } from "node:net";
 import { test } from "node:test";
 import { Client, NotFound, RateLimited, ServerError, TimeoutError, TransportError } from "@credohq/credo";
-
-/** A server answering every request with status and an error body of code; its requests are counted. */
-async function stub(t, status, code, headers = {}, body = undefined) {
-  const requests = [];
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      requests.push(`${req.method} ${req.url.split("?")[0]}`);
-      res.writeHead(status, { "Content-Type": "application/json", ...headers });
-      res.end(body ?? JSON.stringify({ error: { code, message: "stubbed" } }));
-    });
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise((resolve) => server.close(resolve)));
-  return { url: `http://127.0.0.1:${server.address().port}`, requests };
-}
+import { errorStub, stub } from "./server.mjs";
 
 test("5xx is retried when safe to repeat, a bounded number of times", async (t) => {
-  const s = await stub(t, 503, "api_disabled");
+  const s = await errorStub(t, 503, "api_disabled");
   const c = new Client({ url: s.url, key: "k", maxRetries: 2, backoff: 1 });
   await assert.rejects(c.beliefs("user:1"), (e) => e instanceof ServerError && e.status === 503 && e.code === "api_disabled");
   assert.equal(s.requests.length, 3, "the first try and two retries");
@@ -33,7 +18,7 @@ test("5xx is retried when safe to repeat, a bounded number of times", async (t) 
 });
 
 test("5xx is not retried when not safe to repeat", async (t) => {
-  const s = await stub(t, 500, "internal");
+  const s = await errorStub(t, 500, "internal");
   const c = new Client({ url: s.url, key: "k", maxRetries: 3, backoff: 1 });
   await assert.rejects(c.assertBelief({ scope: "user:1", statement: "User is tall", attribute: "height" }), ServerError);
   await assert.rejects(c.correct(1, { statement: "User is short" }), ServerError);
@@ -50,20 +35,20 @@ test("5xx is not retried when not safe to repeat", async (t) => {
 });
 
 test("429 is retried after Retry-After, for any call", async (t) => {
-  const s = await stub(t, 429, "rate_limited", { "Retry-After": "0" });
+  const s = await errorStub(t, 429, "rate_limited", { "Retry-After": "0" });
   const c = new Client({ url: s.url, key: "k", maxRetries: 1, backoff: 1 });
   await assert.rejects(c.resolve(1, "apply"), (e) => e instanceof RateLimited && e.retryAfter === 0);
   assert.equal(s.requests.length, 2, "refused before anything was done: safe to send again");
 });
 
 test("4xx is not retried", async (t) => {
-  const s = await stub(t, 404, "not_found");
+  const s = await errorStub(t, 404, "not_found");
   await assert.rejects(new Client({ url: s.url, key: "k", maxRetries: 3, backoff: 1 }).episode(1), NotFound);
   assert.equal(s.requests.length, 1);
 });
 
 test("an answer not from the API keeps its status", async (t) => {
-  const s = await stub(t, 502, "", { "Content-Type": "text/html" }, "oops!");
+  const s = await stub(t, 502, "oops!", { "Content-Type": "text/html" });
   await assert.rejects(new Client({ url: s.url, key: "k", maxRetries: 0 }).episode(1), (e) => {
     assert.ok(e instanceof ServerError);
     assert.deepEqual([e.code, e.message], ["http_502", "oops!"]);
@@ -71,7 +56,7 @@ test("an answer not from the API keeps its status", async (t) => {
   });
 });
 
-test("no answer in time is a TimeoutError, retried when safe", async (t) => {
+test("no answer in time is a TimeoutError, not retried: the timeout is the whole call's", async (t) => {
   // A server that reads requests and never answers them.
   const requests = [];
   const server = createServer((req) => requests.push(req.url));
@@ -80,9 +65,9 @@ test("no answer in time is a TimeoutError, retried when safe", async (t) => {
     server.closeAllConnections();
     return new Promise((resolve) => server.close(resolve));
   });
-  const c = new Client({ url: `http://127.0.0.1:${server.address().port}`, key: "k", timeout: 200, maxRetries: 1, backoff: 1 });
+  const c = new Client({ url: `http://127.0.0.1:${server.address().port}`, key: "k", timeout: 200, maxRetries: 3, backoff: 1 });
   await assert.rejects(c.episode(1), TimeoutError);
-  assert.deepEqual(requests, ["/v1/episodes/1", "/v1/episodes/1"], "a request timed out is tried again");
+  assert.deepEqual(requests, ["/v1/episodes/1"], "no time is left to try again");
 });
 
 test("a refused connection is a TransportError", async (t) => {
@@ -94,4 +79,14 @@ test("a refused connection is a TransportError", async (t) => {
     assert.ok(e instanceof TransportError && !(e instanceof TimeoutError));
     return true;
   });
+});
+
+test("a url that is not http(s), or a timeout not above 0, is refused at once", () => {
+  for (const url of ["127.0.0.1:9464", "ftp://127.0.0.1", "http://[bad", "localhost"]) {
+    assert.throws(() => new Client({ url, key: "k" }), TypeError, url);
+  }
+  assert.equal(new Client({ url: "https://memory.example/base/", key: "k" }).url, "https://memory.example/base");
+  for (const timeout of [0, -1, NaN]) {
+    assert.throws(() => new Client({ url: "http://127.0.0.1:9464", timeout }), RangeError, String(timeout));
+  }
 });
