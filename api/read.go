@@ -20,7 +20,7 @@ type ContextAnswer struct {
 	Context    string   `json:"context" doc:"A text block for an agent's prompt: what holds, one belief a line with the date it holds from; for a question about the past, what no longer holds, with its valid interval."`
 	Mode       string   `json:"mode" enum:"current,history,as_of"`
 	Beliefs    []Belief `json:"beliefs" nullable:"false" doc:"The beliefs shown, in the block's order."`
-	ScopeKnown bool     `json:"scope_known" doc:"false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty."`
+	ScopeKnown bool     `json:"scope_known" required:"false" doc:"false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty."`
 	DidYouMean string   `json:"did_you_mean,omitempty" doc:"With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away."`
 }
 
@@ -36,7 +36,7 @@ type AskAnswer struct {
 	Answer     string   `json:"answer"`
 	Citations  []int64  `json:"citations" nullable:"false" doc:"Ids of the beliefs the answer rests on, among beliefs."`
 	Beliefs    []Belief `json:"beliefs" nullable:"false" doc:"The beliefs the model was shown."`
-	ScopeKnown bool     `json:"scope_known" doc:"false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty."`
+	ScopeKnown bool     `json:"scope_known" required:"false" doc:"false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty."`
 	DidYouMean string   `json:"did_you_mean,omitempty" doc:"With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away."`
 }
 

@@ -64,7 +64,7 @@ type Beliefs struct {
 	AutoHistory bool     `json:"auto_history" doc:"History was chosen because the query reads as a question about the past."`
 	Ranked      bool     `json:"ranked" doc:"Beliefs are ordered by similarity to the query."`
 	Beliefs     []Belief `json:"beliefs" nullable:"false"`
-	ScopeKnown  bool     `json:"scope_known" doc:"false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty."`
+	ScopeKnown  bool     `json:"scope_known" required:"false" doc:"false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty."`
 	DidYouMean  string   `json:"did_you_mean,omitempty" doc:"With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away."`
 }
 
@@ -172,7 +172,7 @@ func auditOf(a *memory.Audit) *Audit {
 // Events answers GET /v1/events.
 type Events struct {
 	Events     []Event `json:"events" nullable:"false" doc:"Newest first."`
-	ScopeKnown bool    `json:"scope_known" doc:"false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty."`
+	ScopeKnown bool    `json:"scope_known" required:"false" doc:"false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty."`
 	DidYouMean string  `json:"did_you_mean,omitempty" doc:"With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away."`
 }
 
@@ -227,7 +227,7 @@ func conflictOf(c memory.Conflict) Conflict {
 // Conflicts answers GET /v1/conflicts.
 type Conflicts struct {
 	Conflicts  []Conflict `json:"conflicts" nullable:"false" doc:"Review items, oldest first: open ones, or all with all=true."`
-	ScopeKnown bool       `json:"scope_known" doc:"false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty."`
+	ScopeKnown bool       `json:"scope_known" required:"false" doc:"false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty."`
 	DidYouMean string     `json:"did_you_mean,omitempty" doc:"With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away."`
 }
 

@@ -299,7 +299,7 @@ export interface components {
             /** @description With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away. */
             did_you_mean?: string;
             /** @description false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty. */
-            scope_known: boolean;
+            scope_known?: boolean;
         };
         AskRequest: {
             /** @description Add the organisation's defaults from the ancestor scopes. */
@@ -504,7 +504,7 @@ export interface components {
             /** @description Beliefs are ordered by similarity to the query. */
             ranked: boolean;
             /** @description false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty. */
-            scope_known: boolean;
+            scope_known?: boolean;
         };
         Conflict: {
             /** @description What applying the item does: the refused action, or retract for basis_changed. */
@@ -565,7 +565,7 @@ export interface components {
             /** @description With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away. */
             did_you_mean?: string;
             /** @description false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty. */
-            scope_known: boolean;
+            scope_known?: boolean;
         };
         ContextAnswer: {
             /** @description The beliefs shown, in the block's order. */
@@ -577,7 +577,7 @@ export interface components {
             /** @enum {string} */
             mode: "current" | "history" | "as_of";
             /** @description false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty. */
-            scope_known: boolean;
+            scope_known?: boolean;
         };
         CorrectRequest: {
             /**
@@ -700,7 +700,7 @@ export interface components {
             /** @description Newest first. */
             events: components["schemas"]["Event"][];
             /** @description false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty. */
-            scope_known: boolean;
+            scope_known?: boolean;
         };
         ForgetRequest: {
             /** @description Forget every belief of the scope; with purge, erase the whole scope. */
@@ -2311,21 +2311,21 @@ export const answers: { readonly [O in keyof operations]: Shape | null } = {
 };
 /** The schemas the answers refer to. */
 export const shapes: { readonly [name: string]: Shape } = {
-    "AskAnswer": {"type":"object","required":["answer","citations","beliefs"],"properties":{"answer":{"type":"string"},"beliefs":{"type":"array","items":{"$ref":"Belief"}},"citations":{"type":"array","items":{"type":"integer"}}}},
+    "AskAnswer": {"type":"object","required":["answer","citations","beliefs"],"properties":{"answer":{"type":"string"},"beliefs":{"type":"array","items":{"$ref":"Belief"}},"citations":{"type":"array","items":{"type":"integer"}},"did_you_mean":{"type":"string"},"scope_known":{"type":"boolean"}}},
     "Audit": {"type":"object","required":["scope","scope_prefix","since","revisions","origins","reverts","refusals"],"properties":{"origins":{"type":"array","items":{"$ref":"AuditOrigin"}},"refusals":{"type":"array","items":{"$ref":"AuditRefusals"}},"reverts":{"type":"integer"},"revisions":{"type":"array","items":{"$ref":"AuditRevisions"}},"scope":{"type":["string","null"]},"scope_prefix":{"type":["string","null"]},"since":{"type":["string","null"]}}},
     "AuditOrigin": {"type":"object","required":["origin","applied","reverted","corrected","precision"],"properties":{"applied":{"type":"integer"},"corrected":{"type":"integer"},"origin":{"type":"string"},"precision":{"type":["number","null"]},"reverted":{"type":"integer"}}},
     "AuditRefusals": {"type":"object","required":["origin","cause","refused","open","applied","dismissed","closed"],"properties":{"applied":{"type":"integer"},"cause":{"type":"string"},"closed":{"type":"integer"},"dismissed":{"type":"integer"},"open":{"type":"integer"},"origin":{"type":"string"},"refused":{"type":"integer"}}},
     "AuditRevisions": {"type":"object","required":["origin","action","reason","applied","reverted","corrected"],"properties":{"action":{"type":"string"},"applied":{"type":"integer"},"corrected":{"type":"integer"},"origin":{"type":"string"},"reason":{"type":"string"},"reverted":{"type":"integer"}}},
     "Belief": {"type":"object","required":["id","scope","subject","attribute","kind","statement","status","confidence","origin","valid_from","valid_until","recorded_at","retired_at","supersedes","superseded_by","episode_id","quote","reinforced_count","last_seen_at","depends_on","needs_review","episodes"],"properties":{"attribute":{"type":"string"},"confidence":{"type":"number"},"depends_on":{"type":["array","null"],"items":{"type":"integer"}},"distance":{"type":"number"},"episode_id":{"type":["integer","null"]},"episodes":{"type":["array","null"],"items":{"type":"integer"}},"id":{"type":"integer"},"kind":{"type":"string"},"last_seen_at":{"type":"string"},"needs_review":{"type":"boolean"},"origin":{"type":"string"},"quote":{"type":["string","null"]},"recorded_at":{"type":"string"},"reinforced_count":{"type":"integer"},"retired_at":{"type":["string","null"]},"scope":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"subject":{"type":"string"},"superseded_by":{"type":["array","null"],"items":{"type":"integer"}},"supersedes":{"type":["array","null"],"items":{"type":"integer"}},"valid_from":{"type":"string"},"valid_until":{"type":["string","null"]}}},
-    "Beliefs": {"type":"object","required":["mode","auto_history","ranked","beliefs"],"properties":{"auto_history":{"type":"boolean"},"beliefs":{"type":"array","items":{"$ref":"Belief"}},"mode":{"type":"string"},"ranked":{"type":"boolean"}}},
+    "Beliefs": {"type":"object","required":["mode","auto_history","ranked","beliefs"],"properties":{"auto_history":{"type":"boolean"},"beliefs":{"type":"array","items":{"$ref":"Belief"}},"did_you_mean":{"type":"string"},"mode":{"type":"string"},"ranked":{"type":"boolean"},"scope_known":{"type":"boolean"}}},
     "Conflict": {"type":"object","required":["id","scope","kind","cause","origin","action","reason","belief_id","target_id","statement","detail","episode_id","status","created_at","resolved_at","resolution","note"],"properties":{"action":{"type":"string"},"belief_id":{"type":["integer","null"]},"cause":{"type":["string","null"]},"created_at":{"type":"string"},"detail":{"type":"string"},"episode_id":{"type":["integer","null"]},"id":{"type":"integer"},"kind":{"type":"string"},"note":{"type":["string","null"]},"origin":{"type":"string"},"proposed":{"$ref":"Proposal"},"reason":{"type":["string","null"]},"resolution":{"type":["string","null"]},"resolved_at":{"type":["string","null"]},"scope":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"target_id":{"type":["integer","null"]}}},
-    "Conflicts": {"type":"object","required":["conflicts"],"properties":{"conflicts":{"type":"array","items":{"$ref":"Conflict"}}}},
-    "ContextAnswer": {"type":"object","required":["context","mode","beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}},"context":{"type":"string"},"mode":{"type":"string"}}},
+    "Conflicts": {"type":"object","required":["conflicts"],"properties":{"conflicts":{"type":"array","items":{"$ref":"Conflict"}},"did_you_mean":{"type":"string"},"scope_known":{"type":"boolean"}}},
+    "ContextAnswer": {"type":"object","required":["context","mode","beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}},"context":{"type":"string"},"did_you_mean":{"type":"string"},"mode":{"type":"string"},"scope_known":{"type":"boolean"}}},
     "Decided": {"type":"object","required":["conflict"],"properties":{"conflict":{"$ref":"Conflict"},"revision":{"$ref":"Revision"}}},
     "Enqueued": {"type":"object","required":["episode_ids","enqueued","duplicates"],"properties":{"duplicates":{"type":"integer"},"enqueued":{"type":"integer"},"episode_ids":{"type":"array","items":{"type":"integer"}}}},
     "Episode": {"type":"object","required":["id","scope","external_id","state","attempts","last_error","occurred_at","received_at","processed_at","redacted_at"],"properties":{"attempts":{"type":"integer"},"external_id":{"type":["string","null"]},"id":{"type":"integer"},"last_error":{"type":["string","null"]},"occurred_at":{"type":"string"},"processed_at":{"type":["string","null"]},"received_at":{"type":"string"},"redacted_at":{"type":["string","null"]},"scope":{"type":"string"},"state":{"type":"string"}}},
     "Event": {"type":"object","required":["id","scope","action","reason","origin","old_belief_id","new_belief_id","old_statement","new_statement","excerpt","rationale","episode_id","created_at","reverts","reverted_by","reverted_at"],"properties":{"action":{"type":"string"},"created_at":{"type":"string"},"episode_id":{"type":["integer","null"]},"excerpt":{"type":["string","null"]},"id":{"type":"integer"},"new_belief_id":{"type":["integer","null"]},"new_statement":{"type":["string","null"]},"old_belief_id":{"type":"integer"},"old_statement":{"type":"string"},"origin":{"type":"string"},"rationale":{"type":["string","null"]},"reason":{"type":"string"},"reverted_at":{"type":["string","null"]},"reverted_by":{"type":["integer","null"]},"reverts":{"type":["integer","null"]},"scope":{"type":"string"}}},
-    "Events": {"type":"object","required":["events"],"properties":{"events":{"type":"array","items":{"$ref":"Event"}}}},
+    "Events": {"type":"object","required":["events"],"properties":{"did_you_mean":{"type":"string"},"events":{"type":"array","items":{"$ref":"Event"}},"scope_known":{"type":"boolean"}}},
     "Forgotten": {"type":"object","properties":{"forgotten":{"type":"array","items":{"type":"integer"}},"purged":{"$ref":"Purged"},"subtree":{"$ref":"Subtree"}}},
     "History": {"type":"object","required":["beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}}}},
     "Proposal": {"type":"object","required":["confidence"],"properties":{"at":{"type":"string"},"attribute":{"type":"string"},"confidence":{"type":"number"},"kind":{"type":"string"},"origin":{"type":"string"},"quote":{"type":"string"},"statement":{"type":"string"},"subject":{"type":"string"},"valid_from":{"type":"string"}}},
