@@ -93,7 +93,7 @@ func script(req llmtest.Request) llmtest.Reply {
 // extraction answers from the transcript alone: the worked examples above it quote
 // earlier transcripts of the scope.
 func extraction(prompt string) []pipelinetest.Fact {
-	said := prompt[strings.LastIndex(prompt, "\nTranscript:\n")+1:]
+	said := prompt[strings.LastIndex(prompt, "\n<transcript>\n")+1:]
 	switch {
 	case strings.Contains(said, "I live in New York City"):
 		return []pipelinetest.Fact{{Statement: nyc, Attribute: "location", ValidFrom: "2026-01-15"}}

@@ -45,10 +45,10 @@ func longDay(scope string, kb int) transcript.Transcript {
 }
 
 // extractMarkers answers like a model that extracts each fact it reads in the part of
-// the prompt under "Transcript" (the part shown again is context only).
+// the prompt between <transcript> and </transcript> (the part shown again is context only).
 func extractMarkers(req llmtest.Request) llmtest.Reply {
 	text := req.Prompt
-	if i := strings.LastIndex(text, "\nTranscript"); i >= 0 {
+	if i := strings.LastIndex(text, "\n<transcript>"); i >= 0 {
 		text = text[i:]
 	}
 	var facts []pipelinetest.Fact
@@ -98,12 +98,12 @@ func TestLongConversationLosesNothing(t *testing.T) {
 				require.LessOrEqual(t, ch.Tokens, ch.Window, "chat %d", i)
 			}
 			require.Contains(t, chats[0].Prompt, "this is part 1")
-			require.Contains(t, chats[1].Prompt, "Earlier in the conversation", "the messages before the cut are shown again")
+			require.Contains(t, chats[1].Prompt, "\n<earlier>\n", "the messages before the cut are shown again")
 			// Each fact was read in the transcript of exactly one prompt, and stored once.
 			for _, f := range longFacts {
 				n := 0
 				for _, ch := range chats {
-					body := ch.Prompt[strings.LastIndex(ch.Prompt, "\nTranscript"):]
+					body := ch.Prompt[strings.LastIndex(ch.Prompt, "\n<transcript>"):]
 					n += strings.Count(body, f.said)
 				}
 				require.Equal(t, 1, n, "%q", f.said)
@@ -171,7 +171,7 @@ func TestSegmentsResumeWhereTheyStopped(t *testing.T) {
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{longFacts[0].statement, longFacts[1].statement, longFacts[2].statement}, statements(current))
 	for _, ch := range p.LLM.Chats()[2:] {
-		body := ch.Prompt[strings.LastIndex(ch.Prompt, "\nTranscript"):]
+		body := ch.Prompt[strings.LastIndex(ch.Prompt, "\n<transcript>"):]
 		require.NotContains(t, body, longFacts[0].said, "the applied segment is not extracted again")
 	}
 }

@@ -84,16 +84,17 @@ type Part struct {
 
 // Prompts renders credo's prompts.
 type Prompts struct {
-	extractionSystem    string
-	extractionUser      *template.Template
-	consolidationSystem string
-	consolidationUser   *template.Template
-	reviewSystem        string
-	reviewUser          *template.Template
-	answerSystem        string
-	answerUser          *template.Template
-	judgeSystem         string
-	judgeUser           *template.Template
+	extractionSystem     string
+	extractionContext    *template.Template
+	extractionTranscript *template.Template
+	consolidationSystem  string
+	consolidationUser    *template.Template
+	reviewSystem         string
+	reviewUser           *template.Template
+	answerSystem         string
+	answerUser           *template.Template
+	judgeSystem          string
+	judgeUser            *template.Template
 }
 
 // New parses the embedded templates.
@@ -104,7 +105,7 @@ func New() (*Prompts, error) {
 		dst          *string
 		tmpl         **template.Template
 	}{
-		{"extraction_system.tmpl", "extraction_user.tmpl", &p.extractionSystem, &p.extractionUser},
+		{"extraction_system.tmpl", "extraction_context.tmpl", &p.extractionSystem, &p.extractionContext},
 		{"consolidation_system.tmpl", "consolidation_user.tmpl", &p.consolidationSystem, &p.consolidationUser},
 		{"review_system.tmpl", "review_user.tmpl", &p.reviewSystem, &p.reviewUser},
 		{"answer_system.tmpl", "answer_user.tmpl", &p.answerSystem, &p.answerUser},
@@ -120,10 +121,19 @@ func New() (*Prompts, error) {
 		}
 		*t.dst, *t.tmpl = string(system), user
 	}
+	transcript, err := template.ParseFS(files, "extraction_transcript.tmpl")
+	if err != nil {
+		return nil, fmt.Errorf("prompts: %w", err)
+	}
+	p.extractionTranscript = transcript
 	return p, nil
 }
 
-// Extraction renders the system and user messages of one extraction call.
+// Extraction renders the system and user messages of one extraction call. The system
+// message holds the instructions and what memory holds (the candidates, the worked
+// examples); the user message holds the transcript alone, between a line <transcript>
+// and a line </transcript>, as quoted data: no line of a transcript can be one of
+// those, since each begins with its role or is indented (Transcript).
 func (p *Prompts) Extraction(e Extraction) (system, user string, err error) {
 	// Stored text may hold line breaks (an attribute or a quote as the LLM wrote it):
 	// outside the transcript every value is rendered on one line, so that only
@@ -137,20 +147,26 @@ func (p *Prompts) Extraction(e Extraction) (system, user string, err error) {
 		examples[i] = Example{Old: oneLine(x.Old), Excerpt: oneLine(x.Excerpt), New: oneLine(x.New),
 			Action: oneLine(x.Action), Reason: oneLine(x.Reason), Kept: x.Kept, Reverted: x.Reverted, Note: oneLine(x.Note)}
 	}
-	var buf bytes.Buffer
-	err = p.extractionUser.Execute(&buf, map[string]any{
+	var context, transcript bytes.Buffer
+	err = p.extractionContext.Execute(&context, map[string]any{
 		"Date":       e.OccurredAt.UTC().Format("2006-01-02 (Monday), 15:04 UTC"),
 		"Scope":      oneLine(e.Scope),
 		"Candidates": cands,
 		"Examples":   examples,
-		"Transcript": Transcript(e.Messages),
 		"Part":       e.Part,
+		"Earlier":    len(e.Earlier) > 0,
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("prompts: render extraction: %w", err)
+	}
+	err = p.extractionTranscript.Execute(&transcript, map[string]any{
+		"Transcript": Transcript(e.Messages),
 		"Earlier":    Transcript(e.Earlier),
 	})
 	if err != nil {
 		return "", "", fmt.Errorf("prompts: render extraction: %w", err)
 	}
-	return p.extractionSystem, buf.String(), nil
+	return p.extractionSystem + "\n" + context.String(), transcript.String(), nil
 }
 
 // Transcript renders messages one per line as "role: content". Continuation lines of a

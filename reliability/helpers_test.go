@@ -45,7 +45,7 @@ func candidatesOf(prompt string) []candidate {
 // transcriptOf is the transcript section of an extraction prompt: the fakes read what
 // the user said there only, never in the examples or candidates.
 func transcriptOf(prompt string) string {
-	i := strings.LastIndex(prompt, "\nTranscript:\n")
+	i := strings.LastIndex(prompt, "\n<transcript>\n")
 	if i < 0 {
 		return ""
 	}
