@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/credohq/credo/learning"
@@ -116,7 +117,7 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 	}
 	now, _ := seg.messages(ep.Messages)
 	embedCalls := rep.EmbedCalls
-	cands, examples, err := w.context(ctx, st, now, rep)
+	cands, examples, vec, err := w.context(ctx, st, now, rep)
 	if err != nil {
 		return false, err
 	}
@@ -133,9 +134,13 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 		pe[i] = prompts.Example{Old: e.Old, Excerpt: e.Excerpt, New: e.New, Action: e.Action, Reason: e.Reason, Kept: e.Kept,
 			Reverted: e.Reverted, Note: e.Note}
 	}
-	var system, user string
+	var (
+		system, user string
+		read         []prompts.Message
+	)
 	for {
 		now, earlier := seg.messages(ep.Messages)
+		read = slices.Concat(earlier, now)
 		system, user, err = w.prompts.Extraction(prompts.Extraction{
 			Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Examples: pe, Messages: now,
 			Part: seg.part(a.segments + 1), Earlier: earlier,
@@ -165,9 +170,12 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 			return false, err
 		}
 	}
+	// What the model read, for the containment guards: a directive on a belief it does
+	// not speak of waits for an operator.
 	batch := &memory.Batch{
 		Scope: ep.Scope, Origin: memory.RevisionExtraction, EpisodeID: &ep.ID, At: ep.OccurredAt,
 		Candidates: ids, Facts: facts, EmbedModel: w.cfg.EmbedModel, Seen: st.seen,
+		Source: &memory.Source{Text: prompts.Transcript(read), Vector: vec},
 	}
 	for _, f := range facts {
 		if v := cmp.Or(len(f.Embedding), len(f.EventEmbedding)); v > 0 {
@@ -342,10 +350,10 @@ func (w *Worker) readOn(ctx context.Context, store *memory.Store, scope string, 
 // embedding, plus other beliefs on the attributes those fill, so that a slot is seen
 // whole. Examples: the past revisions nearest to the transcript. The transcript is
 // embedded only when one of them needs it.
-func (w *Worker) context(ctx context.Context, st *state, msgs []prompts.Message, rep *Report) ([]memory.Belief, []learning.Example, error) {
+func (w *Worker) context(ctx context.Context, st *state, msgs []prompts.Message, rep *Report) ([]memory.Belief, []learning.Example, []float32, error) {
 	k := w.cfg.MaxCandidates
 	if !st.embedsTranscript(k) {
-		return st.current, nil, nil
+		return st.current, nil, nil, nil
 	}
 	// This prompt's one embedding call: its messages, and what earlier episodes stored
 	// without vectors. What this one learns waits for the next call likewise.
@@ -356,11 +364,11 @@ func (w *Worker) context(ctx context.Context, st *state, msgs []prompts.Message,
 	res, err := w.cfg.Embed.Embed(ctx, texts)
 	rep.EmbedCalls++
 	if err != nil {
-		return nil, nil, fmt.Errorf("embed transcript: %w", err)
+		return nil, nil, nil, fmt.Errorf("embed transcript: %w", err)
 	}
 	vec := res.Vectors[0]
 	if err := w.cfg.Store.EnsureEmbeddingModel(ctx, w.cfg.EmbedModel, len(vec)); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 
 	var (
@@ -372,7 +380,7 @@ func (w *Worker) context(ctx context.Context, st *state, msgs []prompts.Message,
 		cands, examples, err = w.near(ctx, store, st, vec, res.Vectors[1:])
 		return err
 	})
-	return cands, examples, err
+	return cands, examples, vec, err
 }
 
 // near is the rest of context, through store, on one connection: the pending vectors
@@ -442,19 +450,31 @@ func (w *Worker) chat(ctx context.Context, system, user string, candidates int, 
 // embedding call before the chat: one call per episode.
 func (w *Worker) embed(ctx context.Context, facts []memory.Fact, cands []memory.Belief, rep *Report) error {
 	type slot struct {
-		fact  int
-		event bool
+		fact int
+		// what is the vector's: the statement, the revision (its future example), or the
+		// quote of a destructive directive (which the containment guards compare with
+		// the target).
+		what int
 	}
+	const (
+		statement = iota
+		event
+		quote
+	)
 	var texts []string
 	var slots []slot
 	for i, f := range facts {
 		if f.Statement != "" && (f.Resolves == nil || f.Resolves.Action != memory.ActionReinforce) {
 			texts = append(texts, f.Statement)
-			slots = append(slots, slot{i, false})
+			slots = append(slots, slot{i, statement})
 		}
 		if d := f.Resolves; d != nil && d.Action != memory.ActionReinforce {
 			texts = append(texts, memory.EventText(cands[d.Index].Statement, f.Quote, f.Statement))
-			slots = append(slots, slot{i, true})
+			slots = append(slots, slot{i, event})
+			if f.Quote != "" {
+				texts = append(texts, f.Quote)
+				slots = append(slots, slot{i, quote})
+			}
 		}
 	}
 	if len(texts) == 0 {
@@ -466,9 +486,12 @@ func (w *Worker) embed(ctx context.Context, facts []memory.Fact, cands []memory.
 		return fmt.Errorf("embed statements: %w", err)
 	}
 	for j, s := range slots {
-		if s.event {
+		switch s.what {
+		case event:
 			facts[s.fact].EventEmbedding = res.Vectors[j]
-		} else {
+		case quote:
+			facts[s.fact].QuoteEmbedding = res.Vectors[j]
+		default:
 			facts[s.fact].Embedding = res.Vectors[j]
 		}
 	}

@@ -34,9 +34,11 @@ type Outcome struct {
 	TargetID   int64       `json:"target_id,omitempty"` // the belief revised, if any
 	EventID    int64       `json:"event_id,omitempty"`
 	ConflictID int64       `json:"conflict_id,omitempty"`
-	Action     Action      `json:"action,omitempty"`
-	Reason     Reason      `json:"reason,omitempty"`
-	Detail     string      `json:"detail,omitempty"`
+	// Cause is why a conflict was refused or held.
+	Cause  Cause  `json:"cause,omitempty"`
+	Action Action `json:"action,omitempty"`
+	Reason Reason `json:"reason,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Result holds one outcome per fact, resolution and kept belief, in batch order.
@@ -90,7 +92,7 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 	}
 	b = &nb
 
-	a := &applier{store: s, tx: tx, b: b, now: now, touched: map[int64]bool{}}
+	a := &applier{store: s, tx: tx, b: b, now: now, touched: map[int64]bool{}, guard: newGuard(s.containment, b)}
 	if err := a.lockAndCheck(ctx); err != nil {
 		return nil, err
 	}
@@ -140,6 +142,8 @@ type applier struct {
 	queued pipeline
 	// ahead is what was read with the scope's lock, until the batch first writes.
 	ahead *readAhead
+	// guard holds a model's destructive directives it does not trust (containment.go).
+	guard *guard
 }
 
 func (a *applier) candidate(ctx context.Context, index int) (*target, bool, error) {
@@ -220,8 +224,11 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 			Detail: fmt.Sprintf("the target is %s and no other writer's active belief replaced it", t.Status),
 		})
 	}
+	if cause, why := a.guard.fact(f, t); cause != "" {
+		return a.beside(ctx, head, f, d, validFrom, cause, why)
+	}
 	if why := happened(a.b.Origin, head, d.Reason); why != "" {
-		return a.beside(ctx, head, f, d, validFrom, why)
+		return a.beside(ctx, head, f, d, validFrom, CauseEvent, why)
 	}
 	if validFrom.Before(head.ValidFrom) {
 		return a.backfill(ctx, head, f, d, validFrom)
@@ -233,6 +240,9 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 		return a.refuse(ctx, refusal{Cause: CauseEntrenchment, Action: d.Action, Reason: d.Reason, Target: head.ID, Proposal: f,
 			Detail: why,
 		})
+	}
+	if cause, why := a.guard.admit(a.b.Origin); cause != "" {
+		return a.beside(ctx, head, f, d, validFrom, cause, why)
 	}
 	rationale, embedding := d.Rationale, f.EventEmbedding
 	if head.ID != t.ID {
@@ -326,6 +336,9 @@ func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive,
 			Detail: "the target is " + string(t.Status) + ", not active",
 		})
 	}
+	if cause, why := a.guard.fact(f, t); cause != "" {
+		return a.holdRetraction(ctx, t, f, d, at, cause, why)
+	}
 	if why := entrenched(a.b.Origin, t, f.Origin, f.Confidence); why != "" {
 		return a.refuse(ctx, refusal{Cause: CauseEntrenchment, Action: d.Action, Reason: d.Reason, Target: t.ID, Proposal: f,
 			Detail: why,
@@ -341,6 +354,9 @@ func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive,
 		return a.refuse(ctx, refusal{Cause: CauseTimeOrder, Action: d.Action, Reason: d.Reason, Target: t.ID, Proposal: f,
 			Detail: fmt.Sprintf("the retraction (%s) is older than the belief (valid from %s)", at.Format(time.RFC3339), t.ValidFrom.Format(time.RFC3339)),
 		})
+	}
+	if cause, why := a.guard.admit(a.b.Origin); cause != "" {
+		return a.holdRetraction(ctx, t, f, d, at, cause, why)
 	}
 	var (
 		newID *int64
@@ -411,6 +427,11 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 			Detail: "the replacement is no longer active",
 		})
 	}
+	if cause, why := a.guard.resolution(t, rep); cause != "" {
+		return a.refuse(ctx, refusal{Cause: cause, Action: r.Action, Reason: r.Reason, Target: t.ID, Replacement: rep.ID, Proposal: proposal,
+			Detail: why,
+		})
+	}
 	if why := happened(a.b.Origin, t, r.Reason); why != "" {
 		return a.refuse(ctx, refusal{Cause: CauseEvent, Action: r.Action, Reason: r.Reason, Target: t.ID, Replacement: rep.ID, Proposal: proposal,
 			Detail: why,
@@ -436,9 +457,11 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 	return Outcome{Kind: OutcomeSuperseded, BeliefID: rep.ID, TargetID: t.ID, EventID: ev, Action: ActionSupersede, Reason: r.Reason}, err
 }
 
-// beside stores f beside the event head it was meant to replace, and records the
-// refused supersession for review: the new fact is as true as the old one.
-func (a *applier) beside(ctx context.Context, head *target, f *Fact, d *Directive, validFrom time.Time, why string) (Outcome, error) {
+// beside stores f beside the belief head it was meant to replace, and records the
+// refused supersession for review with its cause: an event, which the new fact does not
+// undo, or a directive the containment guards hold. An operator who applies the item
+// supersedes head by the belief stored.
+func (a *applier) beside(ctx context.Context, head *target, f *Fact, d *Directive, validFrom time.Time, cause Cause, why string) (Outcome, error) {
 	if normStatement(f.Statement) == normStatement(head.Statement) {
 		return a.restate(ctx, head, f, validFrom, "restated as a revision of itself", f.EventEmbedding)
 	}
@@ -446,7 +469,25 @@ func (a *applier) beside(ctx context.Context, head *target, f *Fact, d *Directiv
 	if err != nil {
 		return Outcome{}, err
 	}
-	o, err := a.refuse(ctx, refusal{Cause: CauseEvent, Action: d.Action, Reason: d.Reason, Target: head.ID, Replacement: id, Proposal: f,
+	o, err := a.refuse(ctx, refusal{Cause: cause, Action: d.Action, Reason: d.Reason, Target: head.ID, Replacement: id, Proposal: f,
+		Detail: why,
+	})
+	o.BeliefID = id
+	return o, err
+}
+
+// holdRetraction keeps t and records the retraction the guards hold for review; a
+// statement the retraction carried is stored as a belief of its own, which an operator
+// who applies the item keeps beside the retraction.
+func (a *applier) holdRetraction(ctx context.Context, t *target, f *Fact, d *Directive, at time.Time, cause Cause, why string) (Outcome, error) {
+	var id int64
+	if f.Statement != "" && normStatement(f.Statement) != normStatement(t.Statement) {
+		var err error
+		if id, err = a.insert(ctx, f, at, StatusActive, nil); err != nil {
+			return Outcome{}, err
+		}
+	}
+	o, err := a.refuse(ctx, refusal{Cause: cause, Action: d.Action, Reason: d.Reason, Target: t.ID, Replacement: id, Proposal: f,
 		Detail: why,
 	})
 	o.BeliefID = id
@@ -601,7 +642,7 @@ func (a *applier) refuse(ctx context.Context, r refusal) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Kind: OutcomeConflict, ConflictID: id, TargetID: r.Target, Action: r.Action, Reason: r.Reason, Detail: r.Detail}, nil
+	return Outcome{Kind: OutcomeConflict, ConflictID: id, TargetID: r.Target, Cause: r.Cause, Action: r.Action, Reason: r.Reason, Detail: r.Detail}, nil
 }
 
 func nonZero(id int64) *int64 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
 )
 
 // The reads of the revision engine (apply.go), inside its transaction.
@@ -33,6 +34,7 @@ func (a *applier) lockAndCheck(ctx context.Context) error {
 			$4::bigint IS NULL OR EXISTS (SELECT 1 FROM episode WHERE scope = $2 AND id = $4)`,
 		b.Candidates, b.Scope, latest, b.EpisodeID)
 	ahead := a.queueReadAhead(batch)
+	guarded := a.queueGuardReads(batch)
 	br := a.tx.SendBatch(ctx, batch)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
@@ -46,6 +48,9 @@ func (a *applier) lockAndCheck(ctx context.Context) error {
 		return fmt.Errorf("check candidates: %w", err)
 	}
 	if err := ahead.read(br); err != nil {
+		return err
+	}
+	if err := guarded(br); err != nil {
 		return err
 	}
 	if err := br.Close(); err != nil {
@@ -160,6 +165,51 @@ func (r *readAhead) read(br pgx.BatchResults) error {
 	return nil
 }
 
+// queueGuardReads queues what the containment guards measure with: the vectors of the
+// beliefs the batch's directives would retire (and of consolidation's replacements), and
+// the destructive revisions its episode applied before (its earlier segments). It
+// returns what reads their results, in queue order.
+func (a *applier) queueGuardReads(batch *pgx.Batch) func(pgx.BatchResults) error {
+	g, b := a.guard, a.b
+	ids := g.destructive(b)
+	if len(ids) == 0 {
+		return func(pgx.BatchResults) error { return nil }
+	}
+	batch.Queue(`SELECT id, embedding FROM belief WHERE scope = $1 AND id = ANY($2) AND embed_model = $3 AND embedding IS NOT NULL`,
+		b.Scope, ids, b.EmbedModel)
+	counted := b.Origin == RevisionExtraction && b.EpisodeID != nil
+	if counted {
+		batch.Queue(`SELECT count(*) FROM revision_event WHERE scope = $1 AND episode_id = $2 AND origin = 'extraction'
+			AND action IN ('supersede', 'retract')`, b.Scope, *b.EpisodeID)
+	}
+	return func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return fmt.Errorf("read the targets' vectors: %w", err)
+		}
+		for rows.Next() {
+			var (
+				id  int64
+				vec pgvector.Vector
+			)
+			if err := rows.Scan(&id, &vec); err != nil {
+				rows.Close()
+				return fmt.Errorf("read the targets' vectors: %w", err)
+			}
+			g.vectors[id] = vec.Slice()
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read the targets' vectors: %w", err)
+		}
+		if counted {
+			if err := br.QueryRow().Scan(&g.prior); err != nil {
+				return fmt.Errorf("count the episode's revisions: %w", err)
+			}
+		}
+		return nil
+	}
+}
+
 // checkElsewhere tells why candidates or the episode were not found in b's scope: rows
 // of another scope (ErrScope), or candidates purged since they were shown (ErrStale). It
 // reads every scope, so it runs only on this rare path, never on a good batch.
@@ -197,6 +247,7 @@ func uniq(ids []int64) []int64 {
 type target struct {
 	ID           int64
 	Statement    string
+	Attribute    string
 	Status       Status
 	Origin       Origin
 	Kind         Kind
@@ -209,12 +260,12 @@ type target struct {
 	Quote     *string
 }
 
-const targetColumns = "id, statement, status, origin, kind, confidence, valid_from, valid_until, superseded_by, episode_id, quote"
+const targetColumns = "id, statement, attribute, status, origin, kind, confidence, valid_from, valid_until, superseded_by, episode_id, quote"
 
 // scanTarget scans targetColumns, after the columns before the row leads with.
 func scanTarget(row pgx.Row, before ...any) (*target, error) {
 	var t target
-	dest := slices.Concat(before, []any{&t.ID, &t.Statement, &t.Status, &t.Origin, &t.Kind, &t.Confidence, &t.ValidFrom,
+	dest := slices.Concat(before, []any{&t.ID, &t.Statement, &t.Attribute, &t.Status, &t.Origin, &t.Kind, &t.Confidence, &t.ValidFrom,
 		&t.ValidUntil, &t.SupersededBy, &t.EpisodeID, &t.Quote})
 	if err := row.Scan(dest...); err != nil {
 		return nil, err

@@ -47,6 +47,16 @@ type Batch struct {
 	// Store.Snapshot): if the scope has gained an active belief since, ApplyTx applies
 	// nothing and returns ErrStale.
 	Seen *Snapshot
+	// Source is what the model read, for an extraction's batch: the containment guards
+	// hold a destructive directive on a belief it does not speak of.
+	Source *Source
+}
+
+// Source is the text a batch's facts were read from, as the model saw it, and its
+// vector in the batch's EmbedModel when the writer embedded it (nil otherwise).
+type Source struct {
+	Text   string
+	Vector []float32
 }
 
 // Fact is one statement to store, possibly revising a candidate.
@@ -63,6 +73,9 @@ type Fact struct {
 	// EventEmbedding is the vector of the revision this fact causes, for retrieving it
 	// as a few-shot example (see learning.EventText).
 	EventEmbedding []float32
+	// QuoteEmbedding is the vector of Quote alone, for a destructive directive: what the
+	// containment guards compare with the target when no statement says it.
+	QuoteEmbedding []float32
 	Resolves       *Directive
 	// DependsOn are the candidates the fact was concluded from: when one of them is
 	// superseded, retracted, forgotten or purged, the fact's belief is flagged for review.
@@ -287,7 +300,7 @@ func (b *Batch) normalizeDependencies(f *Fact) error {
 func (b *Batch) vectors() iter.Seq2[string, []float32] {
 	return func(yield func(string, []float32) bool) {
 		for i, f := range b.Facts {
-			for _, v := range [][]float32{f.Embedding, f.EventEmbedding} {
+			for _, v := range [][]float32{f.Embedding, f.EventEmbedding, f.QuoteEmbedding} {
 				if len(v) > 0 && !yield(fmt.Sprintf("fact %d", i), v) {
 					return
 				}
@@ -297,6 +310,9 @@ func (b *Batch) vectors() iter.Seq2[string, []float32] {
 			if len(r.EventEmbedding) > 0 && !yield(fmt.Sprintf("resolution %d", i), r.EventEmbedding) {
 				return
 			}
+		}
+		if b.Source != nil && len(b.Source.Vector) > 0 {
+			yield("source", b.Source.Vector)
 		}
 	}
 }

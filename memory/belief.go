@@ -175,8 +175,8 @@ const (
 	CauseTimeOrder    Cause = "time_order"    // the revision would end the target before its start
 	CauseInvalidIndex Cause = "invalid_index" // the index names no candidate the writer was shown
 	CauseEvent        Cause = "event"         // a later event does not replace an earlier one; both happened
-	// The containment guards' (containment.go): a model's destructive directive that
-	// the engine does not trust without an operator.
+	// CauseUnrelated and the two after it are the containment guards' (containment.go):
+	// a model's destructive directive the engine does not trust without an operator.
 	CauseUnrelated    Cause = "unrelated"     // the new belief is not about the target (a wrong candidate index)
 	CauseUngrounded   Cause = "ungrounded"    // the conversation never speaks of the target (an obeyed injection)
 	CauseMassRevision Cause = "mass_revision" // the episode's destructive directives are past MAX_REVISIONS_PER_EPISODE

@@ -214,6 +214,12 @@ func (s *Store) itemBatch(ctx context.Context, tx pgx.Tx, c *Conflict, d Decisio
 		b.Candidates = []int64{*c.TargetID, *c.BeliefID}
 		b.Resolutions = []Resolution{{Index: 0, ReplacedBy: new(1), Action: ActionSupersede, Reason: reason,
 			Rationale: rationale, EventEmbedding: d.Embedding}}
+	case c.BeliefID != nil && c.Action == ActionRetract:
+		// A held retraction: the statement it carried was stored then; the target is
+		// retracted now, as of when the conversation said so.
+		b.At = proposalTime(c, occurredAt)
+		b.Candidates = []int64{*c.TargetID}
+		b.Resolutions = []Resolution{{Index: 0, Action: ActionRetract, Reason: reason, Rationale: rationale, EventEmbedding: d.Embedding}}
 	case c.Proposed == nil || (c.Proposed.Statement == "" && c.Action != ActionRetract && c.Action != ActionReinforce):
 		b.Candidates = []int64{*c.TargetID}
 		b.Resolutions = []Resolution{{Index: 0, Action: ActionRetract, Reason: reason, Rationale: rationale, EventEmbedding: d.Embedding}}
@@ -227,20 +233,24 @@ func (s *Store) itemBatch(ctx context.Context, tx pgx.Tx, c *Conflict, d Decisio
 			f.Resolves.Reason = ReasonRestated
 		}
 		b.Candidates, b.Facts = []int64{*c.TargetID}, []Fact{f}
-		// The proposal dates from its conversation, not from the decision.
-		switch {
-		case p.At != nil:
-			b.At = *p.At
-		case occurredAt != nil:
-			b.At = *occurredAt
-		default:
-			b.At = c.CreatedAt
-		}
+		b.At = proposalTime(c, occurredAt)
 	}
 	if len(d.Embedding) == 0 {
 		b.EmbedModel = ""
 	}
 	return b, nil
+}
+
+// proposalTime is when a refused proposal was said: a revision carried out later dates
+// from its conversation, not from the decision.
+func proposalTime(c *Conflict, occurredAt *time.Time) time.Time {
+	switch {
+	case c.Proposed != nil && c.Proposed.At != nil:
+		return *c.Proposed.At
+	case occurredAt != nil:
+		return *occurredAt
+	}
+	return c.CreatedAt
 }
 
 // closeItem marks item c resolved with the verdict and note. A dismissed item keeps its

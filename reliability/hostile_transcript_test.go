@@ -231,11 +231,17 @@ func TestHostileTranscripts(t *testing.T) {
 			var refusedAuth bool
 			for _, c := range conflicts {
 				require.Equal(t, res.EpisodeIDs[0], *c.EpisodeID)
-				if c.Cause != nil && *c.Cause == memory.CauseEntrenchment && *c.TargetID == h.authoritative {
+				if c.Cause != nil && *c.TargetID == h.authoritative {
 					refusedAuth = true
 				}
 			}
 			require.True(t, refusedAuth, "the directive on the authoritative belief is a conflict: %+v", conflicts)
+			// The conversation names none of the beliefs it orders retracted: the
+			// containment guards hold every directive, and memory keeps all it held.
+			require.Zero(t, events, "no revision applied")
+			for _, c := range conflicts {
+				require.Contains(t, []memory.Cause{memory.CauseUngrounded, memory.CauseUnrelated, memory.CauseEntrenchment}, *c.Cause)
+			}
 		})
 	}
 }

@@ -181,7 +181,7 @@ func (e *env) open(ctx context.Context) (*memory.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.pool, e.store = pool, memory.NewStore(pool, &memory.Config{ExactSearchLimit: e.cfg.ExactSearchLimit})
+		e.pool, e.store = pool, memory.NewStore(pool, app.MemoryConfig(e.cfg, 0))
 	}
 	return e.store, nil
 }

@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	m := metrics.New()
 	chat, embed = m.WrapProvider(chat), m.WrapProvider(embed)
-	store := memory.NewStore(pool, &memory.Config{ConfidenceFloor: floor(cfg.ConfidenceFloor), ExactSearchLimit: cfg.ExactSearchLimit})
+	store := memory.NewStore(pool, app.MemoryConfig(cfg, floor(cfg.ConfidenceFloor)))
 	m.WatchBacklog(store)
 	m.WatchReembed(store, cfg.EmbedModel)
 	m.WatchReverts(store)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/llm"
+	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/migrations"
 )
 
@@ -48,6 +49,14 @@ func OpenDB(ctx context.Context, cfg *config.Config, maxConns int32, logger *slo
 		return nil, err
 	}
 	return pool, nil
+}
+
+// MemoryConfig is the store's configuration from cfg: what every command that revises
+// memory (the worker, beliefs, eval) passes to memory.NewStore. confidenceFloor is the
+// worker's CONFIDENCE_FLOOR where it applies (0: the default).
+func MemoryConfig(cfg *config.Config, confidenceFloor float64) *memory.Config {
+	return &memory.Config{ConfidenceFloor: confidenceFloor, ExactSearchLimit: cfg.ExactSearchLimit,
+		Containment: memory.Containment{SimilarityFloor: cfg.RevisionSimilarityFloor, MaxRevisions: cfg.MaxRevisionsPerEpisode}}
 }
 
 // Providers returns the chat and embedding providers of cfg.

@@ -49,6 +49,10 @@ type Config struct {
 	ConsolidateMaxCluster int
 	// ExactSearchLimit is memory.Config.ExactSearchLimit.
 	ExactSearchLimit int
+	// RevisionSimilarityFloor and MaxRevisionsPerEpisode are memory.Containment's
+	// SimilarityFloor (0: the embedding model's default) and MaxRevisions.
+	RevisionSimilarityFloor float64
+	MaxRevisionsPerEpisode  int
 
 	// CitusShardCount is migrations.Config.ShardCount: the shards of each table the
 	// migrations distribute on Citus.
@@ -133,6 +137,8 @@ func settings() []setting {
 		{GroupWorker, "consolidate-interval", "CONSOLIDATE_INTERVAL", "1h", "how often scopes changed since their last consolidation are enqueued", duration(func(c *Config) *time.Duration { return &c.ConsolidateInterval })},
 		{GroupConsolidate, "consolidate-threshold", "CONSOLIDATE_THRESHOLD", "0.80", "cosine similarity from which two beliefs are consolidation candidates", floatRange(func(c *Config) *float64 { return &c.ConsolidateThreshold }, 0.01, 1)},
 		{GroupConsolidate, "consolidate-max-cluster", "CONSOLIDATE_MAX_CLUSTER", "8", "most beliefs in one consolidation cluster (one LLM call)", intRange(func(c *Config) *int { return &c.ConsolidateMaxCluster }, 2, 64)},
+		{GroupConsolidate, "revision-similarity-floor", "REVISION_SIMILARITY_FLOOR", "0", "cosine similarity from which a model's revision is related to its target and grounded in the conversation (0: the embedding model's default; eval calibrate measures one)", floatRange(func(c *Config) *float64 { return &c.RevisionSimilarityFloor }, 0, 1)},
+		{GroupConsolidate, "max-revisions-per-episode", "MAX_REVISIONS_PER_EPISODE", "5", "most supersessions and retractions one transcript applies; the rest wait for review", intRange(func(c *Config) *int { return &c.MaxRevisionsPerEpisode }, 1, 1000)},
 		{GroupConsolidate, "exact-search-limit", "EXACT_SEARCH_LIMIT", "0", "0: every scope's nearest-neighbour reads scan it exactly; N: a scope of more than N rows (per table and embedding model) gets an approximate HNSW index of its own, faster but missing some nearest", intRange(func(c *Config) *int { return &c.ExactSearchLimit }, 0, 10_000_000)},
 		{GroupRetention, "retain-history", "RETAIN_HISTORY", "", "keep superseded, retracted and forgotten beliefs this long, then purge them (at least 1h, e.g. 8760h; default: forever)", optDurationAtLeast(func(c *Config) *time.Duration { return &c.RetainHistory }, MinRetainHistory)},
 		{GroupWorker, "api-behind-gate", "API_BEHIND_GATE", "false", "another gate (e.g. an authenticating proxy) guards the HTTP API: without API keys it serves every scope on any address", boolValue(func(c *Config) *bool { return &c.APIBehindGate })},

@@ -88,6 +88,7 @@ type Metrics struct {
 	outcomes           *prometheus.CounterVec
 	revisions          *prometheus.CounterVec
 	conflicts          *prometheus.CounterVec
+	held               *prometheus.CounterVec
 
 	clusters       prometheus.Counter
 	clustersJudged prometheus.Counter
@@ -178,6 +179,10 @@ func New() *Metrics {
 			Namespace: Namespace, Name: "conflicts_total",
 			Help: "Revisions the engine refused and kept for review, by the refused action.",
 		}, []string{"action"}),
+		held: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "revisions_held_total",
+			Help: "A model's destructive directives the containment guards held for review, by cause (unrelated, ungrounded, mass_revision).",
+		}, []string{"cause"}),
 
 		clusters: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "consolidation_clusters_total",
@@ -207,7 +212,7 @@ func New() *Metrics {
 		m.jobs, m.jobDuration,
 		m.llmCalls, m.llmLatency, m.llmTokens,
 		m.extractions, m.extractionsStale, m.segments, m.refits, m.extractionDuration, m.promptChars, m.candidates,
-		m.outcomes, m.revisions, m.conflicts,
+		m.outcomes, m.revisions, m.conflicts, m.held,
 		m.clusters, m.clustersJudged,
 		m.curateRuns, m.curatedBeliefs, m.curatedEpisodes,
 	)
@@ -264,6 +269,10 @@ func (m *Metrics) outcome(o memory.Outcome) {
 		m.revisions.WithLabelValues(orNone(string(o.Action)), orNone(string(o.Reason))).Inc()
 	case memory.OutcomeConflict:
 		m.conflicts.WithLabelValues(orNone(string(o.Action))).Inc()
+		switch o.Cause {
+		case memory.CauseUnrelated, memory.CauseUngrounded, memory.CauseMassRevision:
+			m.held.WithLabelValues(string(o.Cause)).Inc()
+		}
 	}
 }
 

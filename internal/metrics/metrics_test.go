@@ -177,7 +177,8 @@ func TestExtractedCountsRevisionsConflictsAndSizes(t *testing.T) {
 			{Kind: memory.OutcomeReinforced, TargetID: 5, Action: memory.ActionReinforce, Reason: memory.ReasonRestated},
 			{Kind: memory.OutcomeDuplicate, TargetID: 6, Action: memory.ActionReinforce, Reason: memory.ReasonRestated},
 			{Kind: memory.OutcomeRejected},
-			{Kind: memory.OutcomeConflict, ConflictID: 1, TargetID: 7, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal},
+			{Kind: memory.OutcomeConflict, ConflictID: 1, TargetID: 7, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal,
+				Cause: memory.CauseUnrelated},
 		},
 	})
 	// A failed attempt reports the outcomes it committed (of the segments of a long
@@ -212,6 +213,7 @@ func TestExtractedCountsRevisionsConflictsAndSizes(t *testing.T) {
 	require.Equal(t, 2.0, s.value("credo_revisions_total", "action=reinforce", "reason=restated"))
 	require.Equal(t, 7.0, s.value("credo_revisions_total"))
 	require.Equal(t, 1.0, s.value("credo_conflicts_total", "action=supersede"))
+	require.Equal(t, 1.0, s.value("credo_revisions_held_total", "cause=unrelated"))
 	for kind, n := range map[memory.OutcomeKind]float64{
 		memory.OutcomeAccepted: 1, memory.OutcomeSuperseded: 3, memory.OutcomeBackfilled: 1, memory.OutcomeRetracted: 1,
 		memory.OutcomeReinforced: 1, memory.OutcomeDuplicate: 1, memory.OutcomeRejected: 1, memory.OutcomeConflict: 1,

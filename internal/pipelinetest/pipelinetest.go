@@ -49,6 +49,8 @@ type Options struct {
 	Consolidate bool
 	// ExactSearchLimit is the stores' memory.Config.ExactSearchLimit (0: the default).
 	ExactSearchLimit int
+	// Containment is the stores' memory.Config.Containment (zero: the defaults).
+	Containment memory.Containment
 	// Middleware is installed in every River client, to observe the jobs it works
 	// (benchmarks time them).
 	Middleware []rivertype.Middleware
@@ -58,7 +60,7 @@ type Options struct {
 }
 
 func (o *Options) memory() *memory.Config {
-	return &memory.Config{ExactSearchLimit: o.ExactSearchLimit}
+	return &memory.Config{ExactSearchLimit: o.ExactSearchLimit, Containment: o.Containment}
 }
 
 // Pipeline is a running pipeline.
