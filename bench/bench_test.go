@@ -300,6 +300,11 @@ func BenchmarkBulkImport(b *testing.B) {
 	b.ReportMetric(float64(p.LLM.EmbedCount())/eps, "embed_calls/episode")
 	b.ReportMetric(float64(obs.StaleRounds()), "stale_total")
 	b.ReportMetric(float64(outOfOrder), "scopes_out_of_order")
+	// Every answer is a correct model's: the containment guards hold none of them.
+	var held int
+	require.NoError(b, p.Schema.Pool.QueryRow(context.Background(),
+		"SELECT count(*) FROM belief_conflict WHERE cause IN ('unrelated', 'ungrounded', 'mass_revision')").Scan(&held))
+	b.ReportMetric(float64(held), "held_total")
 	b.ReportMetric(eps/elapsed.Seconds(), "episodes/s")
 	b.ReportMetric(0, "ns/op")
 }
