@@ -202,8 +202,11 @@ func BenchmarkThroughput(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			// The ledger accounts for the worker time of the runs with a model latency.
 			l := newLedger()
+			// The fake counts tokens by bytes: a real tokenizer's work in it would be
+			// counted as the pipeline's.
 			opts := &pipelinetest.Options{Workers: tc.workers, MaxConns: int32(tc.workers + 4),
-				LLMOptions: []llmtest.Option{llmtest.WithLatency(tc.latency), llmtest.WithEmbedLatency(tc.latency / 12)}}
+				LLMOptions: []llmtest.Option{llmtest.WithLatency(tc.latency), llmtest.WithEmbedLatency(tc.latency / 12),
+					llmtest.WithTokenizer(llmtest.ByteQuarters)}}
 			if tc.latency > 0 {
 				opts.Middleware = []rivertype.Middleware{l.middleware()}
 				opts.Extract = func(c *extract.Config) {
