@@ -1,10 +1,8 @@
 package eval
 
 import (
-	"bufio"
 	"bytes"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -86,39 +84,24 @@ func ShippedLabels() ([]Labels, error) {
 // LoadLabels reads gold labels, one scenario a line, each checked on its own (see
 // CheckLabels for their agreement with the scenarios).
 func LoadLabels(name string, r io.Reader) ([]Labels, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
 	var (
 		out  []Labels
-		errs []error
 		seen = map[string]int{}
 	)
-	for line := 1; sc.Scan(); line++ {
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		var l Labels
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&l); err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: %w", name, line, err))
-			continue
-		}
+	err := jsonLines(name, r, "labels", func(line int, l Labels) []string {
+		var ps []string
 		for _, p := range l.problems() {
-			errs = append(errs, fmt.Errorf("%s:%d: %s: %s", name, line, cmpName(l.Scenario), p))
+			ps = append(ps, cmpName(l.Scenario)+": "+p)
 		}
 		if prev, ok := seen[l.Scenario]; ok {
-			errs = append(errs, fmt.Errorf("%s:%d: %s: labeled already on line %d", name, line, l.Scenario, prev))
+			ps = append(ps, fmt.Sprintf("%s: labeled already on line %d", l.Scenario, prev))
 		}
 		seen[l.Scenario] = line
 		out = append(out, l)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return ps
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
