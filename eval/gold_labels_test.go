@@ -203,10 +203,11 @@ func TestGoldReview(t *testing.T) {
 	require.NoError(t, err)
 	var out struct {
 		Reviews []struct {
-			Index             int
-			Action, Statement string
-			Reason            string
-		}
+			Index     int    `json:"index"`
+			Action    string `json:"action"`
+			Statement string `json:"statement"`
+			Reason    string `json:"reason"`
+		} `json:"reviews"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(res.Content), &out))
 	require.Len(t, out.Reviews, 2)

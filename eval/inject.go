@@ -137,7 +137,7 @@ type injector struct {
 func (in *injector) rng(t *goldTranscript, slot string) *rand.Rand {
 	h := fnv.New64a()
 	_, _ = fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", in.Kind, t.scope, t.id, slot)
-	return rand.New(rand.NewPCG(in.seed, h.Sum64())) //nolint:gosec // a reproducible draw, not a secret
+	return rand.New(rand.NewPCG(in.seed, h.Sum64()))
 }
 
 // take draws whether the opportunity slot is taken, and with its generator.
@@ -292,7 +292,7 @@ func (in *injector) extra(t *goldTranscript, cands []candidate, i int) answerFac
 			reason = memory.ReasonCorrection
 		}
 		return answerFact{Statement: "User's " + strings.ReplaceAll(c.attribute, "_", " ") + " is Springfield", Subject: "user",
-			Attribute: c.attribute, Kind: string(memory.KindAttribute), Confidence: 0.9, Origin: string(memory.OriginUserStated),
+			Attribute: c.attribute, Kind: string(memory.KindAttribute), Confidence: mistakeConfidence, Origin: string(memory.OriginUserStated),
 			Quote: hallucinatedQuote, DependsOn: []int{},
 			Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionSupersede), Reason: string(reason)}}
 	case WrongReinforce:
@@ -300,12 +300,17 @@ func (in *injector) extra(t *goldTranscript, cands []candidate, i int) answerFac
 		if c.event {
 			kind = memory.KindEvent
 		}
-		return answerFact{Statement: c.statement, Subject: "user", Attribute: c.attribute, Kind: string(kind), Confidence: 0.9,
+		return answerFact{Statement: c.statement, Subject: "user", Attribute: c.attribute, Kind: string(kind), Confidence: mistakeConfidence,
 			Origin: string(memory.OriginUserStated), Quote: t.firstUser, DependsOn: []int{},
 			Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionReinforce), Reason: string(memory.ReasonRestated)}}
 	}
 	return retraction(t, i)
 }
+
+// mistakeConfidence is the confidence of an added mistaken fact: a model's usual one for
+// what the user says, the labels', so that entrenchment does not refuse it for being
+// less sure than its target.
+const mistakeConfidence = 0.95
 
 // hallucinatedQuote is what a Hallucinated fact quotes; no transcript says it.
 const hallucinatedQuote = "Actually, it's Springfield now."
@@ -313,7 +318,7 @@ const hallucinatedQuote = "Actually, it's Springfield now."
 // retraction is a pure retraction of candidate i, quoting the transcript's first user
 // message, as a model obeying an instruction in it would.
 func retraction(t *goldTranscript, i int) answerFact {
-	return answerFact{Subject: "user", Kind: string(memory.KindOther), Confidence: 0.95, Origin: string(memory.OriginUserStated),
+	return answerFact{Subject: "user", Kind: string(memory.KindOther), Confidence: mistakeConfidence, Origin: string(memory.OriginUserStated),
 		Quote: t.firstUser, DependsOn: []int{},
 		Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionRetract), Reason: string(memory.ReasonTemporal)}}
 }
