@@ -218,6 +218,9 @@ func injectRun(ctx context.Context, scenarios []Scenario, cfg InjectConfig, inj 
 	}
 	if c.Progress != nil {
 		fmt.Fprintf(c.Progress, "%s, guards %s: %d mistakes in %s\n", what, onOff(guards), len(mistakes), time.Since(start).Round(100*time.Millisecond))
+		if res.SchemaKept {
+			fmt.Fprintf(c.Progress, "%s, guards %s: schema %s kept; drop it with DROP SCHEMA %s CASCADE\n", what, onOff(guards), res.Schema, res.Schema)
+		}
 	}
 	return out, nil
 }
