@@ -127,8 +127,8 @@ func RunInject(ctx context.Context, scenarios []Scenario, cfg InjectConfig) (*In
 	if err != nil {
 		return nil, err
 	}
-	rep.Baseline = Baseline{Scenarios: len(scenarios), FalseHolds: base.holds, Wrong: base.wrong, Stats: base.stats,
-		Total: base.res.Total, Seconds: base.res.Seconds}
+	rep.Baseline = Baseline{Scenarios: len(scenarios), FalseHolds: append([]Hold{}, base.holds...),
+		Wrong: append([]string{}, base.wrong...), Stats: base.stats, Total: base.res.Total, Seconds: base.res.Seconds}
 	for _, inj := range cfg.Injections {
 		kr := KindResult{Injection: inj}
 		for _, guards := range []bool{true, false} {

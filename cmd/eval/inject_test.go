@@ -31,7 +31,7 @@ func TestEvalInject(t *testing.T) {
 	t.Parallel()
 	h := &harness{t: t, srv: llmtest.NewServer(t)}
 	var rep eval.InjectReport
-	stderr := h.runJSON(&rep, "--inject", "all", "--only", strings.Join(injectScenarios, ","), "--seed", "3")
+	stdout, stderr := h.runJSON(&rep, "--inject", "all", "--only", strings.Join(injectScenarios, ","), "--seed", "3")
 	require.Contains(t, stderr, "eval: 3 scenarios, the gold model making 7 kinds of mistake, guards on and off")
 	require.Contains(t, stderr, "eval: reason-flip:1, guards off: ")
 	require.Equal(t, uint64(3), rep.Seed)
@@ -39,6 +39,7 @@ func TestEvalInject(t *testing.T) {
 	require.Equal(t, eval.ShippedName, rep.Scenarios)
 	require.Zero(t, h.srv.ChatCount(), "the gold model answers, not the server")
 
+	require.Contains(t, stdout, `"false_holds": []`, "a list, even empty")
 	b := rep.Baseline
 	require.Equal(t, 3, b.Scenarios)
 	require.Empty(t, b.FalseHolds, "correct answers are never held")
@@ -110,15 +111,15 @@ func TestEvalInject(t *testing.T) {
 }
 
 // runJSON runs the command with args and --json, decodes its report into v and
-// returns what it said on stderr.
-func (h *harness) runJSON(v any, args ...string) string {
+// returns what it printed.
+func (h *harness) runJSON(v any, args ...string) (stdout, stderr string) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
 	require.NoError(h.t, run(ctx, append(args, "--json"), h.env, &out, &errb), errb.String())
 	require.NoError(h.t, json.Unmarshal(out.Bytes(), v), out.String())
-	return errb.String()
+	return out.String(), errb.String()
 }
 
 func withZeros(m map[string]int) map[string]int {
