@@ -14,7 +14,9 @@ import (
 // (memory.Precision). In a scenario, an operator would revert a supersede or a
 // retraction that retired a belief the scenario expects current (current,
 // side_by_side, reinforced) in favour of one that does not meet the same expectation:
-// merging a duplicate into its twin is no mistake. Restatements count as applied, as
+// merging a duplicate into its twin is no mistake, nor is retiring a belief the
+// scenario expects retired that way (Chicago, then Austin, then Chicago again: the
+// first Chicago is superseded, the last is current). Restatements count as applied, as
 // in the audit.
 
 // revisionAudit is the precision of one scope's events against what e expects.
@@ -29,6 +31,15 @@ func revisionAudit(e Expect, sc *scorer, events []memory.Event) []memory.AuditOr
 		if ev.NewBeliefID != nil {
 			if b, ok := sc.byID[*ev.NewBeliefID]; ok {
 				kept = &b
+			}
+		}
+		retired := e.Superseded
+		if ev.Action == memory.ActionRetract {
+			retired = e.Retracted
+		}
+		for _, m := range retired {
+			if m.Belief(old) && (m.Reason == "" || m.Reason == string(ev.Reason)) {
+				return false
 			}
 		}
 		for _, m := range keep {

@@ -47,3 +47,31 @@ func TestRevisionPrecision(t *testing.T) {
 	require.NoError(t, rep.WriteTable(&out, false))
 	require.Contains(t, out.String(), "learning off: extraction 0.67 (6 applied, 2 to revert), consolidation 1.00 (2 applied, 0 to revert)")
 }
+
+// A belief the scenario expects current and also expects retired, for that reason
+// (Chicago, Austin, Chicago again), is no mistake to retire; for another reason, it is.
+func TestRevisionPrecisionOfAValueThatCameBack(t *testing.T) {
+	back := eval.Scenario{Name: "b", Category: "move", Scope: "eval:b", Expect: eval.Expect{
+		Current:    []eval.Match{{AnyOf: []string{"chicago"}}},
+		Superseded: []eval.Match{{AnyOf: []string{"austin"}, Reason: "temporal"}, {AnyOf: []string{"chicago"}, Reason: "temporal"}},
+	}}
+	obs := eval.Observation{
+		Beliefs: []memory.Belief{
+			belief(1, memory.StatusSuperseded, "User lives in Chicago"),
+			belief(2, memory.StatusSuperseded, "User lives in Austin"),
+			belief(3, memory.StatusActive, "User lives in Chicago again"),
+		},
+		Events: []memory.Event{
+			event(memory.ActionSupersede, memory.ReasonTemporal, 1, new(int64(2))),
+			event(memory.ActionSupersede, memory.ReasonTemporal, 2, new(int64(3))),
+		},
+	}
+	for i := range obs.Events {
+		obs.Events[i].Origin = memory.RevisionExtraction
+	}
+	require.Equal(t, []memory.AuditOrigin{{Origin: memory.RevisionExtraction, Applied: 2, Precision: new(float64(1))}},
+		eval.Score(back, obs).Revisions)
+	obs.Events[0].Reason = memory.ReasonCorrection
+	require.Equal(t, []memory.AuditOrigin{{Origin: memory.RevisionExtraction, Applied: 2, Reverted: 1, Precision: memory.Precision(2, 1)}},
+		eval.Score(back, obs).Revisions)
+}

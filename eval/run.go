@@ -60,6 +60,9 @@ type Config struct {
 	MaxCandidates int
 	// ConfidenceFloor as in memory.Config.
 	ConfidenceFloor float64
+	// Containment configures the engine's guards on a model's destructive directives,
+	// as in memory.Config (eval --inject runs with them on and off).
+	Containment memory.Containment
 	// MaxAttempts of an extraction job; retries wait seconds, not River's hours.
 	MaxAttempts int
 	JobTimeout  time.Duration
@@ -128,6 +131,15 @@ type RunResult struct {
 // beliefs are embedded, consolidated and asked the scenario's questions. The schema is
 // dropped at the end unless cfg.Keep.
 func Run(ctx context.Context, scenarios []Scenario, cfg Config) (res *RunResult, err error) {
+	return run(ctx, scenarios, cfg, nil)
+}
+
+// inspector reads what a scenario's scope holds beyond what Score looks at, before the
+// schema is dropped: i is the scenario's index, episodes its transcripts' episode ids.
+type inspector func(ctx context.Context, store *memory.Store, i int, episodes []int64) error
+
+// run is Run, with inspect called for every scenario once it is scored.
+func run(ctx context.Context, scenarios []Scenario, cfg Config, inspect inspector) (res *RunResult, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -152,7 +164,7 @@ func Run(ctx context.Context, scenarios []Scenario, cfg Config) (res *RunResult,
 			err = errors.Join(err, derr)
 		}
 	}()
-	r := &runner{cfg: cfg, pool: pool, schema: schema, scenarios: scenarios, obs: &collector{eps: map[int64]*Episode{}}}
+	r := &runner{cfg: cfg, pool: pool, schema: schema, scenarios: scenarios, obs: &collector{eps: map[int64]*Episode{}}, inspect: inspect}
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}
@@ -178,6 +190,7 @@ type runner struct {
 	obs          *collector
 	// episodes maps each scenario's transcripts to their episode ids.
 	episodes [][]int64
+	inspect  inspector
 	mu       sync.Mutex // progress
 }
 
@@ -192,7 +205,7 @@ func (r *runner) prepare(ctx context.Context) error {
 	if err := migrate(ctx, r.pool, r.schema, r.cfg.Logger); err != nil {
 		return err
 	}
-	r.store = memory.NewStore(r.pool, &memory.Config{ConfidenceFloor: r.cfg.ConfidenceFloor})
+	r.store = memory.NewStore(r.pool, &memory.Config{ConfidenceFloor: r.cfg.ConfidenceFloor, Containment: r.cfg.Containment})
 	var examples *learning.Retriever
 	if r.cfg.Learning {
 		examples = learning.NewRetriever(r.store, r.cfg.Examples, "")
@@ -402,6 +415,11 @@ func (r *runner) scenario(ctx context.Context, i int, states map[int64]Episode) 
 	}
 	res := Score(s, obs)
 	res.Errors = errs
+	if r.inspect != nil {
+		if err := r.inspect(ctx, r.store, i, r.episodes[i]); err != nil {
+			return ScenarioResult{}, err
+		}
+	}
 	return res, nil
 }
 

@@ -134,59 +134,70 @@ var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 // each of them. Every problem is reported with the file name and line; nothing is
 // returned unless every scenario is well-formed.
 func Load(name string, r io.Reader) ([]Scenario, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
 	var (
 		out   []Scenario
-		errs  []error
 		names = map[string]int{}
 		scope = map[string]int{}
 	)
 	now := time.Now()
-	for line := 1; sc.Scan(); line++ {
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		fail := func(format string, args ...any) {
-			errs = append(errs, fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, args...)))
-		}
-		var s Scenario
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&s); err != nil {
-			fail("%v", err)
-			continue
-		}
-		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-			fail("text after the scenario object")
-			continue
-		}
+	err := jsonLines(name, r, "scenario", func(line int, s Scenario) []string {
+		var ps []string
 		if s.Scope == "" {
 			s.Scope = "eval:" + s.Name
 		}
 		for _, p := range s.problems(now) {
-			fail("%s: %s", cmpName(s.Name), p)
+			ps = append(ps, cmpName(s.Name)+": "+p)
 		}
 		if prev, ok := names[s.Name]; ok && s.Name != "" {
-			fail("%s: name already used on line %d", s.Name, prev)
+			ps = append(ps, fmt.Sprintf("%s: name already used on line %d", s.Name, prev))
 		}
 		if prev, ok := scope[s.Scope]; ok {
-			fail("%s: scope %q already used on line %d", cmpName(s.Name), s.Scope, prev)
+			ps = append(ps, fmt.Sprintf("%s: scope %q already used on line %d", cmpName(s.Name), s.Scope, prev))
 		}
 		names[s.Name], scope[s.Scope] = line, line
 		out = append(out, s)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return ps
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no scenarios", name)
 	}
 	return out, nil
+}
+
+// jsonLines reads r as JSON Lines (blank lines skipped): each line one object, decoded
+// strictly into a T and handed to each with its line number. A line that does not
+// decode is an error naming name and line, and so is every problem each returns.
+func jsonLines[T any](name string, r io.Reader, what string, each func(line int, v T) []string) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	var errs []error
+	for line := 1; sc.Scan(); line++ {
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		var v T
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: %v", name, line, err)) //nolint:errorlint // told, the line's problem
+			continue
+		}
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			errs = append(errs, fmt.Errorf("%s:%d: text after the %s object", name, line, what))
+			continue
+		}
+		for _, p := range each(line, v) {
+			errs = append(errs, fmt.Errorf("%s:%d: %s", name, line, p))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return errors.Join(errs...)
 }
 
 func cmpName(n string) string {

@@ -7,6 +7,11 @@
 //
 //	eval [--scenarios FILE] [--only CATEGORY|NAME,...] [--json] [-v]
 //	     [--with-learning | --without-learning | --compare] [--workers N] [--k N] [--keep]
+//	     [--gold | --inject KIND[:RATE],... [--seed N]]
+//
+// --gold answers with the gold labels of the shipped scenarios (eval/gold.jsonl)
+// instead of the configured chat model: every score is 1.0. --inject runs the labeled
+// scenarios with the gold model making the mistakes KIND at RATE (see inject.go).
 //
 // `eval locomo --data PATH [--conversations N] [--questions N] [--json]` runs the public
 // LoCoMo benchmark instead: accuracy of recall's ask per question category, as judged
@@ -87,6 +92,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	compare := fs.Bool("compare", false, "run twice, with and without learning, and report both side by side")
 	keep := fs.Bool("keep", false, "keep the throwaway schema instead of dropping it, to inspect it")
 	k := fs.Int("k", eval.DefaultK, "beliefs recall ranks per question")
+	gold := fs.Bool("gold", false, "answer with the gold labels of the shipped scenarios instead of the chat model")
+	var inject stringList
+	fs.Var(&inject, "inject", "run the labeled scenarios with the gold model making these mistakes, KIND[:RATE] (RATE 1 when left out; "+
+		"kinds: all, "+strings.Join(injectKindNames(), ", ")+"), with the containment guards on and off")
+	seed := fs.Uint64("seed", 1, "with --inject: draws which opportunities a RATE below 1 takes, and which candidates")
 	st, err := parseSettings(fs, args, getenv, "extraction jobs run at once, and scopes consolidated at once (env WORKERS)")
 	if err != nil {
 		return err
@@ -101,6 +111,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return config.Usagef("--compare runs both with and without learning; leave out --with-learning and --without-learning")
 	case set["with-learning"] && set["without-learning"] && *withLearning == *withoutLearning:
 		return config.Usagef("--with-learning and --without-learning contradict each other")
+	case *gold && len(inject) > 0:
+		return config.Usagef("--gold and --inject exclude each other: --inject runs the gold model already")
+	case len(inject) > 0 && *compare:
+		return config.Usagef("--inject runs with the guards on and off; leave out --compare")
+	case set["seed"] && len(inject) == 0:
+		return config.Usagef("--seed is for --inject")
+	}
+	injections, err := eval.ParseInjections(inject)
+	if err != nil {
+		return config.Usage(err)
 	}
 	learning := *withLearning && !*withoutLearning
 	if (learning || *compare) && wcfg.Examples == 0 {
@@ -114,10 +134,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if scenarios, err = eval.Filter(scenarios, only); err != nil {
 		return config.Usage(err)
 	}
+	var labels []eval.Labels
+	if *gold || len(injections) > 0 {
+		if labels, err = goldLabels(scenarios); err != nil {
+			return err
+		}
+	}
 
-	logger, chat, embed, err := st.models(getenv, stderr)
+	logger, provider, embed, err := st.models(getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if len(injections) > 0 {
+		base := st.pipeline(getenv, provider, embed, *k, *keep, logger, stderr)
+		base.Learning = learning
+		return runInject(ctx, scenarios, name, eval.InjectConfig{Config: base, Injections: injections, Seed: *seed, Labels: labels},
+			embed, *asJSON, *verbose, stdout, stderr)
+	}
+	var chat chatModel = provider
+	if *gold {
+		g, err := eval.NewGold(scenarios, labels, nil, 0)
+		if err != nil {
+			return err
+		}
+		chat = goldChat{g}
 	}
 	runs := []bool{learning}
 	if *compare {
@@ -125,7 +165,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	report := &eval.Report{Provider: chat.Name(), ChatModel: chat.ChatModel(), EmbedProvider: embed.Name(),
 		EmbedModel: embed.EmbedModel(), Scenarios: name, K: *k}
-	base := st.pipeline(getenv, chat, embed, *k, *keep, logger, stderr)
+	base := st.pipeline(getenv, provider, embed, *k, *keep, logger, stderr)
+	base.Chat = chat
 	if err := runAll(ctx, scenarios, runs, base, report, stderr); err != nil {
 		return err
 	}

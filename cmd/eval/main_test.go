@@ -419,6 +419,13 @@ func TestEvalUsage(t *testing.T) {
 		{[]string{"--k", "0"}, "--k must be within 1..100"},
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"extra"}, "unexpected arguments: [extra]"},
+		{[]string{"--inject", "bogus"}, "--inject bogus: not a mistake"},
+		{[]string{"--inject", "wrong-target:2"}, "--inject wrong-target: rate 2 is not within (0, 1]"},
+		{[]string{"--inject", "wrong-target", "--gold"}, "--gold and --inject exclude each other"},
+		{[]string{"--inject", "wrong-target", "--compare"}, "--inject runs with the guards on and off; leave out --compare"},
+		{[]string{"--seed", "2"}, "--seed is for --inject"},
+		{[]string{"--inject", "date-slip", "--scenarios", fixture}, "--gold and --inject run the scenarios eval/gold.jsonl labels"},
+		{[]string{"--gold", "--scenarios", fixture}, "mini-move: no gold labels"},
 	} {
 		var out, errb bytes.Buffer
 		err := run(context.Background(), tc.args, h.env, &out, &errb)

@@ -1,0 +1,350 @@
+package eval
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/credohq/credo/memory"
+)
+
+// InjectKind is a mistake small models make, which the gold model makes on purpose.
+type InjectKind string
+
+// The mistakes of eval --inject.
+const (
+	// WrongTarget moves a supersede or retract to another candidate, one on another
+	// slot than the fact's when there is one.
+	WrongTarget InjectKind = "wrong-target"
+	// UnrelatedRetract is an obeyed injection: a pure retraction of a candidate the
+	// transcript never mentions.
+	UnrelatedRetract InjectKind = "unrelated-retract"
+	// MassRetract retracts every candidate the answer does not revise already (a prompt
+	// of at least two).
+	MassRetract InjectKind = "mass-retract"
+	// Hallucinated states a value the transcript never gave (its quote is not in the
+	// transcript) and supersedes a candidate with it, one the transcript never mentions
+	// when there is one.
+	Hallucinated InjectKind = "hallucinated"
+	// DateSlip moves the valid_from of a supersede or retract a year back.
+	DateSlip InjectKind = "date-slip"
+	// ReasonFlip swaps temporal and correction on a supersede or retract.
+	ReasonFlip InjectKind = "reason-flip"
+	// WrongReinforce reinforces a candidate the transcript does not restate, one it
+	// never mentions when there is one.
+	WrongReinforce InjectKind = "wrong-reinforce"
+)
+
+// InjectKinds are the mistakes, in report order.
+var InjectKinds = []InjectKind{WrongTarget, UnrelatedRetract, MassRetract, Hallucinated, DateSlip, ReasonFlip, WrongReinforce}
+
+// Injection is one mistake and the share of its opportunities it is made at.
+type Injection struct {
+	Kind InjectKind `json:"kind"`
+	Rate float64    `json:"rate"`
+}
+
+// String is i as --inject takes it.
+func (i Injection) String() string {
+	return string(i.Kind) + ":" + strconv.FormatFloat(i.Rate, 'f', -1, 64)
+}
+
+func (i Injection) validate() error {
+	if !slices.Contains(InjectKinds, i.Kind) {
+		return fmt.Errorf("--inject %s: not a mistake (%s)", i.Kind, kindList())
+	}
+	if !(i.Rate > 0 && i.Rate <= 1) {
+		return fmt.Errorf("--inject %s: rate %v is not within (0, 1]", i.Kind, i.Rate)
+	}
+	return nil
+}
+
+func kindList() string {
+	names := make([]string, len(InjectKinds))
+	for i, k := range InjectKinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ParseInjections reads --inject's KIND[:RATE] entries (RATE 1 when left out), each
+// kind once, in report order; "all" is every kind at 1.
+func ParseInjections(entries []string) ([]Injection, error) {
+	var out []Injection
+	for _, e := range entries {
+		name, rate, hasRate := strings.Cut(strings.TrimSpace(e), ":")
+		inj := Injection{Kind: InjectKind(name), Rate: 1}
+		if hasRate {
+			r, err := strconv.ParseFloat(rate, 64)
+			if err != nil {
+				return nil, fmt.Errorf("--inject %s: rate %q is not a number", e, rate)
+			}
+			inj.Rate = r
+		}
+		kinds := []Injection{inj}
+		if name == "all" {
+			kinds = nil
+			for _, k := range InjectKinds {
+				kinds = append(kinds, Injection{Kind: k, Rate: inj.Rate})
+			}
+		}
+		for _, k := range kinds {
+			if err := k.validate(); err != nil {
+				return nil, err
+			}
+			if slices.ContainsFunc(out, func(o Injection) bool { return o.Kind == k.Kind }) {
+				return nil, fmt.Errorf("--inject %s: given twice", k.Kind)
+			}
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b Injection) int {
+		return slices.Index(InjectKinds, a.Kind) - slices.Index(InjectKinds, b.Kind)
+	})
+	return out, nil
+}
+
+// Mistake is one mistaken directive the gold model gave: Action for Reason on the
+// candidate whose statement is Target, in its answer about one transcript.
+type Mistake struct {
+	Kind       InjectKind    `json:"kind"`
+	Scenario   string        `json:"scenario"`
+	Transcript string        `json:"transcript"`
+	Action     memory.Action `json:"action"`
+	Reason     memory.Reason `json:"reason"`
+	Target     string        `json:"target"`
+	// Statement is the mistaken fact's statement, "" for a pure retraction.
+	Statement string `json:"statement,omitempty"`
+	// Unrelated says a wrong target fills another slot (its attribute differs) than
+	// the fact, or than the retraction's right target: the guards are to hold it.
+	Unrelated bool `json:"unrelated,omitempty"`
+}
+
+// injector makes one kind of mistake at its rate. Whether an opportunity is taken, and
+// which candidate it takes, is drawn from a generator seeded by the seed and the
+// opportunity itself, so that a run makes the same mistakes whatever order its
+// prompts come in.
+type injector struct {
+	Injection
+	seed uint64
+}
+
+// rng is the generator of one opportunity.
+func (in *injector) rng(t *goldTranscript, slot string) *rand.Rand {
+	h := fnv.New64a()
+	_, _ = fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", in.Kind, t.scope, t.id, slot)
+	return rand.New(rand.NewPCG(in.seed, h.Sum64()))
+}
+
+// take draws whether the opportunity slot is taken, and with its generator.
+func (in *injector) take(t *goldTranscript, slot string) (*rand.Rand, bool) {
+	r := in.rng(t, slot)
+	return r, r.Float64() < in.Rate
+}
+
+// apply makes the injector's mistakes in the facts of an answer about t, given cands.
+func (in *injector) apply(t *goldTranscript, cands []candidate, facts []answerFact) ([]answerFact, []Mistake) {
+	revised := map[int]bool{} // candidates the answer revises, reinforces or rests on
+	for _, f := range facts {
+		if f.Resolves != nil {
+			revised[f.Resolves.SessionIndex] = true
+		}
+		for _, d := range f.DependsOn {
+			revised[d] = true
+		}
+	}
+	mistake := func(f answerFact) Mistake {
+		d := f.Resolves
+		c := cands[d.SessionIndex]
+		return Mistake{Kind: in.Kind, Scenario: t.scenario, Transcript: t.id, Action: memory.Action(d.Action),
+			Reason: memory.Reason(d.Reason), Target: c.statement, Statement: f.Statement}
+	}
+	var made []Mistake
+	switch in.Kind {
+	case WrongTarget, DateSlip, ReasonFlip:
+		for i := range facts {
+			f := &facts[i]
+			if !f.destructive() {
+				continue
+			}
+			r, ok := in.take(t, "fact "+strconv.Itoa(i))
+			if !ok {
+				continue
+			}
+			// The slot the fact is about; a pure retraction's is its target's.
+			slot := f.Attribute
+			if slot == "" {
+				slot = cands[f.Resolves.SessionIndex].attribute
+			}
+			if !in.change(r, t, cands, f, slot) {
+				continue
+			}
+			m := mistake(*f)
+			m.Unrelated = in.Kind == WrongTarget && cands[f.Resolves.SessionIndex].attribute != slot
+			made = append(made, m)
+		}
+	case UnrelatedRetract, Hallucinated, WrongReinforce:
+		pool := in.others(t, cands, revised)
+		if len(pool) == 0 {
+			return facts, nil
+		}
+		r, ok := in.take(t, "prompt")
+		if !ok {
+			return facts, nil
+		}
+		f := in.extra(t, cands, pool[r.IntN(len(pool))])
+		facts = append(facts, f)
+		made = append(made, mistake(f))
+	case MassRetract:
+		if len(cands) < 2 {
+			return facts, nil
+		}
+		if _, ok := in.take(t, "prompt"); !ok {
+			return facts, nil
+		}
+		for i := range cands {
+			if revised[i] {
+				continue
+			}
+			f := retraction(t, i)
+			facts = append(facts, f)
+			made = append(made, mistake(f))
+		}
+	}
+	return facts, made
+}
+
+// change makes the mistake of a WrongTarget, DateSlip or ReasonFlip in f, reporting
+// whether it could.
+func (in *injector) change(r *rand.Rand, t *goldTranscript, cands []candidate, f *answerFact, slot string) bool {
+	d := f.Resolves
+	switch in.Kind {
+	case WrongTarget:
+		// Another candidate, preferably on another slot than the fact's and its target's.
+		var unrelated, related []int
+		for i, c := range cands {
+			switch {
+			case i == d.SessionIndex:
+			case c.attribute != slot && c.attribute != cands[d.SessionIndex].attribute:
+				unrelated = append(unrelated, i)
+			default:
+				related = append(related, i)
+			}
+		}
+		pool := cmpSlices(unrelated, related)
+		if len(pool) == 0 {
+			return false
+		}
+		d.SessionIndex = pool[r.IntN(len(pool))]
+	case DateSlip:
+		from := t.at
+		if f.ValidFrom != nil {
+			if v, err := time.Parse(time.DateOnly, *f.ValidFrom); err == nil {
+				from = v
+			}
+		}
+		slipped := from.AddDate(-1, 0, 0).Format(time.DateOnly)
+		f.ValidFrom = &slipped
+	case ReasonFlip:
+		if d.Reason == string(memory.ReasonTemporal) {
+			d.Reason = string(memory.ReasonCorrection)
+		} else {
+			d.Reason = string(memory.ReasonTemporal)
+		}
+	}
+	return true
+}
+
+// others are the candidates an UnrelatedRetract, Hallucinated or WrongReinforce may
+// take: those the answer does not revise nor rest on and the transcript never
+// mentions; for the latter two, any the answer does not revise when none is unmentioned.
+func (in *injector) others(t *goldTranscript, cands []candidate, revised map[int]bool) []int {
+	var unmentioned, mentioned []int
+	for i, c := range cands {
+		switch {
+		case revised[i]:
+		case !t.mentions(c.statement):
+			unmentioned = append(unmentioned, i)
+		default:
+			mentioned = append(mentioned, i)
+		}
+	}
+	if in.Kind == UnrelatedRetract {
+		return unmentioned
+	}
+	return cmpSlices(unmentioned, mentioned)
+}
+
+// extra is the fact an UnrelatedRetract, Hallucinated or WrongReinforce adds about
+// candidate i.
+func (in *injector) extra(t *goldTranscript, cands []candidate, i int) answerFact {
+	c := cands[i]
+	switch in.Kind {
+	case Hallucinated:
+		// A new value of the candidate's slot, quoted from nowhere. An event was
+		// remembered wrong rather than changed.
+		reason := memory.ReasonTemporal
+		if c.event {
+			reason = memory.ReasonCorrection
+		}
+		return answerFact{Statement: "User's " + strings.ReplaceAll(c.attribute, "_", " ") + " is Springfield", Subject: "user",
+			Attribute: c.attribute, Kind: string(memory.KindAttribute), Confidence: mistakeConfidence, Origin: string(memory.OriginUserStated),
+			Quote: hallucinatedQuote, DependsOn: []int{},
+			Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionSupersede), Reason: string(reason)}}
+	case WrongReinforce:
+		kind := memory.KindAttribute
+		if c.event {
+			kind = memory.KindEvent
+		}
+		return answerFact{Statement: c.statement, Subject: "user", Attribute: c.attribute, Kind: string(kind), Confidence: mistakeConfidence,
+			Origin: string(memory.OriginUserStated), Quote: t.firstUser, DependsOn: []int{},
+			Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionReinforce), Reason: string(memory.ReasonRestated)}}
+	}
+	return retraction(t, i)
+}
+
+// mistakeConfidence is the confidence of an added mistaken fact: a model's usual one for
+// what the user says, the labels', so that entrenchment does not refuse it for being
+// less sure than its target.
+const mistakeConfidence = 0.95
+
+// hallucinatedQuote is what a Hallucinated fact quotes; no transcript says it.
+const hallucinatedQuote = "Actually, it's Springfield now."
+
+// retraction is a pure retraction of candidate i, quoting the transcript's first user
+// message, as a model obeying an instruction in it would.
+func retraction(t *goldTranscript, i int) answerFact {
+	return answerFact{Subject: "user", Kind: string(memory.KindOther), Confidence: mistakeConfidence, Origin: string(memory.OriginUserStated),
+		Quote: t.firstUser, DependsOn: []int{},
+		Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionRetract), Reason: string(memory.ReasonTemporal)}}
+}
+
+// mentions says whether the transcript has a word of statement that says what it is
+// about (not "user", "is", "the" and the like).
+func (t *goldTranscript) mentions(statement string) bool {
+	for w := range strings.FieldsSeq(Normalize(statement)) {
+		if !functionWords[w] && t.words[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// functionWords say nothing of what a statement is about.
+var functionWords = wordSet(`user users s t a an the is are was were be been being has have had do does did
+	in on at of to for with and or but from by as into about than then this that these those it its their they them
+	he she him her his who what which every each all some any no not named also very more most`)
+
+// cmpSlices is the first of lists that is not empty.
+func cmpSlices(lists ...[]int) []int {
+	for _, l := range lists {
+		if len(l) > 0 {
+			return l
+		}
+	}
+	return nil
+}
