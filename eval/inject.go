@@ -120,7 +120,9 @@ type Mistake struct {
 	// Statement is the mistaken fact's statement, "" for a pure retraction.
 	Statement string `json:"statement,omitempty"`
 	// Unrelated says a wrong target fills another slot (its attribute differs) than
-	// the fact, or than the retraction's right target: the guards are to hold it.
+	// the fact, or than the retraction's right target, and shares no word with the fact
+	// that tells what either is about (memory.WordsShared): the guards are to hold it.
+	// "Works full-time at the bakery" and "works at the Elm Street bakery" are not.
 	Unrelated bool `json:"unrelated,omitempty"`
 }
 
@@ -184,7 +186,8 @@ func (in *injector) apply(t *goldTranscript, cands []candidate, facts []answerFa
 				continue
 			}
 			m := mistake(*f)
-			m.Unrelated = in.Kind == WrongTarget && cands[f.Resolves.SessionIndex].attribute != slot
+			wrong := cands[f.Resolves.SessionIndex]
+			m.Unrelated = in.Kind == WrongTarget && wrong.attribute != slot && !memory.WordsShared(f.Statement, wrong.statement)
 			made = append(made, m)
 		}
 	case UnrelatedRetract, Hallucinated, WrongReinforce:

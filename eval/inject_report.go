@@ -38,7 +38,7 @@ func (r *InjectReport) WriteTable(w io.Writer, verbose bool) error {
 	for _, k := range r.Kinds {
 		for _, g := range []GuardRun{k.On, k.Off} {
 			if u := g.Unrelated; u != nil {
-				fmt.Fprintf(w, "  %s, guards %s: %d of the %d between unrelated beliefs (another attribute), %d held (%s)\n",
+				fmt.Fprintf(w, "  %s, guards %s: %d of the %d between unrelated beliefs (another attribute, no word in common), %d held (%s)\n",
 					k.Kind, onOff(g.Guards), u.Made, g.Made, u.Held, percent(u.Held, u.Made))
 			}
 		}

@@ -65,6 +65,7 @@ func (a *applier) lockAndCheck(ctx context.Context) error {
 		return fmt.Errorf("%w: %d active beliefs of %q appeared since the writer read it", ErrStale, unseen, b.Scope)
 	}
 	a.ahead = ahead
+	a.guard.noteCompanions(b, ahead)
 	return nil
 }
 

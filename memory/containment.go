@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"unicode"
@@ -88,6 +89,13 @@ type guard struct {
 	source     map[string]bool
 	sourceText string
 	sourceVec  []float32
+	// told are the salient words of the beliefs the batch's revisions store: what the
+	// conversation says of them grounds them, not a pure retraction beside them.
+	told map[string]bool
+	// companions are, by the episode the belief was learned from, the quotes of the
+	// batch's supersessions whose new belief is related to the old one: a belief learned
+	// with the old one, retracted on words of the same quote, goes with it.
+	companions map[int64][]string
 	// vectors are the batch's targets' (and replacements') vectors in its model, read
 	// with the scope's lock; a belief without one is missing.
 	vectors map[int64][]float32
@@ -101,8 +109,57 @@ func newGuard(cfg Containment, b *Batch) *guard {
 		vectors: map[int64][]float32{}}
 	if g.on && b.Source != nil {
 		g.source, g.sourceText, g.sourceVec = salient(b.Source.Text), b.Source.Text, b.Source.Vector
+		g.told = map[string]bool{}
+		for _, f := range b.Facts {
+			if f.Statement != "" && f.Resolves != nil && f.Resolves.Action != ActionReinforce {
+				maps.Copy(g.told, salient(f.Statement))
+			}
+		}
 	}
 	return g
+}
+
+// noteCompanions notes, from the candidates read ahead, the episodes of the beliefs the
+// batch's supersessions retire when the new belief is related to the old: "I left
+// nursing" supersedes "User is an ER nurse", and "User works night shifts", said in the
+// same conversation ("I'm an ER nurse, working night shifts"), may be retracted with it.
+func (g *guard) noteCompanions(b *Batch, ahead *readAhead) {
+	if g.source == nil {
+		return
+	}
+	g.companions = map[int64][]string{}
+	for _, f := range b.Facts {
+		d := f.Resolves
+		if d == nil || d.Action != ActionSupersede || d.Index < 0 || d.Index >= len(b.Candidates) || f.Quote == "" {
+			continue
+		}
+		t, ok := ahead.target(b.Candidates[d.Index])
+		if ok && t.EpisodeID != nil && g.related(f.Statement, f.Attribute, f.Embedding, t) == "" {
+			g.companions[*t.EpisodeID] = append(g.companions[*t.EpisodeID], f.Quote)
+		}
+	}
+}
+
+// goesWith says whether a pure retraction of t, quoting quote, goes with a supersession
+// of the batch: t was learned in the episode of the belief superseded, and quote is part
+// of the supersession's.
+func (g *guard) goesWith(t *target, quote string) bool {
+	if t.EpisodeID == nil || strings.TrimSpace(quote) == "" {
+		return false
+	}
+	for _, q := range g.companions[*t.EpisodeID] {
+		if strings.Contains(normQuote(q), normQuote(quote)) {
+			return true
+		}
+	}
+	return false
+}
+
+// normQuote is a quote as its words, lower case, one space apart.
+func normQuote(q string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}), " ")
 }
 
 // destructive are the ids of the beliefs the batch's directives would retire, with the
@@ -138,7 +195,8 @@ func (g *guard) fact(f *Fact, t *target) (Cause, string) {
 		return "", ""
 	}
 	if f.Statement != "" {
-		if why := g.related(f.Statement+" "+f.Quote, f.Attribute, f.Embedding, t); why != "" {
+		// The statement, not the quote: a quote holds what else was said beside it.
+		if why := g.related(f.Statement, f.Attribute, f.Embedding, t); why != "" {
 			return CauseUnrelated, why
 		}
 	}
@@ -183,7 +241,7 @@ func (g *guard) related(text, attribute string, vec []float32, t *target) string
 	if attribute != "" && normAttribute(attribute) == normAttribute(t.Attribute) {
 		return ""
 	}
-	if common := overlap(salient(text), salient(t.Statement)); common != "" {
+	if shared(salient(text), salient(t.Statement)) {
 		return ""
 	}
 	sim, ok := cosine(vec, g.vectors[t.ID])
@@ -194,16 +252,28 @@ func (g *guard) related(text, attribute string, vec []float32, t *target) string
 		t.ID, attribute, t.Attribute, similarity(sim, ok, g.floor))
 }
 
-// grounded is "" when the conversation speaks of t: it names a salient word of t, or
-// it says the new belief (related to t, checked before: its quote, or what it says
-// that t does not), or its text or the quote is near t by embedding; else what was
-// measured.
+// grounded is "" when the conversation holds what the directive rests on; else what was
+// measured. A supersession rests on its new belief: the conversation says it. A
+// retraction rests on its target: the conversation speaks of it.
 func (g *guard) grounded(f *Fact, t *target) string {
-	if common := overlap(salient(t.Statement), g.source); common != "" {
+	if f.Resolves != nil && f.Resolves.Action == ActionSupersede {
+		return g.says(f, t)
+	}
+	// A pure retraction rests on what the conversation says beyond what the answer's
+	// other revisions store: "my home machine" of a new operating system does not speak
+	// of the home PC's games.
+	source := g.source
+	if f.Statement == "" {
+		source = maps.Clone(g.source)
+		for w := range g.told {
+			delete(source, w)
+		}
+	}
+	if shared(salient(t.Statement), source) {
 		return ""
 	}
-	if f.Statement != "" && (quoteIsIn(f.Quote, g.source) || overlap(news(f.Statement, t.Statement), g.source) != "") {
-		return ""
+	if f.Statement == "" && g.goesWith(t, f.Quote) {
+		return "" // learned with a belief the conversation supersedes, on the same words
 	}
 	tv := g.vectors[t.ID]
 	quoteSim, quoteOK := cosine(f.QuoteEmbedding, tv)
@@ -211,12 +281,24 @@ func (g *guard) grounded(f *Fact, t *target) string {
 	if quoteOK && quoteSim >= g.floor || sourceOK && sourceSim >= g.floor {
 		return ""
 	}
-	detail := fmt.Sprintf("the conversation does not speak of belief %d: it names none of its words", t.ID)
-	if f.Statement != "" {
-		detail += ", nor says the new belief (its quote is not in it)"
+	return fmt.Sprintf("the conversation does not speak of belief %d: it names none of its words; quote %s; conversation %s",
+		t.ID, similarity(quoteSim, quoteOK, g.floor), similarity(sourceSim, sourceOK, g.floor))
+}
+
+// says is "" when the conversation says the new belief of a supersession of t: its
+// quote is in it, or what the statement says that t does not ("Miami" of a move from
+// Brooklyn), or the statement's vector is near the conversation's; else what was
+// measured. The old value need not be named: "I moved to Miami" replaces Brooklyn.
+func (g *guard) says(f *Fact, t *target) string {
+	if quoteIsIn(f.Quote, g.source) || shared(news(f.Statement, t.Statement), g.source) {
+		return ""
 	}
-	return detail + "; quote " + similarity(quoteSim, quoteOK, g.floor) +
-		"; conversation " + similarity(sourceSim, sourceOK, g.floor)
+	sim, ok := cosine(f.Embedding, g.sourceVec)
+	if ok && sim >= g.floor {
+		return ""
+	}
+	return fmt.Sprintf("the conversation does not say the belief that would replace belief %d: its quote is not in it, nor "+
+		"what it says anew; statement %s", t.ID, similarity(sim, ok, g.floor))
 }
 
 func similarity(sim float64, ok bool, floor float64) string {
@@ -279,15 +361,37 @@ func normAttribute(a string) string {
 	}), "_")
 }
 
-// overlap is a word both sets hold, "" when none.
-func overlap(a, b map[string]bool) string {
+// shared says whether two sets of salient words speak of the same thing: a word in
+// common that names it, or two. A verb of a slot alone ("lives", "uses", "drives") is
+// no evidence: "User drives a Camry" and "User plans a drive to Utah" share only it.
+func shared(a, b map[string]bool) bool {
+	n, named := 0, false
 	for w := range a {
 		if b[w] {
-			return w
+			n++
+			named = named || !slotVerbs[w]
 		}
 	}
-	return ""
+	return named || n >= 2
 }
+
+// WordsShared says whether two statements share a word that tells what they are about,
+// as the containment guards judge it: what eval reports as a wrong target between
+// related beliefs.
+func WordsShared(a, b string) bool { return shared(salient(a), salient(b)) }
+
+// slotVerbs are the stems of verbs that name a slot ("lives" of a home, "works" of a
+// job) but not what fills it.
+var slotVerbs = func() map[string]bool {
+	m := map[string]bool{}
+	for w := range strings.FieldsSeq(`live lives living work works working use uses using speak speaks drive drives driving
+		play plays own owns prefer prefers like likes love loves want wants plan plans eat eats drink drinks read reads
+		watch watches visit visits travel travels study studies teach teaches run runs walk walks cook cooks write writes
+		learn learns wear wears listen listens stay stays move moves moved spend spends spent`) {
+		m[stem(w)] = true
+	}
+	return m
+}()
 
 // salient is the words of text that tell what it is about: lower-cased and stemmed,
 // without function words, the subject ("user"), the verbs that say nothing of a slot

@@ -72,12 +72,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return runLongMemEval(ctx, args[1:], getenv, stdout, stderr)
 		case "mab":
 			return runMAB(ctx, args[1:], getenv, stdout, stderr)
+		case "calibrate":
+			return runCalibrate(ctx, args[1:], getenv, stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: eval [flags]\n       eval locomo|longmemeval|mab --data FILE [flags]\n\n"+
+		fmt.Fprintln(stderr, "usage: eval [flags]\n       eval locomo|longmemeval|mab --data FILE [flags]\n       eval calibrate [--json]\n\n"+
 			"Scores revision decisions of the configured LLM on a labeled scenario set, in a throwaway schema of DATABASE_URL;\n"+
 			"locomo, longmemeval and mab run those public benchmarks instead (eval BENCHMARK -h).")
 		fs.PrintDefaults()

@@ -80,6 +80,7 @@ func (s *settings) pipeline(getenv func(string) string, chat, embed llm.Provider
 		MaxCandidates: s.worker.MaxCandidates, ConfidenceFloor: floor, MaxAttempts: maxAttempts,
 		JobTimeout: s.worker.JobTimeout, ConsolidateThreshold: s.cfg.ConsolidateThreshold,
 		ConsolidateMaxCluster: s.cfg.ConsolidateMaxCluster, K: k, Keep: keep, Logger: logger,
-		Progress: prefixed{stderr},
+		Containment: app.MemoryConfig(s.cfg, 0).Containment,
+		Progress:    prefixed{stderr},
 	}
 }
