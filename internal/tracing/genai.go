@@ -32,7 +32,7 @@ func (p *provider) Chat(ctx context.Context, req llm.ChatRequest) (llm.ChatRespo
 		semconv.GenAIOutputTypeKey.String(outputType(req)), attribute.Int("credo.prompt.messages", len(req.Messages)))
 	resp, err := p.Provider.Chat(ctx, req)
 	if span.IsRecording() {
-		span.SetAttributes(usage(resp.Usage)...)
+		span.SetAttributes(semconv.GenAIUsageInputTokens(resp.Usage.PromptTokens), semconv.GenAIUsageOutputTokens(resp.Usage.CompletionTokens))
 		if resp.Model != "" {
 			span.SetAttributes(semconv.GenAIResponseModel(resp.Model))
 		}
@@ -48,7 +48,7 @@ func (p *provider) Embed(ctx context.Context, inputs []string) (llm.EmbedRespons
 	ctx, span := p.start(ctx, semconv.GenAIOperationNameEmbeddings, p.EmbedModel(), CountKey.Int(len(inputs)))
 	resp, err := p.Provider.Embed(ctx, inputs)
 	if span.IsRecording() {
-		span.SetAttributes(usage(resp.Usage)...)
+		span.SetAttributes(semconv.GenAIUsageInputTokens(resp.Usage.PromptTokens))
 		if resp.Model != "" {
 			span.SetAttributes(semconv.GenAIResponseModel(resp.Model))
 		}
@@ -67,10 +67,6 @@ func (p *provider) start(ctx context.Context, op attribute.KeyValue, model strin
 	}
 	attrs = append(attrs, op, semconv.GenAIProviderNameKey.String(p.Name()), semconv.GenAIRequestModel(model))
 	return child(ctx, op.Value.AsString()+" "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-}
-
-func usage(u llm.Usage) []attribute.KeyValue {
-	return []attribute.KeyValue{semconv.GenAIUsageInputTokens(u.PromptTokens), semconv.GenAIUsageOutputTokens(u.CompletionTokens)}
 }
 
 // outputType is json for a schema-constrained answer, text otherwise.

@@ -31,7 +31,9 @@ type Receiver struct {
 type Span struct {
 	Name                          string
 	TraceID, SpanID, ParentSpanID string
-	Attributes                    map[string]string
+	// Service is its resource's service.name.
+	Service    string
+	Attributes map[string]string
 	// Links are the span ids the span links to.
 	Links []string
 }
@@ -69,10 +71,11 @@ func (r *Receiver) receive(w http.ResponseWriter, req *http.Request) {
 	defer r.mu.Unlock()
 	r.bodies = append(r.bodies, body)
 	for _, rs := range msg.GetResourceSpans() {
+		service := attributes(rs.GetResource().GetAttributes())["service.name"]
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
 				sp := Span{Name: s.GetName(), TraceID: hex.EncodeToString(s.GetTraceId()), SpanID: hex.EncodeToString(s.GetSpanId()),
-					ParentSpanID: hex.EncodeToString(s.GetParentSpanId()), Attributes: attributes(s.GetAttributes())}
+					ParentSpanID: hex.EncodeToString(s.GetParentSpanId()), Attributes: attributes(s.GetAttributes()), Service: service}
 				for _, l := range s.GetLinks() {
 					sp.Links = append(sp.Links, hex.EncodeToString(l.GetSpanId()))
 				}
