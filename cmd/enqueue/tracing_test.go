@@ -19,10 +19,7 @@ import (
 func TestEnqueueExportsItsTrace(t *testing.T) {
 	rcv := tracingtest.NewReceiver(t)
 	e := newEnqueueEnv(t)
-	env := rcv.Env()
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
+	env := rcv.Setenv(t)
 	getenv := func(k string) string {
 		if v, ok := env[k]; ok {
 			return v

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -24,10 +25,7 @@ import (
 func TestOneTraceFromRequestToMemory(t *testing.T) {
 	rcv := tracingtest.NewReceiver(t)
 	b := setup(t)
-	for k, v := range rcv.Env() {
-		t.Setenv(k, v)
-		b.env[k] = v
-	}
+	maps.Copy(b.env, rcv.Setenv(t))
 	const scope, words = "user-5e1f0c", "I moved to Zanzibar in June."
 	b.llm.Handle(func(req llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{PromptTokens: 250, CompletionTokens: 20,

@@ -3,6 +3,7 @@ package tracing
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.opentelemetry.io/otel/attribute"
@@ -35,7 +36,8 @@ func Start(ctx context.Context, name string, attrs ...attribute.KeyValue) (conte
 	if !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, noop.Span{}
 	}
-	return child(ctx, name, trace.WithAttributes(attrs...))
+	// A copy, so that attrs does not escape: off, the caller's attributes stay on its stack.
+	return child(ctx, name, trace.WithAttributes(slices.Clone(attrs)...))
 }
 
 func child(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
@@ -59,7 +61,7 @@ func StartFrom(ctx context.Context, name, carried string, attrs ...attribute.Key
 		return ctx, noop.Span{}
 	}
 	tracer := job.TracerProvider().Tracer(tracerName)
-	opts := []trace.SpanStartOption{trace.WithAttributes(attrs...)}
+	opts := []trace.SpanStartOption{trace.WithAttributes(slices.Clone(attrs)...)}
 	if from := parse(carried); from.IsValid() && from.TraceID() != jsc.TraceID() {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, from)
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: jsc, Attributes: []attribute.KeyValue{linkJob}}))

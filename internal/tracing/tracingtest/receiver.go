@@ -56,6 +56,18 @@ func (r *Receiver) Env() map[string]string {
 	}
 }
 
+// Setenv sets the variables of Env in the process's environment, where the SDK reads
+// them, until the test ends (so the test cannot be parallel), and returns them for the
+// command's own getenv.
+func (r *Receiver) Setenv(t *testing.T) map[string]string {
+	t.Helper()
+	env := r.Env()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	return env
+}
+
 func (r *Receiver) receive(w http.ResponseWriter, req *http.Request) {
 	body, err := io.ReadAll(req.Body)
 	if err != nil || req.URL.Path != "/v1/traces" {
