@@ -22,6 +22,7 @@ import (
 
 	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/internal/stage"
+	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
@@ -197,7 +198,10 @@ type plan struct {
 // pass runs one consolidation pass over scope and reports whether it moved anything
 // (a judgment or the watermark). finish, when set, runs in the pass's last transaction
 // and learns whether work is left for a follow-up pass.
-func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish func(ctx context.Context, tx pgx.Tx, more bool) error) (bool, error) {
+func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish func(ctx context.Context, tx pgx.Tx, more bool) error) (_ bool, err error) {
+	ctx, span := tracing.Start(ctx, "consolidate.pass")
+	tracing.SetScope(span, scope)
+	defer func() { tracing.End(span, err) }()
 	if scope == "" {
 		return false, errNoScope
 	}
@@ -286,7 +290,9 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 // plan finds the pass's clusters: the active beliefs changed since the watermark are
 // the seeds; each seed's near neighbours in the scope are found with the model's HNSW
 // index, and union-find joins seeds and neighbours into capped clusters. No LLM call.
-func (w *Worker) plan(ctx context.Context, scope string) (*plan, error) {
+func (w *Worker) plan(ctx context.Context, scope string) (_ *plan, err error) {
+	ctx, span := tracing.Start(ctx, "consolidate.plan")
+	defer func() { tracing.End(span, err) }()
 	p, seeds, err := w.seeds(ctx, scope)
 	if err != nil {
 		return nil, err
@@ -414,6 +420,8 @@ func (w *Worker) markJudged(ctx context.Context, scope string, clusters []*clust
 // judgment, in one transaction. No database connection is held during the LLM call.
 // It reports gone when a member was purged meanwhile: then nothing was written.
 func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Report) (gone bool, err error) {
+	ctx, span := tracing.Start(ctx, "consolidate.judge", tracing.CandidatesKey.Int(len(c.members)))
+	defer func() { tracing.End(span, err) }()
 	cands := make([]prompts.ConsolidationCandidate, len(c.members))
 	ids := make([]int64, len(c.members))
 	for i, m := range c.members {
@@ -513,7 +521,9 @@ const maxPending = 512
 
 // embedPending gives vectors to the scope's beliefs and revision events stored without
 // one, in one embedding call.
-func (w *Worker) embedPending(ctx context.Context, scope string) error {
+func (w *Worker) embedPending(ctx context.Context, scope string) (err error) {
+	ctx, span := tracing.Start(ctx, "consolidate.embed")
+	defer func() { tracing.End(span, err) }()
 	if w.cfg.Embed == nil {
 		return nil
 	}

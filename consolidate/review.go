@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
@@ -23,6 +24,8 @@ const maxReviewItems = 16
 // is asked about on the scope's next pass: a follow-up is never scheduled for it, so a
 // model that keeps failing cannot keep a scope busy.
 func (w *Worker) review(ctx context.Context, scope string, rep *Report) (applied, more bool, err error) {
+	ctx, span := tracing.Start(ctx, "consolidate.review")
+	defer func() { tracing.End(span, err) }()
 	flagged, err := w.cfg.Store.Flagged(ctx, scope, maxReviewItems+1)
 	if err != nil || len(flagged) == 0 {
 		return false, false, err

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/credohq/credo/internal/riverjobs"
+	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/transcript"
 )
@@ -35,7 +36,11 @@ type Inserter = riverjobs.Inserter
 // lock when it finds nothing left and completes, so either that job sees the new
 // episode, or it has completed before the new job is inserted: no episode is ever left
 // without a job, and no scope has two.
-func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, ts []transcript.Transcript, now time.Time) (*EnqueueResult, error) {
+func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, ts []transcript.Transcript, now time.Time) (_ *EnqueueResult, err error) {
+	// Each episode carries this span, which its extraction continues.
+	ctx, span := tracing.Start(ctx, "extract.enqueue", tracing.CountKey.Int(len(ts)))
+	defer func() { tracing.End(span, err) }()
+	carried := tracing.Carry(ctx)
 	res := &EnqueueResult{EpisodeIDs: make([]int64, len(ts))}
 	scopes := make([]string, len(ts))
 	for i, t := range ts {
@@ -54,7 +59,8 @@ func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, ts []transcript.Tran
 		if t.OccurredAt != nil {
 			at = *t.OccurredAt
 		}
-		eps[i] = memory.NewEpisode{Scope: t.Scope, ExternalID: t.ID, Messages: messages, ContentHash: t.ContentHash(), OccurredAt: at}
+		eps[i] = memory.NewEpisode{Scope: t.Scope, ExternalID: t.ID, Messages: messages, ContentHash: t.ContentHash(), OccurredAt: at,
+			TraceParent: carried}
 	}
 	stored, err := memory.InsertEpisodesTx(ctx, tx, eps)
 	if err != nil {

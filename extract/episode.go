@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
@@ -33,6 +34,8 @@ type episode struct {
 	Attempts int
 	// Progress is where the next segment starts, when earlier ones were applied.
 	Progress memory.Progress
+	// TraceParent is the enqueue's span, which the extraction's span continues.
+	TraceParent string
 }
 
 // state is what an extraction reads before its first model call.
@@ -109,7 +112,9 @@ func (w *Worker) extractEpisode(ctx context.Context, st *state, rep *Report) err
 // extractOnce makes one prompt of the episode, the whole transcript or its next
 // segment, asks the model and applies the answer. It reports whether the episode is
 // done.
-func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Report) (bool, error) {
+func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Report) (_ bool, err error) {
+	ctx, traced := tracing.Start(ctx, "extract.prompt")
+	defer func() { tracing.End(traced, err) }()
 	ep := st.ep
 	seg, err := w.plan(ctx, st, a)
 	if err != nil {
@@ -201,7 +206,9 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 // plan chooses what of the transcript the next prompt holds: all of it when it fits
 // the window beside the instructions, the candidates and the answer, else the next
 // segment that does.
-func (w *Worker) plan(ctx context.Context, st *state, a *attempt) (*segment, error) {
+func (w *Worker) plan(ctx context.Context, st *state, a *attempt) (_ *segment, err error) {
+	ctx, span := tracing.Start(ctx, "extract.plan")
+	defer func() { tracing.End(span, err) }()
 	ep := st.ep
 	window, err := w.cfg.Sizer.ChatWindow(ctx)
 	if err != nil {
@@ -265,11 +272,10 @@ func (w *Worker) fits(ctx context.Context, system, user string) bool {
 // apply applies the batch with the episode's state in one transaction: the episode
 // applied, or, for a segment, where the next one starts. An episode no longer pending
 // (applied by another job, purged) stores nothing.
-func (w *Worker) apply(ctx context.Context, ep *episode, batch *memory.Batch, span *memory.Segment, rep *Report) error {
-	var (
-		res *memory.Result
-		err error
-	)
+func (w *Worker) apply(ctx context.Context, ep *episode, batch *memory.Batch, span *memory.Segment, rep *Report) (err error) {
+	ctx, traced := tracing.Start(ctx, "extract.apply", tracing.FactsKey.Int(len(batch.Facts)))
+	defer func() { tracing.End(traced, err) }()
+	var res *memory.Result
 	if span == nil {
 		res, err = w.cfg.Store.ApplyEpisode(ctx, batch, ep.Attempts+1)
 	} else {
@@ -292,7 +298,8 @@ func nextEpisode(ctx context.Context, store *memory.Store, scope string) (*episo
 	if p == nil || err != nil {
 		return nil, err
 	}
-	ep := &episode{ID: p.ID, Scope: p.Scope, OccurredAt: p.OccurredAt, Attempts: p.Attempts, Progress: p.Progress}
+	ep := &episode{ID: p.ID, Scope: p.Scope, OccurredAt: p.OccurredAt, Attempts: p.Attempts, Progress: p.Progress,
+		TraceParent: p.TraceParent}
 	if err := json.Unmarshal(p.Messages, &ep.Messages); err != nil {
 		return ep, fmt.Errorf("%w: decode episode %d: %w", errEpisode, ep.ID, err)
 	}
@@ -306,9 +313,10 @@ var errEpisode = errors.New("unreadable episode")
 // call: the scope's next pending episode, unless ep is given, then what the prompt is
 // chosen from. It returns nil when the scope has no pending episode, and the episode
 // alone with errEpisode when it cannot be decoded.
-func (w *Worker) read(ctx context.Context, scope string, ep *episode) (*state, error) {
-	var st *state
-	err := w.cfg.Store.WithConn(ctx, func(store *memory.Store) error {
+func (w *Worker) read(ctx context.Context, scope string, ep *episode) (st *state, err error) {
+	ctx, span := tracing.Start(ctx, "extract.read")
+	defer func() { tracing.End(span, err) }()
+	err = w.cfg.Store.WithConn(ctx, func(store *memory.Store) error {
 		var err error
 		st, err = w.readOn(ctx, store, scope, ep)
 		return err
@@ -350,7 +358,9 @@ func (w *Worker) readOn(ctx context.Context, store *memory.Store, scope string, 
 // embedding, plus other beliefs on the attributes those fill, so that a slot is seen
 // whole. Examples: the past revisions nearest to the transcript. The transcript is
 // embedded only when one of them needs it.
-func (w *Worker) context(ctx context.Context, st *state, msgs []prompts.Message, rep *Report) ([]memory.Belief, []learning.Example, []float32, error) {
+func (w *Worker) context(ctx context.Context, st *state, msgs []prompts.Message, rep *Report) (_ []memory.Belief, _ []learning.Example, _ []float32, err error) {
+	ctx, span := tracing.Start(ctx, "extract.context")
+	defer func() { tracing.End(span, err) }()
 	k := w.cfg.MaxCandidates
 	if !st.embedsTranscript(k) {
 		return st.current, nil, nil, nil
@@ -428,7 +438,9 @@ func (w *Worker) near(ctx context.Context, store *memory.Store, st *state, vec [
 
 // chat asks the LLM once; a malformed answer is asked again, showing the model its
 // error, at most MalformedRetries times.
-func (w *Worker) chat(ctx context.Context, system, user string, candidates int, occurredAt time.Time, rep *Report) ([]memory.Fact, error) {
+func (w *Worker) chat(ctx context.Context, system, user string, candidates int, occurredAt time.Time, rep *Report) (_ []memory.Fact, err error) {
+	ctx, span := tracing.Start(ctx, "extract.chat", tracing.CandidatesKey.Int(candidates), tracing.PromptKey.Int(len(system)+len(user)))
+	defer func() { tracing.End(span, err) }()
 	req := llm.SchemaRequest(system, user, prompts.ExtractionSchemaName, prompts.ExtractionSchema())
 	parse := func(content string) ([]memory.Fact, error) {
 		facts, _, err := Parse(content, candidates, occurredAt)
@@ -448,7 +460,9 @@ func (w *Worker) chat(ctx context.Context, system, user string, candidates int, 
 // embed computes, in one call, the vectors of every new statement and of every revision
 // a fact asks for (its future few-shot example). It runs only when the episode made no
 // embedding call before the chat: one call per episode.
-func (w *Worker) embed(ctx context.Context, facts []memory.Fact, cands []memory.Belief, rep *Report) error {
+func (w *Worker) embed(ctx context.Context, facts []memory.Fact, cands []memory.Belief, rep *Report) (err error) {
+	ctx, span := tracing.Start(ctx, "extract.embed")
+	defer func() { tracing.End(span, err) }()
 	type slot struct {
 		fact int
 		// what is the vector's: the statement, the revision (its future example), or the

@@ -18,6 +18,7 @@ import (
 
 	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/internal/stage"
+	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
@@ -193,7 +194,10 @@ func (w *Worker) work(ctx context.Context, st *state, readErr error) error {
 	start := time.Now()
 	ep := st.ep
 	rep := Report{EpisodeID: ep.ID, Scope: ep.Scope}
+	ctx, span := tracing.StartFrom(ctx, "extract.episode", ep.TraceParent, tracing.EpisodeKey.Int64(ep.ID), tracing.AttemptKey.Int(ep.Attempts+1))
+	tracing.SetScope(span, ep.Scope)
 	err := readErr
+	defer func() { tracing.End(span, err) }()
 	if err == nil {
 		epCtx, cancel := ctx, context.CancelFunc(func() {})
 		if w.cfg.EpisodeTimeout > 0 {

@@ -39,6 +39,9 @@ type NewEpisode struct {
 	Messages    json.RawMessage
 	ContentHash string
 	OccurredAt  time.Time
+	// TraceParent is the W3C traceparent of the enqueue's span, which the episode's
+	// extraction continues; "" when tracing is off.
+	TraceParent string
 }
 
 // StoredEpisode is what InsertEpisodesTx did with one NewEpisode.
@@ -63,10 +66,10 @@ func InsertEpisodesTx(ctx context.Context, tx pgx.Tx, eps []NewEpisode) ([]Store
 		for _, e := range eps[start:end] {
 			// The no-op update makes RETURNING give the existing id of a duplicate;
 			// xmax = 0 tells a fresh insert from it.
-			batch.Queue(`INSERT INTO episode (scope, external_id, messages, content_hash, occurred_at)
-				VALUES ($1, nullif($2, ''), $3, $4, $5)
+			batch.Queue(`INSERT INTO episode (scope, external_id, messages, content_hash, occurred_at, trace_parent)
+				VALUES ($1, nullif($2, ''), $3, $4, $5, nullif($6, ''))
 				ON CONFLICT (scope, content_hash) DO UPDATE SET scope = excluded.scope
-				RETURNING id, xmax = 0`, e.Scope, e.ExternalID, e.Messages, e.ContentHash, e.OccurredAt)
+				RETURNING id, xmax = 0`, e.Scope, e.ExternalID, e.Messages, e.ContentHash, e.OccurredAt, e.TraceParent)
 		}
 		br := tx.SendBatch(ctx, batch)
 		for i := start; i < end; i++ {
@@ -182,6 +185,8 @@ type PendingEpisode struct {
 	// Progress is where the next segment of a transcript extracted in segments starts;
 	// zero when none was applied.
 	Progress Progress
+	// TraceParent is NewEpisode.TraceParent.
+	TraceParent string
 }
 
 // Progress is a point in a transcript: the message at index Message, from byte Offset
@@ -196,9 +201,10 @@ type Progress struct {
 //nolint:nilnil // no pending episode is the queue's normal end, not an error
 func (s *Store) NextPendingEpisode(ctx context.Context, scope string) (*PendingEpisode, error) {
 	ep := &PendingEpisode{Scope: scope}
-	err := s.db.QueryRow(ctx, `SELECT id, messages, occurred_at, attempts, progress_message, progress_offset FROM episode
+	err := s.db.QueryRow(ctx, `SELECT id, messages, occurred_at, attempts, progress_message, progress_offset,
+			coalesce(trace_parent, '') FROM episode
 		WHERE scope = $1 AND state = 'pending' ORDER BY occurred_at, id LIMIT 1`, scope).
-		Scan(&ep.ID, &ep.Messages, &ep.OccurredAt, &ep.Attempts, &ep.Progress.Message, &ep.Progress.Offset)
+		Scan(&ep.ID, &ep.Messages, &ep.OccurredAt, &ep.Attempts, &ep.Progress.Message, &ep.Progress.Offset, &ep.TraceParent)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

@@ -41,6 +41,7 @@ import (
 
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/operator"
@@ -141,7 +142,10 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, con
 		}
 		e := &env{cfg: cfg, stdout: stdout, stderr: stderr, confirm: confirm}
 		defer e.close()
-		return do(ctx, e)
+		return app.Traced(ctx, "beliefs "+c.name, getenv, app.Logger(cfg, stderr), func(ctx context.Context, tr *tracing.Tracing) error {
+			e.tracing = tr
+			return do(ctx, e)
+		})
 	}
 	usage()
 	return config.Usagef("unknown command %q", args[0])
@@ -157,6 +161,8 @@ type env struct {
 	store *memory.Store
 	// confirm asks before what cannot be undone; nil: --yes must say it.
 	confirm confirmer
+	// tracing traces the statements and model calls of the command (off: no-op).
+	tracing *tracing.Tracing
 }
 
 // confirmed says whether what names an erasure the person wants: given --yes, or asked
@@ -177,7 +183,7 @@ func (e *env) confirmed(what string, yes bool) (bool, error) {
 
 func (e *env) open(ctx context.Context) (*memory.Store, error) {
 	if e.store == nil {
-		pool, err := app.OpenDB(ctx, e.cfg, 4, app.Logger(e.cfg, e.stderr))
+		pool, err := app.OpenDB(ctx, e.cfg, 4, app.Logger(e.cfg, e.stderr), e.tracing.ConfigurePool)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +208,7 @@ func (e *env) openModels(ctx context.Context) (store *memory.Store, chat, embed 
 	if chat, embed, err = app.Providers(e.cfg); err != nil {
 		return nil, nil, nil, err
 	}
-	return store, chat, embed, nil
+	return store, e.tracing.WrapProvider(chat), e.tracing.WrapProvider(embed), nil
 }
 
 // openPool is the database, for what is not memory's: API keys, River's jobs.

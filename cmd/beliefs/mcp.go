@@ -57,7 +57,7 @@ func serveMCP(ctx context.Context, e *env, token string, t mcp.Transport) error 
 	}
 	logger := app.Logger(e.cfg, e.stderr)
 	// An insert-only River client: remember enqueues extraction jobs for the worker.
-	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: logger})
+	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: logger, Middleware: e.tracing.RiverMiddleware()})
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
+	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -74,14 +76,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 
 	logger := app.Logger(cfg, stderr)
-	pool, err := app.OpenDB(ctx, cfg, 4, logger)
+	return app.Traced(ctx, "enqueue", getenv, logger, func(ctx context.Context, tr *tracing.Tracing) error {
+		return enqueue(ctx, cfg, tr, logger, all, now, stdout)
+	})
+}
+
+// enqueue stores the transcripts and inserts their jobs, in one transaction.
+func enqueue(ctx context.Context, cfg *config.Config, tr *tracing.Tracing, logger *slog.Logger, all []transcript.Transcript,
+	now time.Time, stdout io.Writer) error {
+	pool, err := app.OpenDB(ctx, cfg, 4, logger, tr.ConfigurePool)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 	// An insert-only River client: it has no queues and works no job. Its jobs get the
-	// worker's MAX_ATTEMPTS, not River's default of 25 (weeks of retries).
-	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: logger, MaxAttempts: cfg.MaxAttempts})
+	// worker's MAX_ATTEMPTS, not River's default of 25 (weeks of retries), and carry the
+	// command's trace.
+	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: logger, MaxAttempts: cfg.MaxAttempts,
+		Middleware: tr.RiverMiddleware()})
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}

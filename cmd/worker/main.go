@@ -27,6 +27,7 @@ import (
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/internal/metrics"
+	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
@@ -53,11 +54,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	drain := mode.drain
 	logger := app.Logger(cfg, stderr)
+	// Stopped last, after River and the HTTP server: the spans of the jobs and requests
+	// that ended during the stop are exported too.
+	tr, err := app.StartTracing(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer app.StopTracing(ctx, tr, logger)
 
 	// Connections are taken per query and never held across an LLM call, so a pool a
 	// little larger than the worker count suffices.
 	maxConns := int32(min(cfg.Workers+4, 64)) //nolint:gosec // G115: at most 64
-	pool, err := app.OpenDB(ctx, cfg, maxConns, logger)
+	pool, err := app.OpenDB(ctx, cfg, maxConns, logger, tr.ConfigurePool)
 	if err != nil {
 		return err
 	}
@@ -71,12 +79,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	m := metrics.New()
-	chat, embed = m.WrapProvider(chat), m.WrapProvider(embed)
+	chat, embed = tr.WrapProvider(m.WrapProvider(chat)), tr.WrapProvider(m.WrapProvider(embed))
 	store := memory.NewStore(pool, app.MemoryConfig(cfg, floor(cfg.ConfidenceFloor)))
 	m.WatchBacklog(store)
 	m.WatchReembed(store, cfg.EmbedModel)
 	m.WatchReverts(store)
-	client, err := newClient(cfg, pool, store, chat, embed, m, logger, drain)
+	client, err := newClient(cfg, pool, store, chat, embed, m, tr, logger, drain)
 	if err != nil {
 		return err
 	}
@@ -84,7 +92,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// A drain run serves no HTTP unless asked: it runs beside the service it drains for,
 	// which holds HTTP_ADDR.
 	if cfg.HTTPAddr != "" && (!drain || mode.http) {
-		srv, err := startHTTP(ctx, cfg, pool, store, client, chat, embed, m, logger)
+		srv, err := startHTTP(ctx, cfg, pool, store, client, chat, embed, m, tr, logger)
 		if err != nil {
 			return err
 		}
@@ -161,7 +169,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (cf
 // startHTTP serves the API, MCP, the web inspector (on the same listener, with the
 // API's keys and modes), metrics and health at cfg.HTTPAddr.
 func startHTTP(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, client *river.Client[pgx.Tx],
-	chat, embed llm.Provider, m *metrics.Metrics, logger *slog.Logger) (*http.Server, error) {
+	chat, embed llm.Provider, m *metrics.Metrics, tr *tracing.Tracing, logger *slog.Logger) (*http.Server, error) {
 	v1, err := api.New(ctx, api.Config{Store: store, Pool: pool, Jobs: client, Embed: embed, Chat: chat, AskObserver: m.Answers(), Logger: logger}.Settings(cfg))
 	if err != nil {
 		return nil, err
@@ -171,14 +179,14 @@ func startHTTP(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, stor
 	if err != nil {
 		return nil, err
 	}
-	return serveHTTP(ctx, cfg.HTTPAddr, pool, m, v1, ui, logger)
+	return serveHTTP(ctx, cfg.HTTPAddr, pool, m, tr, v1, ui, logger)
 }
 
 // newClient builds the River client with every worker: extraction (one job per scope
 // at a time, see extract.Args), consolidation, the history curator and their periodic
 // jobs.
 func newClient(cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, chat, embed llm.Provider, m *metrics.Metrics,
-	logger *slog.Logger, drain bool) (*river.Client[pgx.Tx], error) {
+	tr *tracing.Tracing, logger *slog.Logger, drain bool) (*river.Client[pgx.Tx], error) {
 	var examples *learning.Retriever
 	if cfg.Examples > 0 {
 		examples = learning.NewRetriever(store, cfg.Examples, cfg.ExamplesScope)
@@ -233,6 +241,7 @@ func newClient(cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, chat
 			reembed.Queue: {MaxWorkers: 1},
 		},
 		Workers:              workers,
+		Middleware:           tr.RiverMiddleware(),
 		PeriodicJobs:         periodic,
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: cfg.RescueAfter,
@@ -346,7 +355,8 @@ func shutdown(client *river.Client[pgx.Tx], timeout time.Duration, logger *slog.
 	return nil
 }
 
-func serveHTTP(ctx context.Context, addr string, pool *pgxpool.Pool, m *metrics.Metrics, v1 *api.Server, ui *inspector.Server, logger *slog.Logger) (*http.Server, error) {
+func serveHTTP(ctx context.Context, addr string, pool *pgxpool.Pool, m *metrics.Metrics, tr *tracing.Tracing, v1 *api.Server, ui *inspector.Server,
+	logger *slog.Logger) (*http.Server, error) {
 	mux := http.NewServeMux()
 	v1.Mount(mux) // the HTTP API under /v1/ and MCP at /mcp
 	ui.Mount(mux) // the web inspector under /ui/
@@ -376,7 +386,7 @@ func serveHTTP(ctx context.Context, addr string, pool *pgxpool.Pool, m *metrics.
 	// Bounded reads and writes: a client that sends headers or a body a byte at a time, or
 	// never reads its answer, does not hold a connection forever. The write bound leaves
 	// an answer from a slow model (ask) its time; idle keep-alive connections close.
-	srv := &http.Server{Addr: ln.Addr().String(), Handler: m.CountResponses(mux), ReadHeaderTimeout: 5 * time.Second,
+	srv := &http.Server{Addr: ln.Addr().String(), Handler: m.CountResponses(tr.Handler(mux)), ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout: time.Minute, WriteTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

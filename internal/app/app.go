@@ -27,14 +27,18 @@ func Logger(cfg *config.Config, w io.Writer) *slog.Logger {
 }
 
 // OpenDB connects to DATABASE_URL and applies pending migrations (River's and credo's;
-// on Citus, it distributes the tables too).
-func OpenDB(ctx context.Context, cfg *config.Config, maxConns int32, logger *slog.Logger) (*pgxpool.Pool, error) {
+// on Citus, it distributes the tables too). Each of configure adjusts the pool's
+// configuration first (tracing.Tracing.ConfigurePool traces its statements).
+func OpenDB(ctx context.Context, cfg *config.Config, maxConns int32, logger *slog.Logger, configure ...func(*pgxpool.Config)) (*pgxpool.Pool, error) {
 	pc, err := config.ParseDatabaseURL(cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
 	}
 	if maxConns > 0 {
 		pc.MaxConns = maxConns
+	}
+	for _, c := range configure {
+		c(pc)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
+
+	"github.com/credohq/credo/internal/tracing"
 )
 
 func load(t *testing.T, env map[string]string, args ...string) (*Config, error) {
@@ -92,6 +94,9 @@ func TestComposePassesEverySetting(t *testing.T) {
 			continue
 		}
 		require.Contains(t, worker.Environment, s.env, "docker-compose.yml's worker does not pass %s", s.env)
+	}
+	for _, env := range tracing.Variables {
+		require.Contains(t, worker.Environment, env, "docker-compose.yml's worker does not pass %s", env)
 	}
 }
 

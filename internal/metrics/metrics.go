@@ -222,10 +222,11 @@ func New() *Metrics {
 // Registry is the registry the metrics live in, for collectors of other packages.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Handler serves the registry in the Prometheus exposition format (mount it at
-// /metrics). It counts its own scrapes and errors.
+// Handler serves the registry in the Prometheus exposition format, or in OpenMetrics
+// to a scraper that asks for it, which then sees the exemplars (mount it at /metrics).
+// It counts its own scrapes and errors.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.InstrumentMetricHandler(m.reg, promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
+	return promhttp.InstrumentMetricHandler(m.reg, promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, EnableOpenMetrics: true}))
 }
 
 // Extracted records one extraction attempt; with it *Metrics is an extract.Observer.
@@ -328,18 +329,18 @@ type provider struct {
 func (p *provider) Chat(ctx context.Context, req llm.ChatRequest) (llm.ChatResponse, error) {
 	start := time.Now()
 	resp, err := p.Provider.Chat(ctx, req)
-	p.m.llmCall(p.Name(), p.ChatModel(), CallChat, time.Since(start), resp.Usage, err)
+	p.m.llmCall(ctx, p.Name(), p.ChatModel(), CallChat, time.Since(start), resp.Usage, err)
 	return resp, err
 }
 
 func (p *provider) Embed(ctx context.Context, inputs []string) (llm.EmbedResponse, error) {
 	start := time.Now()
 	resp, err := p.Provider.Embed(ctx, inputs)
-	p.m.llmCall(p.Name(), p.EmbedModel(), CallEmbed, time.Since(start), resp.Usage, err)
+	p.m.llmCall(ctx, p.Name(), p.EmbedModel(), CallEmbed, time.Since(start), resp.Usage, err)
 	return resp, err
 }
 
-func (m *Metrics) llmCall(providerName, model, kind string, d time.Duration, u llm.Usage, err error) {
+func (m *Metrics) llmCall(ctx context.Context, providerName, model, kind string, d time.Duration, u llm.Usage, err error) {
 	result := ResultOK
 	switch {
 	case llm.IsMalformed(err):
@@ -348,7 +349,7 @@ func (m *Metrics) llmCall(providerName, model, kind string, d time.Duration, u l
 		result = ResultError
 	}
 	m.llmCalls.WithLabelValues(providerName, model, kind, result).Inc()
-	m.llmLatency.WithLabelValues(providerName, model, kind).Observe(d.Seconds())
+	observe(ctx, m.llmLatency.WithLabelValues(providerName, model, kind), d.Seconds())
 	// A malformed answer still cost tokens; the servers report them.
 	if u.PromptTokens > 0 {
 		m.llmTokens.WithLabelValues(providerName, model, TokensPrompt).Add(float64(u.PromptTokens))

@@ -1,0 +1,1 @@
+ALTER TABLE episode DROP COLUMN trace_parent;
