@@ -30,17 +30,18 @@ type Tokens struct {
 	// raise it atomically.
 	margin atomic.Int64
 
-	// memo holds the base counts of the last long texts counted: every prompt of a kind
-	// starts with the same instructions, and a prompt is counted again when it is sent.
-	memoMu sync.Mutex
-	memo   map[string]int
+	// memo holds the base counts of the paragraphs counted lately: every prompt of a
+	// kind starts with the same instructions, and a prompt is counted again when it is
+	// sent. Two generations: a paragraph used since the last turnover survives it.
+	memoMu       sync.Mutex
+	memo, memoed map[string]int
 }
 
-// Memo bounds: texts shorter than memoMin are counted again (it is as quick), and the
-// memo forgets everything when it holds memoSize texts.
+// Memo bounds: a text is counted by paragraphs (split after blank lines), those of
+// memoMin bytes or more through the memo, which turns over at memoSize paragraphs.
 const (
-	memoMin  = 1024
-	memoSize = 16
+	memoMin  = 256
+	memoSize = 256
 )
 
 // Family is a tokenizer family: what a model's name says of how it counts.
@@ -138,20 +139,45 @@ func (t *Tokens) Base(text string) int {
 	if len(text) < memoMin {
 		return t.base(text)
 	}
+	// A blank line ends a pre-token of the kept tokenizers, so the paragraphs' counts add
+	// up to the text's (TestTokensNeverLow checks the sum), and the instructions every
+	// prompt starts with are counted once.
+	n := 0
+	for para := range strings.SplitAfterSeq(text, "\n\n") {
+		n += t.paragraph(para)
+	}
+	return n
+}
+
+// paragraph is the base count of one paragraph, through the memo when it is long.
+func (t *Tokens) paragraph(p string) int {
+	if len(p) < memoMin {
+		return t.base(p)
+	}
 	t.memoMu.Lock()
-	n, ok := t.memo[text]
+	n, ok := t.memo[p]
+	if !ok {
+		if n, ok = t.memoed[p]; ok {
+			t.remember(p, n)
+		}
+	}
 	t.memoMu.Unlock()
 	if ok {
 		return n
 	}
-	n = t.base(text)
+	n = t.base(p)
 	t.memoMu.Lock()
-	if t.memo == nil || len(t.memo) >= memoSize {
-		t.memo = make(map[string]int, memoSize)
-	}
-	t.memo[text] = n
+	t.remember(p, n)
 	t.memoMu.Unlock()
 	return n
+}
+
+// remember keeps n for p in the memo's current generation; t.memoMu is held.
+func (t *Tokens) remember(p string, n int) {
+	if t.memo == nil || len(t.memo) >= memoSize {
+		t.memoed, t.memo = t.memo, make(map[string]int, memoSize)
+	}
+	t.memo[p] = n
 }
 
 func (t *Tokens) base(text string) int {

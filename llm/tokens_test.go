@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,4 +98,27 @@ func TestTokensObserveRaisesTheMargin(t *testing.T) {
 	require.InDelta(t, before*1.5*1.1, est.Margin(), 0.01)
 	text := strings.Repeat("word ", 100)
 	require.GreaterOrEqual(t, est.High(text), int(float64(est.Base(text))*before*1.5))
+}
+
+// BenchmarkTokensHigh: what estimating a prompt costs, a first time (counted) and again
+// (the memo of long texts: every extraction prompt starts with the same instructions).
+func BenchmarkTokensHigh(b *testing.B) {
+	var sb strings.Builder
+	for sb.Len() < 5000 {
+		sb.WriteString("user: On day 12 we walked along the river, talked about the garden and the new bakery on the corner.\n")
+	}
+	text := sb.String()
+	b.Run("counted", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for i := 0; b.Loop(); i++ {
+			est := llm.NewTokens("qwen2.5:7b")
+			_ = est.High(text + strconv.Itoa(i)) // never the same text: no memo
+		}
+	})
+	b.Run("memo", func(b *testing.B) {
+		est := llm.NewTokens("qwen2.5:7b")
+		for b.Loop() {
+			_ = est.High(text)
+		}
+	})
 }
