@@ -313,3 +313,30 @@ func sortedKeys(m map[string]bool) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// TestModelContractDocumented: docs/configuration.md says what the model is asked and
+// must answer, for every schema a pipeline call sends, field by field.
+func TestModelContractDocumented(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "configuration.md"))
+	require.NoError(t, err)
+	text := string(doc)
+	start := strings.Index(text, "## What the model is asked and must answer")
+	require.GreaterOrEqual(t, start, 0, "the section exists")
+	end := strings.Index(text[start+3:], "\n## ")
+	require.Positive(t, end)
+	section := text[start : start+3+end]
+	for _, schema := range []string{"extraction", "consolidation", "review", "answer"} {
+		raw, err := os.ReadFile(filepath.Join(root, "prompts", schema+".schema.json"))
+		require.NoError(t, err)
+		require.Contains(t, section, "schema `"+schema+"`")
+		// Every property of the schema, at any depth, is named in the section.
+		for _, m := range regexp.MustCompile(`"([a-z_]+)": \{`).FindAllStringSubmatch(string(raw), -1) {
+			if m[1] == "properties" || m[1] == "items" {
+				continue
+			}
+			require.Contains(t, section, "`"+m[1]+"`", "%s: field %s", schema, m[1])
+		}
+	}
+}
