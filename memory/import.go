@@ -1,0 +1,343 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ErrNotEmpty is returned for an import into a scope that holds memory: an import never
+// mixes with what a scope holds.
+var ErrNotEmpty = errors.New("the scope holds memory")
+
+// NotEmptyError names the scopes an import was refused for.
+type NotEmptyError struct {
+	Scopes []string
+}
+
+func (e *NotEmptyError) Error() string {
+	what := "scope " + e.Scopes[0] + " already holds memory"
+	if len(e.Scopes) > 1 {
+		what = fmt.Sprintf("%d scopes already hold memory (%s)", len(e.Scopes), strings.Join(e.Scopes, ", "))
+	}
+	return what + "; an import goes into scopes that hold nothing: purge them first, or import elsewhere (--scope-map)"
+}
+
+// Is makes errors.Is(err, ErrNotEmpty) true.
+func (e *NotEmptyError) Is(target error) bool { return target == ErrNotEmpty }
+
+// holdsMemorySQL says whether scope $1 holds any row: each read names it, so that on
+// Citus it runs on the scope's shard.
+const holdsMemorySQL = `SELECT EXISTS (SELECT 1 FROM belief WHERE scope = $1) OR EXISTS (SELECT 1 FROM episode WHERE scope = $1)
+	OR EXISTS (SELECT 1 FROM revision_event WHERE scope = $1) OR EXISTS (SELECT 1 FROM belief_conflict WHERE scope = $1)`
+
+// HoldingMemory is those of scopes that hold a belief, an episode, a revision event or a
+// review item, in order: one read per scope, in one round trip.
+func (s *Store) HoldingMemory(ctx context.Context, scopes []string) ([]string, error) {
+	batch := &pgx.Batch{}
+	for _, scope := range scopes {
+		batch.Queue(holdsMemorySQL, scope)
+	}
+	br := s.db.SendBatch(ctx, batch)
+	defer br.Close()
+	var out []string
+	for _, scope := range scopes {
+		var holds bool
+		if err := br.QueryRow().Scan(&holds); err != nil {
+			return nil, fmt.Errorf("look up scope %q: %w", scope, err)
+		}
+		if holds {
+			out = append(out, scope)
+		}
+	}
+	return out, br.Close()
+}
+
+// ScopeImported counts what ImportTx stored in one scope.
+type ScopeImported struct {
+	Scope        string `json:"scope"`
+	Episodes     int    `json:"episodes"`
+	Beliefs      int    `json:"beliefs"`
+	Dependencies int    `json:"dependencies"`
+	Events       int    `json:"events"`
+	ReviewItems  int    `json:"review_items"`
+	// PendingEpisodes are episodes still to extract: their scope needs its job.
+	PendingEpisodes int `json:"pending_episodes"`
+}
+
+// ImportTx stores sc, checked by CheckImport, in tx under the scope's lock, and
+// ErrNotEmpty (a *NotEmptyError) when the scope holds memory. Every row gets a new id
+// and every reference is rewritten to it; everything else is kept as exported, times
+// included. No vector is stored: the caller embeds the rows afterwards, as it embeds
+// any row stored without one (Unembedded, UnembeddedDismissals). A pending episode
+// needs its scope's extraction job, which the caller inserts in tx.
+//
+// Every statement names the scope, so that on Citus the transaction is the scope's
+// shard's alone.
+func (s *Store) ImportTx(ctx context.Context, tx pgx.Tx, sc *ScopeImport) (*ScopeImported, error) {
+	im := &importer{tx: tx, sc: sc, episodes: map[int64]int64{}, beliefs: map[int64]int64{}, events: map[int64]int64{}}
+	if err := im.run(ctx); err != nil {
+		return nil, fmt.Errorf("import %s: %w", sc.Scope, err)
+	}
+	return &ScopeImported{Scope: sc.Scope, Episodes: len(sc.Episodes), Beliefs: len(sc.Beliefs), Dependencies: len(sc.Dependencies),
+		Events: len(sc.Events), ReviewItems: len(sc.Items), PendingEpisodes: sc.Pending()}, nil
+}
+
+// importer writes one scope; its maps take each exported id to the new one.
+type importer struct {
+	tx                        pgx.Tx
+	sc                        *ScopeImport
+	episodes, beliefs, events map[int64]int64
+}
+
+func (im *importer) run(ctx context.Context) error {
+	scope := im.sc.Scope
+	if err := lockScope(ctx, im.tx, scope); err != nil {
+		return err
+	}
+	var holds bool
+	if err := im.tx.QueryRow(ctx, holdsMemorySQL, scope).Scan(&holds); err != nil {
+		return fmt.Errorf("look up scope: %w", err)
+	}
+	if holds {
+		return &NotEmptyError{Scopes: []string{scope}}
+	}
+	for _, step := range []func(context.Context) error{im.writeEpisodes, im.writeBeliefs, im.writeLinks, im.writeDependencies,
+		im.writeEvents, im.writeReverts, im.writeItems, im.writeState} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertChunk bounds the statements of one round trip.
+const insertChunk = 500
+
+// insertAll queues one INSERT ... RETURNING id per row of n through queue, in chunks,
+// and gives each row's new id to got, in order.
+func (im *importer) insertAll(ctx context.Context, what string, n int, queue func(b *pgx.Batch, i int), got func(i int, id int64)) error {
+	for start := 0; start < n; start += insertChunk {
+		end := min(start+insertChunk, n)
+		b := &pgx.Batch{}
+		for i := start; i < end; i++ {
+			queue(b, i)
+		}
+		br := im.tx.SendBatch(ctx, b)
+		for i := start; i < end; i++ {
+			var id int64
+			if err := br.QueryRow().Scan(&id); err != nil {
+				_ = br.Close()
+				return fmt.Errorf("insert %s %d of %d: %w", what, i+1, n, err)
+			}
+			got(i, id)
+		}
+		if err := br.Close(); err != nil {
+			return fmt.Errorf("insert %s: %w", what, err)
+		}
+	}
+	return nil
+}
+
+// mapped is the new id of ref in m, nil for nil.
+func mapped(m map[int64]int64, ref *int64) *int64 {
+	if ref == nil {
+		return nil
+	}
+	id := m[*ref]
+	return &id
+}
+
+func (im *importer) writeEpisodes(ctx context.Context) error {
+	eps := im.sc.Episodes
+	return im.insertAll(ctx, "episode", len(eps), func(b *pgx.Batch, i int) {
+		e := eps[i]
+		b.Queue(`INSERT INTO episode (scope, external_id, messages, content_hash, occurred_at, received_at, state, attempts,
+				last_error, processed_at, redacted_at, progress_message, progress_offset)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
+			im.sc.Scope, e.ExternalID, e.Messages, e.ContentHash, e.OccurredAt, e.ReceivedAt, e.State, e.Attempts,
+			e.LastError, e.ProcessedAt, e.RedactedAt, e.ProgressMessage, e.ProgressOffset)
+	}, func(i int, id int64) { im.episodes[eps[i].ID] = id })
+}
+
+// writeBeliefs stores the beliefs without their links, which may name beliefs stored
+// after them: writeLinks adds them.
+func (im *importer) writeBeliefs(ctx context.Context) error {
+	bs := im.sc.Beliefs
+	return im.insertAll(ctx, "belief", len(bs), func(b *pgx.Batch, i int) {
+		x := bs[i]
+		b.Queue(`INSERT INTO belief (scope, subject, attribute, kind, statement, status, confidence, origin, valid_from, valid_until,
+				recorded_at, retired_at, episode_id, quote, reinforced_count, last_seen_at, updated_at, needs_review)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id`,
+			im.sc.Scope, x.Subject, x.Attribute, x.Kind, x.Statement, x.Status, x.Confidence, x.Origin, x.ValidFrom, x.ValidUntil,
+			x.RecordedAt, x.RetiredAt, mapped(im.episodes, x.EpisodeID), x.Quote, x.ReinforcedCount, x.LastSeenAt, x.UpdatedAt, x.NeedsReview)
+	}, func(i int, id int64) { im.beliefs[bs[i].ID] = id })
+}
+
+// writeLinks sets each superseded belief's successor, in one statement.
+func (im *importer) writeLinks(ctx context.Context) error {
+	var from, to []int64
+	for _, b := range im.sc.Beliefs {
+		if b.SupersededBy != nil {
+			from, to = append(from, im.beliefs[b.ID]), append(to, im.beliefs[*b.SupersededBy])
+		}
+	}
+	if len(from) == 0 {
+		return nil
+	}
+	_, err := im.tx.Exec(ctx, `UPDATE belief b SET superseded_by = m.next FROM unnest($2::bigint[], $3::bigint[]) AS m(id, next)
+		WHERE b.scope = $1 AND b.id = m.id`, im.sc.Scope, from, to)
+	if err != nil {
+		return fmt.Errorf("link superseded beliefs: %w", err)
+	}
+	return nil
+}
+
+func (im *importer) writeDependencies(ctx context.Context) error {
+	deps := im.sc.Dependencies
+	if len(deps) == 0 {
+		return nil
+	}
+	beliefs, bases := make([]int64, len(deps)), make([]int64, len(deps))
+	for i, d := range deps {
+		beliefs[i], bases[i] = im.beliefs[d.BeliefID], im.beliefs[d.BasisID]
+	}
+	_, err := im.tx.Exec(ctx, "INSERT INTO belief_dependency (scope, belief_id, basis_id) SELECT $1, unnest($2::bigint[]), unnest($3::bigint[])",
+		im.sc.Scope, beliefs, bases)
+	if err != nil {
+		return fmt.Errorf("insert dependencies: %w", err)
+	}
+	return nil
+}
+
+// writeEvents stores the events in their exported order. The event a revert undid may
+// be stored in the same round trip, before its new id is known: the revert names it by
+// its exported id, negated (a revert names an event, so never nothing; a negative id is
+// never another's), until writeReverts rewrites it, with which revert undid each event.
+func (im *importer) writeEvents(ctx context.Context) error {
+	evs := im.sc.Events
+	var queueErr error
+	err := im.insertAll(ctx, "revision event", len(evs), func(b *pgx.Batch, i int) {
+		e := evs[i]
+		prior, err := im.prior(e.Prior)
+		if err != nil && queueErr == nil {
+			queueErr = fmt.Errorf("event on line %d: %w", e.Line, err)
+		}
+		b.Queue(`INSERT INTO revision_event (scope, action, reason, origin, old_belief_id, new_belief_id, old_statement, new_statement,
+				excerpt, rationale, episode_id, created_at, reverts, prior)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
+			im.sc.Scope, e.Action, e.Reason, e.Origin, im.beliefs[e.OldBeliefID], mapped(im.beliefs, e.NewBeliefID), e.OldStatement, e.NewStatement,
+			e.Excerpt, e.Rationale, mapped(im.episodes, e.EpisodeID), e.CreatedAt, negated(e.Reverts), prior)
+	}, func(i int, id int64) { im.events[evs[i].ID] = id })
+	if queueErr != nil {
+		return queueErr
+	}
+	return err
+}
+
+// prior is an event's prior with its episode's new id.
+func (im *importer) prior(raw json.RawMessage) (*eventPrior, error) {
+	p, err := decodePrior(raw)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	p.EpisodeID = mapped(im.episodes, p.EpisodeID)
+	return p, nil
+}
+
+func negated(id *int64) *int64 {
+	if id == nil {
+		return nil
+	}
+	n := -*id
+	return &n
+}
+
+// writeReverts names, in each revert, the new id of the event it undid, and in each
+// undone event its revert and when.
+func (im *importer) writeReverts(ctx context.Context) error {
+	var (
+		reverts, reverted []int64
+		ids, by           []int64
+		at                []time.Time
+	)
+	for _, e := range im.sc.Events {
+		if e.Reverts != nil {
+			reverts, reverted = append(reverts, im.events[e.ID]), append(reverted, im.events[*e.Reverts])
+		}
+		if e.RevertedBy != nil {
+			ids, by, at = append(ids, im.events[e.ID]), append(by, im.events[*e.RevertedBy]), append(at, *e.RevertedAt)
+		}
+	}
+	if len(reverts) > 0 {
+		_, err := im.tx.Exec(ctx, `UPDATE revision_event e SET reverts = m.reverted
+			FROM unnest($2::bigint[], $3::bigint[]) AS m(id, reverted) WHERE e.scope = $1 AND e.id = m.id`, im.sc.Scope, reverts, reverted)
+		if err != nil {
+			return fmt.Errorf("name reverted events: %w", err)
+		}
+	}
+	if len(ids) > 0 {
+		_, err := im.tx.Exec(ctx, `UPDATE revision_event e SET reverted_by = m.by, reverted_at = m.at
+			FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[]) AS m(id, by, at) WHERE e.scope = $1 AND e.id = m.id`,
+			im.sc.Scope, ids, by, at)
+		if err != nil {
+			return fmt.Errorf("record reverts: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeItems stores the review items column by column, as exported: each column the
+// item names is filled from its JSON value by PostgreSQL's own conversion, so a column
+// this version has and the export's did not keeps its default.
+func (im *importer) writeItems(ctx context.Context) error {
+	items := im.sc.Items
+	return im.insertAll(ctx, "review item", len(items), func(b *pgx.Batch, i int) {
+		cols := maps.Clone(items[i].Columns)
+		delete(cols, "id")
+		delete(cols, "scope")
+		for _, col := range itemIDColumns {
+			ref, _ := itemRef(items[i], col) // checked by CheckImport
+			m := im.beliefs
+			if col == "episode_id" {
+				m = im.episodes
+			}
+			if ref != nil {
+				cols[col] = json.RawMessage(strconv.FormatInt(m[*ref], 10))
+			}
+		}
+		names := slices.Sorted(maps.Keys(cols))
+		quoted := make([]string, len(names))
+		for j, n := range names {
+			quoted[j] = pgx.Identifier{n}.Sanitize()
+		}
+		list := strings.Join(quoted, ", ")
+		if list != "" {
+			list = ", " + list
+		}
+		values, _ := json.Marshal(cols)
+		b.Queue(`INSERT INTO belief_conflict (scope`+list+`) SELECT $1`+strings.ReplaceAll(list, ", ", ", r.")+`
+			FROM jsonb_populate_record(NULL::belief_conflict, $2::jsonb) AS r RETURNING id`, im.sc.Scope, values)
+	}, func(int, int64) {})
+}
+
+func (im *importer) writeState(ctx context.Context) error {
+	st := im.sc.State
+	if st == nil || st.ConsolidatedUntil == nil {
+		return nil
+	}
+	_, err := im.tx.Exec(ctx, "INSERT INTO scope_consolidation (scope, watermark, updated_at) VALUES ($1, $2, $2)",
+		im.sc.Scope, *st.ConsolidatedUntil)
+	if err != nil {
+		return fmt.Errorf("restore consolidation state: %w", err)
+	}
+	return nil
+}
