@@ -34,8 +34,9 @@ var ErrScope = errors.New("the scope is outside the caller's")
 type Config struct {
 	Store *memory.Store
 	// Embed embeds what was imported, in EmbedModel, Batch texts a call
-	// (reembed.DefaultBatch when zero). Nil leaves the rows without a vector: reads
-	// still find them, and the scope's next extraction or `beliefs reembed` embeds them.
+	// (reembed.DefaultBatch when zero). Without both, the rows stay without a vector:
+	// reads still find them, and the scope's next extraction or `beliefs reembed` embeds
+	// them.
 	Embed      llm.Embedder
 	EmbedModel string
 	Batch      int
@@ -65,7 +66,7 @@ func NewImporter(cfg Config) (*Importer, error) {
 		return nil, errors.New("transfer: Store is required")
 	}
 	im := &Importer{cfg: cfg}
-	if cfg.Embed != nil {
+	if cfg.Embed != nil && cfg.EmbedModel != "" {
 		r, err := reembed.New(reembed.Config{Store: cfg.Store, Embed: cfg.Embed, Model: cfg.EmbedModel, Batch: cfg.Batch, Logger: cfg.Logger})
 		if err != nil {
 			return nil, err

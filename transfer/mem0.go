@@ -104,6 +104,9 @@ func readMem0(r io.Reader, tmpl string, now time.Time) (*plan, error) {
 		b.ID, b.Line, b.Scope = int64(len(sc.Beliefs)+1), line, scope
 		sc.Beliefs = append(sc.Beliefs, b)
 	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+		return nil, inputErrorf(lineAt(dec.InputOffset()), "the list of memories does not end: the file was cut short")
+	}
 	if len(p.scopes) == 0 {
 		return nil, inputErrorf(0, "the mem0 export holds no memory")
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/internal/config"
@@ -246,18 +247,22 @@ func TestExportPurgeImport(t *testing.T) {
 	require.Contains(t, before["conflicts"], `"basis_changed"`)
 
 	file := filepath.Join(t.TempDir(), "ana.jsonl")
-	c.mustRunOK("export", "--scope", scope, "--output", file)
+	// On Citus, the export and the import of a scope are its shard's work alone: a
+	// statement that spans shards fails (PostgreSQL takes the setting as any other).
+	routed := c.schema.URL + "&citus.multi_task_query_log_level=error"
+	c.mustRunOK("export", "--scope", scope, "--output", file, "--database-url", routed)
+	requireExportSchema(t, file)
 	c.mustRunOK("forget", "--scope", scope, "--all", "--purge", "--yes")
 	holding, err := store.HoldingMemory(ctx, []string{scope})
 	require.NoError(t, err)
 	require.Empty(t, holding, "the purge left nothing")
 
 	c.llm.Reset()
-	out := c.mustRunOK("import", file)
+	out := c.mustRunOK("import", file, "--database-url", routed)
 	require.Contains(t, out, scope+": 8 beliefs, 5 revision events, 8 episodes, 2 review items, 1 dependency; 1 pending episode to extract")
 	require.Zero(t, c.llm.ChatCount(), "an import makes no chat call")
 	require.Positive(t, c.llm.EmbedCount())
-	require.Contains(t, out, fmt.Sprintf("in %d calls", c.llm.EmbedCount()))
+	require.Contains(t, out, "in "+counted(c.llm.EmbedCount(), "call", "calls"))
 	after := c.views(scope)
 	require.Equal(t, slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
 	for name := range before {
@@ -379,4 +384,91 @@ func TestImportRefusesBadFiles(t *testing.T) {
 	}
 	_, stderr, code = c.run("export", "--scope", "nobody")
 	require.Equal(t, config.ExitNotFound, code, stderr)
+}
+
+// exportSchema is the export's JSON Schema, as docs/api.md publishes it: its header and
+// its records.
+func exportSchema(t *testing.T) (header, record *jsonschema.Schema) {
+	t.Helper()
+	f, err := os.Open("../../docs/export.schema.json")
+	require.NoError(t, err)
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	require.NoError(t, c.AddResource("export.schema.json", doc))
+	header, err = c.Compile("export.schema.json#/$defs/header")
+	require.NoError(t, err)
+	record, err = c.Compile("export.schema.json#/$defs/record")
+	require.NoError(t, err)
+	return header, record
+}
+
+// requireExportSchema holds every line of the export in file to the schema, and checks
+// that it has a record of every type.
+func requireExportSchema(t *testing.T, file string) {
+	t.Helper()
+	header, record := exportSchema(t)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	types := map[string]bool{}
+	for i, line := range lines {
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(line))
+		require.NoError(t, err, "line %d", i+1)
+		if i == 0 {
+			require.NoError(t, header.Validate(v), "line 1: %s", line)
+			continue
+		}
+		require.NoError(t, record.Validate(v), "line %d: %s", i+1, line)
+		types[v.(map[string]any)["type"].(string)] = true
+	}
+	require.Equal(t, map[string]bool{"scope": true, "episode": true, "belief": true, "dependency": true, "event": true,
+		"review_item": true, "end": true}, types)
+}
+
+// TestExportSchemaRefuses: the schema is no formality: what an import refuses, it
+// refuses too.
+func TestExportSchemaRefuses(t *testing.T) {
+	t.Parallel()
+	header, record := exportSchema(t)
+	belief := `{"type":"belief","scope":"u","id":1,"subject":"user","attribute":"location","kind":"attribute","statement":"User lives in Miami",
+		"status":"active","confidence":0.9,"origin":"user_stated","valid_from":"2026-01-01T00:00:00Z","valid_until":null,
+		"recorded_at":"2026-01-01T00:00:00Z","retired_at":null,"superseded_by":null,"episode_id":null,"quote":null,"reinforced_count":0,
+		"last_seen_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z","needs_review":false}`
+	valid := func(s *jsonschema.Schema, doc string) error {
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+		require.NoError(t, err)
+		return s.Validate(v)
+	}
+	require.NoError(t, valid(record, belief))
+	for name, doc := range map[string]string{
+		"a status":         strings.Replace(belief, `"active"`, `"dreamt"`, 1),
+		"an unknown field": strings.Replace(belief, `"needs_review":false`, `"needs_review":false,"mood":"sad"`, 1),
+		"a time":           strings.Replace(belief, `"valid_from":"2026-01-01T00:00:00Z"`, `"valid_from":"last spring"`, 1),
+		"a vector":         `{"type":"review_item","scope":"u","id":1,"kind":"refused","origin":"extraction","action":"supersede","detail":"d","status":"open","created_at":"2026-01-01T00:00:00Z","embedding":[1,2]}`,
+		"a policy":         `{"type":"policy","scope":"u"}`,
+	} {
+		require.Error(t, valid(record, doc), name)
+	}
+	require.Error(t, valid(header, `{"format":"credo-export","version":2,"exported_at":"2026-01-01T00:00:00Z","scopes":[],"scope_prefix":null,"since":null,"embedding_model":null}`))
+}
+
+// TestImportMem0: mem0's exported memories, one scope per user, become active beliefs
+// of origin imported in one command, each scope with a consolidation pass queued.
+func TestImportMem0(t *testing.T) {
+	t.Parallel()
+	c := newAPICLI(t)
+	out := c.mustRunOK("import", "--from", "mem0", "--scope-template", "acme/user:{user_id}", "../../transfer/testdata/mem0_get_all.json")
+	require.Contains(t, out, "acme/user:alex: 2 beliefs, 0 revision events")
+	require.Contains(t, out, "acme/user:alice: 2 beliefs")
+	require.Contains(t, out, "2 consolidation passes queued")
+	require.Zero(t, c.llm.ChatCount())
+	var bs []memory.Belief
+	require.NoError(t, json.Unmarshal([]byte(c.mustRunOK("list", "--scope", "acme/user:alex", "--json")), &bs))
+	require.Len(t, bs, 2)
+	require.Equal(t, memory.OriginImported, bs[0].Origin)
+	require.Equal(t, "food", bs[0].Attribute)
+	require.Equal(t, time.Date(2024, 7, 1, 12, 0, 0, 0, time.UTC), bs[1].ValidFrom)
 }
