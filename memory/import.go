@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
 )
 
 // ErrNotEmpty is returned for an import into a scope that holds memory: an import never
@@ -71,14 +72,19 @@ type ScopeImported struct {
 	ReviewItems  int    `json:"review_items"`
 	// PendingEpisodes are episodes still to extract: their scope needs its job.
 	PendingEpisodes int `json:"pending_episodes"`
+	// ToEmbed are the rows stored without the vector they need, with their new ids and
+	// the text to embed: the beliefs but forgotten ones, the revisions but restatements
+	// and reverts (see Unembedded). SetImportedEmbeddings stores their vectors.
+	ToEmbed []Unembedded `json:"-"`
 }
 
 // ImportTx stores sc, checked by CheckImport, in tx under the scope's lock, and
 // ErrNotEmpty (a *NotEmptyError) when the scope holds memory. Every row gets a new id
 // and every reference is rewritten to it; everything else is kept as exported, times
-// included. No vector is stored: the caller embeds the rows afterwards, as it embeds
-// any row stored without one (Unembedded, UnembeddedDismissals). A pending episode
-// needs its scope's extraction job, which the caller inserts in tx.
+// included. No vector is stored: the caller embeds the rows of ToEmbed afterwards
+// (SetImportedEmbeddings) and the dismissals (UnembeddedDismissals); until then reads
+// find them as any row stored without a vector. A pending episode needs its scope's
+// extraction job, which the caller inserts in tx.
 //
 // Every statement names the scope, so that on Citus the transaction is the scope's
 // shard's alone.
@@ -88,7 +94,64 @@ func (s *Store) ImportTx(ctx context.Context, tx pgx.Tx, sc *ScopeImport) (*Scop
 		return nil, fmt.Errorf("import %s: %w", sc.Scope, err)
 	}
 	return &ScopeImported{Scope: sc.Scope, Episodes: len(sc.Episodes), Beliefs: len(sc.Beliefs), Dependencies: len(sc.Dependencies),
-		Events: len(sc.Events), ReviewItems: len(sc.Items), PendingEpisodes: sc.Pending()}, nil
+		Events: len(sc.Events), ReviewItems: len(sc.Items), PendingEpisodes: sc.Pending(), ToEmbed: im.toEmbed()}, nil
+}
+
+// toEmbed lists the imported rows that need a vector, beliefs first, as Unembedded
+// would.
+func (im *importer) toEmbed() []Unembedded {
+	var out []Unembedded
+	for _, b := range im.sc.Beliefs {
+		if b.Status != StatusForgotten {
+			out = append(out, Unembedded{ID: im.beliefs[b.ID], Text: b.Statement})
+		}
+	}
+	for _, e := range im.sc.Events {
+		if e.Action != ActionReinforce && e.Action != ActionRevert {
+			excerpt, newer := deref(e.Excerpt), deref(e.NewStatement)
+			out = append(out, Unembedded{Event: true, ID: im.events[e.ID], Text: EventText(e.OldStatement, excerpt, newer)})
+		}
+	}
+	return out
+}
+
+// SetImportedEmbeddings stores vecs[i], of model, as the vector of items[i], rows of
+// scope that ImportTx stored without one, in one statement a table. Unlike
+// SetEmbeddings it leaves the beliefs' updated_at as imported: the scope's restored
+// consolidation watermark still tells which of them its next pass looks at. A row that
+// has a vector of model by now is left as it is. Call EnsureEmbeddingModel before.
+func (s *Store) SetImportedEmbeddings(ctx context.Context, scope, model string, items []Unembedded, vecs [][]float32) (int, error) {
+	if len(items) != len(vecs) {
+		return 0, fmt.Errorf("set embeddings: %d items, %d vectors", len(items), len(vecs))
+	}
+	var beliefs, events []int64
+	var beliefVecs, eventVecs []string
+	for i, u := range items {
+		v := pgvector.NewVector(vecs[i]).String() //nolint:gosec // G602: vecs has len(items), checked above
+		if u.Event {
+			events, eventVecs = append(events, u.ID), append(eventVecs, v)
+		} else {
+			beliefs, beliefVecs = append(beliefs, u.ID), append(beliefVecs, v)
+		}
+	}
+	stored := 0
+	for _, t := range []struct {
+		table string
+		ids   []int64
+		vecs  []string
+	}{{"belief", beliefs, beliefVecs}, {"revision_event", events, eventVecs}} {
+		if len(t.ids) == 0 {
+			continue
+		}
+		tag, err := s.db.Exec(ctx, `UPDATE `+t.table+` r SET embedding = m.v::vector, embed_model = $2
+			FROM unnest($3::bigint[], $4::text[]) AS m(id, v)
+			WHERE r.scope = $1 AND r.id = m.id AND r.embed_model IS DISTINCT FROM $2`, scope, model, t.ids, t.vecs)
+		if err != nil {
+			return stored, fmt.Errorf("set embeddings of %q: %w", scope, err)
+		}
+		stored += int(tag.RowsAffected())
+	}
+	return stored, nil
 }
 
 // importer writes one scope; its maps take each exported id to the new one.

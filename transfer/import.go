@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,8 +50,7 @@ type Config struct {
 
 // Importer imports exports and mem0's memories into scopes that hold nothing.
 type Importer struct {
-	cfg     Config
-	reembed *reembed.Reembedder
+	cfg Config
 }
 
 // NewImporter returns an Importer.
@@ -62,18 +62,13 @@ func NewImporter(cfg Config) (*Importer, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Store == nil {
+	switch {
+	case cfg.Store == nil:
 		return nil, errors.New("transfer: Store is required")
+	case cfg.Batch < 1 || cfg.Batch > 2048:
+		return nil, fmt.Errorf("transfer: Batch %d is outside 1..2048", cfg.Batch)
 	}
-	im := &Importer{cfg: cfg}
-	if cfg.Embed != nil && cfg.EmbedModel != "" {
-		r, err := reembed.New(reembed.Config{Store: cfg.Store, Embed: cfg.Embed, Model: cfg.EmbedModel, Batch: cfg.Batch, Logger: cfg.Logger})
-		if err != nil {
-			return nil, err
-		}
-		im.reembed = r
-	}
-	return im, nil
+	return &Importer{cfg: cfg}, nil
 }
 
 // ImportParams says what a file is and where its scopes go.
@@ -176,7 +171,7 @@ func (im *Importer) Import(ctx context.Context, r io.Reader, p ImportParams) (*R
 		rep.Scopes = append(rep.Scopes, ScopeReport{From: from[i], ScopeImported: *got})
 		im.cfg.Logger.InfoContext(ctx, "imported", "scope", sc.Scope, "beliefs", got.Beliefs, "events", got.Events, "episodes", got.Episodes)
 	}
-	embedErr := im.embed(ctx, names, rep)
+	embedErr := im.embed(ctx, rep)
 	if pl.mem0 {
 		err := im.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 			n, err := consolidate.Enqueue(ctx, tx, im.cfg.Jobs, names...)
@@ -260,23 +255,36 @@ func (im *Importer) importScope(ctx context.Context, sc *memory.ScopeImport) (*m
 	return got, jobs, err
 }
 
-// embed gives the imported scopes' beliefs, revision events and dismissed review items
-// vectors of the embedding model, in batches.
-func (im *Importer) embed(ctx context.Context, scopes []string, rep *Report) error {
-	if im.reembed == nil {
+// embed gives the imported rows vectors of the embedding model, Batch texts a call,
+// and the dismissed review items theirs.
+func (im *Importer) embed(ctx context.Context, rep *Report) error {
+	if im.cfg.Embed == nil || im.cfg.EmbedModel == "" {
 		return nil
 	}
 	rep.EmbeddingModel = im.cfg.EmbedModel
-	for _, scope := range scopes {
-		got, err := im.reembed.Run(ctx, scope, time.Time{})
-		if got != nil {
-			rep.EmbeddedRows += got.Rows
-			rep.EmbeddingCalls += got.Calls
+	for i := range rep.Scopes {
+		sc := &rep.Scopes[i]
+		for chunk := range slices.Chunk(sc.ToEmbed, im.cfg.Batch) {
+			texts := make([]string, len(chunk))
+			for j, u := range chunk {
+				texts[j] = u.Text
+			}
+			vecs, err := llm.EmbedTexts(ctx, im.cfg.Embed, texts)
+			rep.EmbeddingCalls++
+			if err != nil {
+				return err
+			}
+			if err := im.cfg.Store.EnsureEmbeddingModel(ctx, im.cfg.EmbedModel, len(vecs[0])); err != nil {
+				return err
+			}
+			n, err := im.cfg.Store.SetImportedEmbeddings(ctx, sc.Scope, im.cfg.EmbedModel, chunk, vecs)
+			rep.EmbeddedRows += n
+			if err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-		if err := im.embedDismissals(ctx, scope, rep); err != nil {
+		sc.ToEmbed = nil
+		if err := im.embedDismissals(ctx, sc.Scope, rep); err != nil {
 			return err
 		}
 	}

@@ -269,8 +269,12 @@ func TestExportPurgeImport(t *testing.T) {
 		require.Equal(t, before[name], after[name], name)
 	}
 
-	// What reads do not show came back too: vectors of the model for every belief but
-	// the forgotten one and every revision, the dismissal's, the watermark, the job.
+	// What reads do not show came back too: the export of the import is the export
+	// (every field, times of change and transcripts included), vectors of the model for
+	// every belief but the forgotten one and every revision, the dismissal's, the job.
+	again := filepath.Join(t.TempDir(), "again.jsonl")
+	c.mustRunOK("export", "--scope", scope, "--output", again)
+	require.Equal(t, rankedExport(t, file), rankedExport(t, again))
 	pending, err := store.ReembedPending(ctx, llmtest.DefaultEmbedModel, scope)
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{}, pending)
@@ -306,6 +310,56 @@ func TestExportPurgeImport(t *testing.T) {
 	for name := range before {
 		require.Equal(t, strings.ReplaceAll(before[name], "acme/user:ana", "globex/user:ana"), moved[name], name)
 	}
+}
+
+// rankedExport is the export in file with its ids replaced by their rank among the ids
+// of their kind, and the time it was taken left out.
+func rankedExport(t *testing.T, file string) []string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var recs []map[string]any
+	ids := map[string][]float64{}
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		if id, ok := rec["id"].(float64); ok {
+			ids[rec["type"].(string)] = append(ids[rec["type"].(string)], id)
+		}
+		recs = append(recs, rec)
+	}
+	for k := range ids {
+		slices.Sort(ids[k])
+	}
+	refs := map[string]string{"superseded_by": "belief", "belief_id": "belief", "basis_id": "belief", "target_belief_id": "belief",
+		"old_belief_id": "belief", "new_belief_id": "belief", "episode_id": "episode", "reverts": "event", "reverted_by": "event"}
+	rank := func(v any, kind string) any {
+		if id, ok := v.(float64); ok {
+			return rankOf(ids, kind, id)
+		}
+		return v
+	}
+	var out []string
+	for _, rec := range recs {
+		delete(rec, "exported_at")
+		for k, v := range rec {
+			switch {
+			case k == "id":
+				rec[k] = rank(v, rec["type"].(string))
+			case refs[k] != "":
+				rec[k] = rank(v, refs[k])
+			case k == "prior" && v != nil:
+				prior := v.(map[string]any)
+				if ep, ok := prior["episode_id"]; ok {
+					prior["episode_id"] = rank(ep, "episode")
+				}
+			}
+		}
+		b, err := json.Marshal(rec)
+		require.NoError(t, err)
+		out = append(out, string(b))
+	}
+	return out
 }
 
 // TestImportRefusesBadFiles: a file that is not a whole, well-formed export is refused
