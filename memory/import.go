@@ -174,7 +174,7 @@ func (im *importer) run(ctx context.Context) error {
 		return &NotEmptyError{Scopes: []string{scope}}
 	}
 	for _, step := range []func(context.Context) error{im.writeEpisodes, im.writeBeliefs, im.writeLinks, im.writeDependencies,
-		im.writeEvents, im.writeReverts, im.writeItems, im.writeState} {
+		im.writeEvents, im.writeItems, im.writeState} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -231,18 +231,78 @@ func (im *importer) writeEpisodes(ctx context.Context) error {
 	}, func(i int, id int64) { im.episodes[eps[i].ID] = id })
 }
 
-// writeBeliefs stores the beliefs without their links, which may name beliefs stored
-// after them: writeLinks adds them.
+// newIDs takes n fresh ids of table's identity, ascending: rows written with them
+// (OVERRIDING SYSTEM VALUE) are as new as rows the sequence numbers itself, and their
+// references are known before they are written, so that thousands go in one statement.
+func (im *importer) newIDs(ctx context.Context, table string, n int) ([]int64, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	rows, err := im.tx.Query(ctx, "SELECT nextval(pg_get_serial_sequence($1, 'id')) AS id FROM generate_series(1, $2) ORDER BY id", table, n)
+	if err != nil {
+		return nil, fmt.Errorf("number %d rows of %s: %w", n, table, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("number %d rows of %s: %w", n, table, err)
+	}
+	return ids, nil
+}
+
+// bulkChunk bounds the rows of one multi-row insert.
+const bulkChunk = 5000
+
+// writeBeliefs stores the beliefs without their links, which may name beliefs of a later
+// statement: writeLinks adds them.
 func (im *importer) writeBeliefs(ctx context.Context) error {
 	bs := im.sc.Beliefs
-	return im.insertAll(ctx, "belief", len(bs), func(b *pgx.Batch, i int) {
-		x := bs[i]
-		b.Queue(`INSERT INTO belief (scope, subject, attribute, kind, statement, status, confidence, origin, valid_from, valid_until,
-				recorded_at, retired_at, episode_id, quote, reinforced_count, last_seen_at, updated_at, needs_review)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id`,
-			im.sc.Scope, x.Subject, x.Attribute, x.Kind, x.Statement, x.Status, x.Confidence, x.Origin, x.ValidFrom, x.ValidUntil,
-			x.RecordedAt, x.RetiredAt, mapped(im.episodes, x.EpisodeID), x.Quote, x.ReinforcedCount, x.LastSeenAt, x.UpdatedAt, x.NeedsReview)
-	}, func(i int, id int64) { im.beliefs[bs[i].ID] = id })
+	ids, err := im.newIDs(ctx, "belief", len(bs))
+	if err != nil {
+		return err
+	}
+	for i, b := range bs {
+		im.beliefs[b.ID] = ids[i]
+	}
+	for start := 0; start < len(bs); start += bulkChunk {
+		chunk := bs[start:min(start+bulkChunk, len(bs))]
+		var c struct {
+			id, episode, reinforced                             []int64
+			subject, attribute, kind, statement, status, origin []string
+			quote                                               []*string
+			confidence                                          []float64
+			validFrom, recordedAt, lastSeenAt, updatedAt        []time.Time
+			validUntil, retiredAt                               []*time.Time
+			episodeID                                           []*int64
+			needsReview                                         []bool
+		}
+		for _, b := range chunk {
+			c.id = append(c.id, im.beliefs[b.ID])
+			c.subject, c.attribute, c.kind = append(c.subject, b.Subject), append(c.attribute, b.Attribute), append(c.kind, string(b.Kind))
+			c.statement, c.status, c.origin = append(c.statement, b.Statement), append(c.status, string(b.Status)), append(c.origin, string(b.Origin))
+			c.quote, c.confidence, c.reinforced = append(c.quote, b.Quote), append(c.confidence, b.Confidence), append(c.reinforced, int64(b.ReinforcedCount))
+			c.validFrom, c.validUntil = append(c.validFrom, b.ValidFrom), append(c.validUntil, b.ValidUntil)
+			c.recordedAt, c.retiredAt = append(c.recordedAt, b.RecordedAt), append(c.retiredAt, b.RetiredAt)
+			c.lastSeenAt, c.updatedAt = append(c.lastSeenAt, b.LastSeenAt), append(c.updatedAt, b.UpdatedAt)
+			c.episodeID, c.needsReview = append(c.episodeID, mapped(im.episodes, b.EpisodeID)), append(c.needsReview, b.NeedsReview)
+		}
+		_, err := im.tx.Exec(ctx, `INSERT INTO belief (id, scope, subject, attribute, kind, statement, status, confidence, origin,
+				valid_from, valid_until, recorded_at, retired_at, episode_id, quote, reinforced_count, last_seen_at, updated_at, needs_review)
+			OVERRIDING SYSTEM VALUE
+			SELECT u.id, $1, u.subject, u.attribute, u.kind, u.statement, u.status, u.confidence, u.origin,
+				u.valid_from, u.valid_until, u.recorded_at, u.retired_at, u.episode_id, u.quote, u.reinforced_count, u.last_seen_at,
+				u.updated_at, u.needs_review
+			FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::text[],
+				$10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::timestamptz[], $14::bigint[], $15::text[], $16::bigint[],
+				$17::timestamptz[], $18::timestamptz[], $19::bool[])
+				AS u(id, subject, attribute, kind, statement, status, confidence, origin, valid_from, valid_until, recorded_at,
+					retired_at, episode_id, quote, reinforced_count, last_seen_at, updated_at, needs_review)`,
+			im.sc.Scope, c.id, c.subject, c.attribute, c.kind, c.statement, c.status, c.confidence, c.origin,
+			c.validFrom, c.validUntil, c.recordedAt, c.retiredAt, c.episodeID, c.quote, c.reinforced, c.lastSeenAt, c.updatedAt, c.needsReview)
+		if err != nil {
+			return fmt.Errorf("insert beliefs: %w", err)
+		}
+	}
+	return nil
 }
 
 // writeLinks sets each superseded belief's successor, in one statement.
@@ -281,29 +341,57 @@ func (im *importer) writeDependencies(ctx context.Context) error {
 	return nil
 }
 
-// writeEvents stores the events in their exported order. The event a revert undid may
-// be stored in the same round trip, before its new id is known: the revert names it by
-// its exported id, negated (a revert names an event, so never nothing; a negative id is
-// never another's), until writeReverts rewrites it, with which revert undid each event.
+// writeEvents stores the events, with the reverts between them: every event's new id is
+// known before the first is written.
 func (im *importer) writeEvents(ctx context.Context) error {
 	evs := im.sc.Events
-	var queueErr error
-	err := im.insertAll(ctx, "revision event", len(evs), func(b *pgx.Batch, i int) {
-		e := evs[i]
-		prior, err := im.prior(e.Prior)
-		if err != nil && queueErr == nil {
-			queueErr = fmt.Errorf("event on line %d: %w", e.Line, err)
-		}
-		b.Queue(`INSERT INTO revision_event (scope, action, reason, origin, old_belief_id, new_belief_id, old_statement, new_statement,
-				excerpt, rationale, episode_id, created_at, reverts, prior)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
-			im.sc.Scope, e.Action, e.Reason, e.Origin, im.beliefs[e.OldBeliefID], mapped(im.beliefs, e.NewBeliefID), e.OldStatement, e.NewStatement,
-			e.Excerpt, e.Rationale, mapped(im.episodes, e.EpisodeID), e.CreatedAt, negated(e.Reverts), prior)
-	}, func(i int, id int64) { im.events[evs[i].ID] = id })
-	if queueErr != nil {
-		return queueErr
+	ids, err := im.newIDs(ctx, "revision_event", len(evs))
+	if err != nil {
+		return err
 	}
-	return err
+	for i, e := range evs {
+		im.events[e.ID] = ids[i]
+	}
+	for start := 0; start < len(evs); start += bulkChunk {
+		chunk := evs[start:min(start+bulkChunk, len(evs))]
+		var c struct {
+			id, old                              []int64
+			newID, episode, reverts, revertedBy  []*int64
+			action, reason, origin, oldStatement []string
+			newStatement, excerpt, rationale     []*string
+			createdAt                            []time.Time
+			revertedAt                           []*time.Time
+			prior                                []*eventPrior
+		}
+		for _, e := range chunk {
+			prior, err := im.prior(e.Prior)
+			if err != nil {
+				return fmt.Errorf("event on line %d: %w", e.Line, err)
+			}
+			c.id, c.old = append(c.id, im.events[e.ID]), append(c.old, im.beliefs[e.OldBeliefID])
+			c.newID, c.episode = append(c.newID, mapped(im.beliefs, e.NewBeliefID)), append(c.episode, mapped(im.episodes, e.EpisodeID))
+			c.reverts, c.revertedBy = append(c.reverts, mapped(im.events, e.Reverts)), append(c.revertedBy, mapped(im.events, e.RevertedBy))
+			c.action, c.reason, c.origin = append(c.action, string(e.Action)), append(c.reason, string(e.Reason)), append(c.origin, string(e.Origin))
+			c.oldStatement, c.newStatement = append(c.oldStatement, e.OldStatement), append(c.newStatement, e.NewStatement)
+			c.excerpt, c.rationale = append(c.excerpt, e.Excerpt), append(c.rationale, e.Rationale)
+			c.createdAt, c.revertedAt, c.prior = append(c.createdAt, e.CreatedAt), append(c.revertedAt, e.RevertedAt), append(c.prior, prior)
+		}
+		_, err := im.tx.Exec(ctx, `INSERT INTO revision_event (id, scope, action, reason, origin, old_belief_id, new_belief_id,
+				old_statement, new_statement, excerpt, rationale, episode_id, created_at, reverts, reverted_by, reverted_at, prior)
+			OVERRIDING SYSTEM VALUE
+			SELECT u.id, $1, u.action, u.reason, u.origin, u.old_belief_id, u.new_belief_id, u.old_statement, u.new_statement,
+				u.excerpt, u.rationale, u.episode_id, u.created_at, u.reverts, u.reverted_by, u.reverted_at, u.prior
+			FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::text[],
+				$10::text[], $11::text[], $12::bigint[], $13::timestamptz[], $14::bigint[], $15::bigint[], $16::timestamptz[], $17::jsonb[])
+				AS u(id, action, reason, origin, old_belief_id, new_belief_id, old_statement, new_statement, excerpt, rationale,
+					episode_id, created_at, reverts, reverted_by, reverted_at, prior)`,
+			im.sc.Scope, c.id, c.action, c.reason, c.origin, c.old, c.newID, c.oldStatement, c.newStatement,
+			c.excerpt, c.rationale, c.episode, c.createdAt, c.reverts, c.revertedBy, c.revertedAt, c.prior)
+		if err != nil {
+			return fmt.Errorf("insert revision events: %w", err)
+		}
+	}
+	return nil
 }
 
 // prior is an event's prior with its episode's new id.
@@ -314,48 +402,6 @@ func (im *importer) prior(raw json.RawMessage) (*eventPrior, error) {
 	}
 	p.EpisodeID = mapped(im.episodes, p.EpisodeID)
 	return p, nil
-}
-
-func negated(id *int64) *int64 {
-	if id == nil {
-		return nil
-	}
-	n := -*id
-	return &n
-}
-
-// writeReverts names, in each revert, the new id of the event it undid, and in each
-// undone event its revert and when.
-func (im *importer) writeReverts(ctx context.Context) error {
-	var (
-		reverts, reverted []int64
-		ids, by           []int64
-		at                []time.Time
-	)
-	for _, e := range im.sc.Events {
-		if e.Reverts != nil {
-			reverts, reverted = append(reverts, im.events[e.ID]), append(reverted, im.events[*e.Reverts])
-		}
-		if e.RevertedBy != nil {
-			ids, by, at = append(ids, im.events[e.ID]), append(by, im.events[*e.RevertedBy]), append(at, *e.RevertedAt)
-		}
-	}
-	if len(reverts) > 0 {
-		_, err := im.tx.Exec(ctx, `UPDATE revision_event e SET reverts = m.reverted
-			FROM unnest($2::bigint[], $3::bigint[]) AS m(id, reverted) WHERE e.scope = $1 AND e.id = m.id`, im.sc.Scope, reverts, reverted)
-		if err != nil {
-			return fmt.Errorf("name reverted events: %w", err)
-		}
-	}
-	if len(ids) > 0 {
-		_, err := im.tx.Exec(ctx, `UPDATE revision_event e SET reverted_by = m.by, reverted_at = m.at
-			FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[]) AS m(id, by, at) WHERE e.scope = $1 AND e.id = m.id`,
-			im.sc.Scope, ids, by, at)
-		if err != nil {
-			return fmt.Errorf("record reverts: %w", err)
-		}
-	}
-	return nil
 }
 
 // writeItems stores the review items column by column, as exported: each column the
