@@ -36,7 +36,37 @@ type (
 )
 
 // ImportReport answers POST /v1/import: what was imported into each scope.
-type ImportReport = transfer.Report
+type ImportReport struct {
+	Scopes            []ScopeImported `json:"scopes" nullable:"false" doc:"What each scope received, in the file's order."`
+	EmbeddingModel    string          `json:"embedding_model" doc:"The model the imported beliefs and revisions were embedded with (EMBED_MODEL)."`
+	EmbeddedRows      int             `json:"embedded_rows" doc:"Beliefs, revision events and dismissed review items given a vector."`
+	EmbeddingCalls    int             `json:"embedding_calls" doc:"Calls to the embedding model, a batch each."`
+	EmbeddingError    string          `json:"embedding_error,omitempty" doc:"Set when the embedding model failed: the memory is imported, and what has no vector yet is embedded by the scope's next extraction or beliefs reembed; reads find it meanwhile."`
+	ExtractionJobs    int             `json:"extraction_jobs" doc:"Extraction jobs queued for imported pending episodes."`
+	ConsolidationJobs int             `json:"consolidation_jobs" doc:"Consolidation passes queued (an import from mem0: one a scope)."`
+}
+
+// ScopeImported is what one scope received.
+type ScopeImported struct {
+	Scope           string `json:"scope"`
+	ExportedAs      string `json:"exported_as" doc:"The scope as the file named it (scope_map renames it; for mem0, the scope the template made)."`
+	Episodes        int    `json:"episodes"`
+	Beliefs         int    `json:"beliefs"`
+	Dependencies    int    `json:"dependencies"`
+	Events          int    `json:"events"`
+	ReviewItems     int    `json:"review_items"`
+	PendingEpisodes int    `json:"pending_episodes" doc:"Episodes still to extract: the scope's extraction job is queued."`
+}
+
+func importReportOf(r *transfer.Report) *ImportReport {
+	out := &ImportReport{EmbeddingModel: r.EmbeddingModel, EmbeddedRows: r.EmbeddedRows, EmbeddingCalls: r.EmbeddingCalls,
+		EmbeddingError: r.EmbeddingError, ExtractionJobs: r.ExtractionJobs, ConsolidationJobs: r.ConsolidationJobs}
+	out.Scopes = mapped(r.Scopes, func(s transfer.ScopeReport) ScopeImported {
+		return ScopeImported{Scope: s.Scope, ExportedAs: s.ExportedAs, Episodes: s.Episodes, Beliefs: s.Beliefs, Dependencies: s.Dependencies,
+			Events: s.Events, ReviewItems: s.ReviewItems, PendingEpisodes: s.PendingEpisodes}
+	})
+	return out
+}
 
 // exportStall is how long an export waits for a client that reads nothing before it
 // gives up: the snapshot it holds keeps old row versions from being vacuumed.
@@ -170,11 +200,11 @@ func (s *Server) importMemory(ctx context.Context, p *Principal, in *importInput
 	var notEmbedded *transfer.NotEmbeddedError
 	switch {
 	case err == nil:
-		return rep, nil
+		return importReportOf(rep), nil
 	case errors.As(err, &notEmbedded):
 		// The memory is imported: the answer says so, and what is left to embed.
 		s.log.ErrorContext(ctx, "api: embed imported memory", "error", err)
-		return rep, nil
+		return importReportOf(rep), nil
 	case errors.Is(err, transfer.ErrScope):
 		return nil, forbiddenScope()
 	case errors.As(err, &notEmpty):

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/memory"
-	"github.com/credohq/credo/transfer"
 )
 
 // send sends body as contentType.
@@ -90,11 +89,11 @@ func TestExportImport(t *testing.T) {
 
 	r = h.send(http.MethodPost, mapped, operator, "application/x-ndjson", export)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r)
-	var rep transfer.Report
+	var rep ImportReport
 	r.decode(t, &rep)
 	require.Len(t, rep.Scopes, 1)
 	require.Equal(t, into, rep.Scopes[0].Scope)
-	require.Equal(t, from, rep.Scopes[0].From)
+	require.Equal(t, from, rep.Scopes[0].ExportedAs)
 	require.Equal(t, 3, rep.Scopes[0].Beliefs)
 	require.Positive(t, rep.EmbeddingCalls)
 	require.Empty(t, rep.EmbeddingError)
@@ -130,7 +129,7 @@ func TestImportMem0(t *testing.T) {
 	require.NoError(t, err)
 	r := h.send(http.MethodPost, "/v1/import?from=mem0&scope_template="+url.QueryEscape("tenant:b/{user_id}"), key, "application/json", body)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r)
-	var rep transfer.Report
+	var rep ImportReport
 	r.decode(t, &rep)
 	require.Len(t, rep.Scopes, 2)
 	require.Equal(t, 2, rep.ConsolidationJobs)

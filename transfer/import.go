@@ -106,8 +106,9 @@ type Report struct {
 
 // ScopeReport is what was imported into one scope, and from which.
 type ScopeReport struct {
-	// From is the scope as exported (for mem0, the scope the template made).
-	From string `json:"from"`
+	// ExportedAs is the scope as the file named it (for mem0, the scope the template
+	// made), before ScopeMap renamed it.
+	ExportedAs string `json:"exported_as"`
 	memory.ScopeImported
 }
 
@@ -168,7 +169,7 @@ func (im *Importer) Import(ctx context.Context, r io.Reader, p ImportParams) (*R
 			return rep, err
 		}
 		rep.ExtractionJobs += jobs
-		rep.Scopes = append(rep.Scopes, ScopeReport{From: from[i], ScopeImported: *got})
+		rep.Scopes = append(rep.Scopes, ScopeReport{ExportedAs: from[i], ScopeImported: *got})
 		im.cfg.Logger.InfoContext(ctx, "imported", "scope", sc.Scope, "beliefs", got.Beliefs, "events", got.Events, "episodes", got.Episodes)
 	}
 	embedErr := im.embed(ctx, rep)

@@ -172,8 +172,8 @@ func printImport(w io.Writer, rep *transfer.Report, asJSON bool) error {
 		fmt.Fprintf(w, "%s: %s, %s, %s, %s, %s", s.Scope, counted(s.Beliefs, "belief", "beliefs"),
 			counted(s.Events, "revision event", "revision events"), counted(s.Episodes, "episode", "episodes"),
 			counted(s.ReviewItems, "review item", "review items"), counted(s.Dependencies, "dependency", "dependencies"))
-		if s.From != s.Scope {
-			fmt.Fprintf(w, " (exported as %s)", s.From)
+		if s.ExportedAs != s.Scope {
+			fmt.Fprintf(w, " (exported as %s)", s.ExportedAs)
 		}
 		if s.PendingEpisodes > 0 {
 			fmt.Fprintf(w, "; %s to extract", counted(s.PendingEpisodes, "pending episode", "pending episodes"))
