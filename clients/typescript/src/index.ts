@@ -32,6 +32,14 @@ export type CorrectRequest = Schemas["CorrectRequest"];
 export type ForgetRequest = Schemas["ForgetRequest"];
 export type ResolveRequest = Schemas["ResolveRequest"];
 export type RevertRequest = Schemas["RevertRequest"];
+export type ImportReport = Schemas["ImportReport"];
+export type ScopeImported = Schemas["ScopeImported"];
+
+/**
+ * A line of an export (docs/api.md, "Export and import"): the header first (format,
+ * version, scopes...), then records, each with its type and scope, the end record last.
+ */
+export type ExportRecord = { type?: string; [field: string]: unknown };
 
 /** An answer to a question, with the cited beliefs themselves. */
 export type Answer = AskAnswer & { cited: Belief[] };
@@ -264,37 +272,101 @@ export class Client {
     return this.call("forget", "POST", "/v1/forget", { body: request });
   }
 
+  // Moving memory.
+
+  /**
+   * A scope's memory, or every scope's under scopePrefix, as it streams from one snapshot
+   * (exportMemory): the header, then each record, read a line at a time; since keeps what
+   * changed at or after it. Written one JSON line each, they are a file importFile takes.
+   * Throws TransportError when the export is cut short: its end record never came.
+   */
+  async *export(options: { scope?: string; scopePrefix?: string; since?: TimeLike } = {}): AsyncGenerator<ExportRecord> {
+    const query: QueryOf<"exportMemory"> = { scope: options.scope, scope_prefix: options.scopePrefix, since: time(options.since) };
+    const res = await this.call("exportMemory", "GET", "/v1/export", { query, stream: true });
+    if (!res.body) throw new TransportError("GET /v1/export: the answer has no body");
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let rest = "";
+    let ended = false;
+    for (let done = false; !done; ) {
+      const chunk = await reader.read();
+      done = chunk.done;
+      rest += chunk.value ?? "";
+      const lines = rest.split("\n");
+      rest = done ? "" : (lines.pop() ?? "");
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        const record = JSON.parse(line) as ExportRecord;
+        ended = record.type === "end";
+        yield record;
+      }
+    }
+    if (!ended) throw new TransportError("GET /v1/export: the export was cut short (no end record)");
+  }
+
+  /**
+   * Import an export (its text or bytes) into scopes that hold nothing (importMemory);
+   * scopeMap imports each scope OLD, and those under OLD/, as NEW. from "mem0" reads
+   * mem0's exported memories instead, one scope per scopeTemplate (default user:{user_id}).
+   * Throws InvalidRequest naming the line of a bad record, Refused when a scope holds
+   * memory: nothing is imported.
+   */
+  importFile(
+    file: string | Uint8Array | Blob,
+    options: { scopeMap?: Record<string, string>; from?: "credo" | "mem0"; scopeTemplate?: string } = {},
+  ): Promise<ImportReport> {
+    const query: QueryOf<"importMemory"> = {
+      from: options.from,
+      scope_template: options.scopeTemplate,
+      scope_map: Object.entries(options.scopeMap ?? {}).map(([from, to]) => `${from}=${to}`),
+    };
+    const contentType = options.from === "mem0" ? "application/json" : "application/x-ndjson";
+    return this.call("importMemory", "POST", "/v1/import", { query, raw: { body: file, contentType } });
+  }
+
   // The wire.
 
   /**
    * One call of operation O: its JSON answer, or the API's error thrown. A 429 is
    * retried always (the server refused before doing anything); the rest only when
-   * idempotent (by default: GET).
+   * idempotent (by default: GET). raw sends a body as it is; stream answers the
+   * response, its body unread, once the server began it.
    */
+  private async call<O extends Op>(op: O, method: "GET" | "POST", path: string, options: CallOptions<O> & { stream: true }): Promise<Response>;
+  private async call<O extends Op>(op: O, method: "GET" | "POST", path: string, options?: CallOptions<O>): Promise<AnswerOf<O>>;
   private async call<O extends Op>(
     _op: O,
     method: "GET" | "POST",
     path: string,
-    options: { query?: QueryOf<O>; body?: unknown; idempotent?: boolean } = {},
-  ): Promise<AnswerOf<O>> {
+    options: CallOptions<O> & { stream?: boolean } = {},
+  ): Promise<AnswerOf<O> | Response> {
     const idempotent = options.idempotent ?? method === "GET";
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(options.query ?? {})) {
-      if (v !== undefined && v !== null) params.set(k, String(v));
+      for (const one of Array.isArray(v) ? v : [v]) {
+        if (one !== undefined && one !== null) params.append(k, String(one));
+      }
     }
     const search = params.toString();
     const url = this.url + path + (search ? `?${search}` : "");
     const headers: Record<string, string> = { Accept: "application/json", "User-Agent": `credo-typescript/${VERSION}` };
     if (options.body !== undefined) headers["Content-Type"] = "application/json";
+    if (options.raw) headers["Content-Type"] = options.raw.contentType;
     if (this.key) headers.Authorization = `Bearer ${this.key}`;
-    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const body = (options.raw ? options.raw.body : options.body === undefined ? undefined : JSON.stringify(options.body)) as BodyInit | undefined;
 
     for (let attempt = 0; ; attempt++) {
       let failure: APIError | TransportError;
       let delay = this.backoff * 2 ** attempt * (0.5 + Math.random() / 2);
       try {
-        const res = await this.fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.timeout) });
-        const text = await res.text();
+        // A stream's deadline is its answer's start: reading it may take as long as it takes.
+        const abort = new AbortController();
+        const timer = setTimeout(() => abort.abort(new DOMException("no answer in time", "TimeoutError")), this.timeout);
+        const res = await this.fetch(url, { method, headers, body, signal: abort.signal });
+        if (options.stream && res.ok) {
+          clearTimeout(timer);
+          return res;
+        }
+        const text = await res.text().finally(() => clearTimeout(timer));
         if (res.ok) return (text ? JSON.parse(text) : undefined) as AnswerOf<O>;
         const err = apiError(res.status, res.headers, text);
         const retry = err instanceof RateLimited || (idempotent && err.status >= 500);
@@ -310,6 +382,14 @@ export class Client {
       await sleep(delay);
     }
   }
+}
+
+/** What a call sends: its query, and a JSON body or a raw one. */
+interface CallOptions<O extends Op> {
+  query?: QueryOf<O>;
+  body?: unknown;
+  raw?: { body: string | Uint8Array | Blob; contentType: string };
+  idempotent?: boolean;
 }
 
 function transportError(method: string, path: string, timeout: number, e: unknown): TransportError {
