@@ -100,26 +100,21 @@ func (s *Server) export(ctx context.Context, in *exportInput) (*huma.StreamRespo
 		return nil, err
 	}
 	q := memory.ExportQuery{Scope: in.Scope, ScopePrefix: in.ScopePrefix}
+	var err error
 	switch {
 	case (in.Scope == "") == (in.ScopePrefix == ""):
 		return nil, invalid("give scope or scope_prefix")
 	case in.Scope != "":
-		if err := s.scope(p, RightRead, in.Scope); err != nil {
-			return nil, err
-		}
+		err = s.scope(p, RightRead, in.Scope)
 	default:
-		if err := checkInput(transcript.CheckScope("scope_prefix", in.ScopePrefix)); err != nil {
-			return nil, err
-		}
-		if !p.Sees(in.ScopePrefix) {
-			return nil, forbiddenScope()
-		}
+		err = s.prefix(p, RightRead, in.ScopePrefix)
 	}
-	since, err := parseTime("since", in.Since)
 	if err != nil {
 		return nil, err
 	}
-	q.Since = since
+	if q.Since, err = parseTime("since", in.Since); err != nil {
+		return nil, err
+	}
 	exp, err := transfer.OpenExport(ctx, s.store, q)
 	switch {
 	case errors.Is(err, memory.ErrNotFound):

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,19 +17,10 @@ import (
 	"github.com/credohq/credo/memory"
 )
 
-// send sends body as contentType.
+// send sends body as contentType, as do sends JSON.
 func (h *harness) send(method, path, token, contentType string, body []byte) response {
 	h.t.Helper()
-	req, err := http.NewRequest(method, h.http.URL+path, bytes.NewReader(body))
-	require.NoError(h.t, err)
-	req.Header.Set("Content-Type", contentType)
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := h.http.Client().Do(req)
-	require.NoError(h.t, err)
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	require.NoError(h.t, err)
-	return response{Status: res.StatusCode, Header: res.Header, Body: b}
+	return h.doAs(method, path, token, contentType, bytes.NewReader(body))
 }
 
 // TestExportImport: GET /v1/export streams a scope the key reads as JSON Lines, and

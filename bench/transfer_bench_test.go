@@ -34,7 +34,7 @@ func transferSizes(b *testing.B) []int {
 	sizes := []int{1_000, 10_000}
 	if v := os.Getenv("CREDO_BENCH_TRANSFER"); v != "" {
 		sizes = nil
-		for _, s := range strings.Split(v, ",") {
+		for s := range strings.SplitSeq(v, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(s))
 			require.NoError(b, err)
 			sizes = append(sizes, n)
@@ -82,9 +82,10 @@ func syntheticExport(scope string, n int) []byte {
 		t := at.Add(time.Duration(i) * time.Minute)
 		ep, newID := int64((i-1)%episodes+1), int64(i)
 		stmt := fmt.Sprintf("User's fact number %d is value %d", i/2, i)
-		must(memory.ExportedEvent{Type: memory.RecordEvent, Scope: scope, ID: int64(events), Action: memory.ActionSupersede, Reason: memory.ReasonTemporal,
-			Origin: memory.RevisionExtraction, OldBeliefID: int64(i - 1), NewBeliefID: &newID, OldStatement: fmt.Sprintf("User's fact number %d is value %d", i/2, i-1),
-			NewStatement: &stmt, EpisodeID: &ep, CreatedAt: t, Prior: json.RawMessage(`{"wrote":true}`)})
+		must(memory.ExportedEvent{Type: memory.RecordEvent, Prior: json.RawMessage(`{"wrote":true}`), Event: memory.Event{Scope: scope,
+			ID: int64(events), Action: memory.ActionSupersede, Reason: memory.ReasonTemporal, Origin: memory.RevisionExtraction,
+			OldBeliefID: int64(i - 1), NewBeliefID: &newID, OldStatement: fmt.Sprintf("User's fact number %d is value %d", i/2, i-1),
+			NewStatement: &stmt, EpisodeID: &ep, CreatedAt: t}})
 	}
 	counts := map[memory.RecordType]int{memory.RecordScope: 1, memory.RecordEpisode: episodes, memory.RecordBelief: n}
 	if events > 0 {
@@ -109,9 +110,7 @@ func liveHeap() (stop func() uint64) {
 		done = make(chan struct{})
 		wg   sync.WaitGroup
 	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		for {
@@ -125,7 +124,7 @@ func liveHeap() (stop func() uint64) {
 			case <-tick.C:
 			}
 		}
-	}()
+	})
 	return func() uint64 {
 		close(done)
 		wg.Wait()

@@ -188,12 +188,9 @@ func (e *Export) dependencies(ctx context.Context, scope string, emit func(Recor
 
 func (e *Export) events(ctx context.Context, scope string, emit func(RecordType, any) error) error {
 	var rec ExportedEvent
-	return e.each(ctx, "revision events", emit, RecordEvent, `SELECT scope, id, action, reason, origin, old_belief_id, new_belief_id,
-			old_statement, new_statement, excerpt, rationale, episode_id, created_at, reverts, reverted_by, reverted_at, prior
-		FROM revision_event WHERE scope = $1 AND ($2::timestamptz IS NULL OR created_at >= $2 OR reverted_at >= $2) ORDER BY id`, scope,
-		[]any{&rec.Scope, &rec.ID, &rec.Action, &rec.Reason, &rec.Origin, &rec.OldBeliefID, &rec.NewBeliefID,
-			&rec.OldStatement, &rec.NewStatement, &rec.Excerpt, &rec.Rationale, &rec.EpisodeID, &rec.CreatedAt, &rec.Reverts, &rec.RevertedBy,
-			&rec.RevertedAt, &rec.Prior},
+	return e.each(ctx, "revision events", emit, RecordEvent, `SELECT `+eventColumns+`, e.prior
+		FROM revision_event e WHERE e.scope = $1 AND ($2::timestamptz IS NULL OR e.created_at >= $2 OR e.reverted_at >= $2) ORDER BY e.id`, scope,
+		append(rec.fields(), &rec.Prior),
 		func() any {
 			out := rec
 			out.Type = RecordEvent

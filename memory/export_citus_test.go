@@ -58,6 +58,6 @@ func TestCitusExportImport(t *testing.T) {
 		require.Equal(t, was[i].Statement, is[i].Statement)
 		require.Equal(t, was[i].Status, is[i].Status)
 		require.Equal(t, was[i].ValidUntil, is[i].ValidUntil)
-		require.Equal(t, len(was[i].SupersededBy), len(is[i].SupersededBy))
+		require.Len(t, is[i].SupersededBy, len(was[i].SupersededBy))
 	}
 }

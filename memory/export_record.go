@@ -3,7 +3,8 @@ package memory
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
+	"maps"
 	"time"
 )
 
@@ -129,25 +130,10 @@ type ExportedDependency struct {
 // Prior is what the revision changed, for its revert (null for events of versions
 // before reverts); its episode_id is an episode of the export.
 type ExportedEvent struct {
-	Type         RecordType      `json:"type"`
-	Scope        string          `json:"scope"`
-	ID           int64           `json:"id"`
-	Action       Action          `json:"action"`
-	Reason       Reason          `json:"reason"`
-	Origin       RevisionOrigin  `json:"origin"`
-	OldBeliefID  int64           `json:"old_belief_id"`
-	NewBeliefID  *int64          `json:"new_belief_id"`
-	OldStatement string          `json:"old_statement"`
-	NewStatement *string         `json:"new_statement"`
-	Excerpt      *string         `json:"excerpt"`
-	Rationale    *string         `json:"rationale"`
-	EpisodeID    *int64          `json:"episode_id"`
-	CreatedAt    time.Time       `json:"created_at"`
-	Reverts      *int64          `json:"reverts"`
-	RevertedBy   *int64          `json:"reverted_by"`
-	RevertedAt   *time.Time      `json:"reverted_at"`
-	Prior        json.RawMessage `json:"prior"`
-	Line         int             `json:"-"`
+	Type RecordType `json:"type"`
+	Event
+	Prior json.RawMessage `json:"prior"`
+	Line  int             `json:"-"`
 }
 
 // ExportedItem is a review item with every column the review queue keeps but its
@@ -168,9 +154,7 @@ var itemIDColumns = []string{"belief_id", "target_belief_id", "episode_id"}
 // MarshalJSON writes the item as one object: its type and its columns.
 func (it ExportedItem) MarshalJSON() ([]byte, error) {
 	cols := make(map[string]json.RawMessage, len(it.Columns)+1)
-	for k, v := range it.Columns {
-		cols[k] = v
-	}
+	maps.Copy(cols, it.Columns)
 	cols["type"] = json.RawMessage(`"` + RecordReviewItem + `"`)
 	return json.Marshal(cols)
 }
@@ -186,11 +170,11 @@ func (it *ExportedItem) UnmarshalJSON(b []byte) error {
 	delete(cols, "type")
 	var scope string
 	if err := json.Unmarshal(cols["scope"], &scope); err != nil || scope == "" {
-		return fmt.Errorf("review item: scope is not a non-empty string")
+		return errors.New("review item: scope is not a non-empty string")
 	}
 	var id int64
 	if err := json.Unmarshal(cols["id"], &id); err != nil || id <= 0 {
-		return fmt.Errorf("review item: id is not a positive integer")
+		return errors.New("review item: id is not a positive integer")
 	}
 	it.Scope, it.ID, it.Columns = scope, id, cols
 	return nil

@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
 
@@ -94,8 +93,8 @@ func TestCheckImport(t *testing.T) {
 		return b
 	}
 	event := func(id int64, line int, reverts *int64) ExportedEvent {
-		e := ExportedEvent{ID: id, Line: line, Action: ActionRetract, Reason: ReasonCorrection, Origin: RevisionExtraction, OldBeliefID: 1,
-			OldStatement: "s", CreatedAt: at}
+		e := ExportedEvent{Line: line, Event: Event{ID: id, Action: ActionRetract, Reason: ReasonCorrection, Origin: RevisionExtraction,
+			OldBeliefID: 1, OldStatement: "s", CreatedAt: at}}
 		if reverts != nil {
 			e.Action, e.Reverts = ActionRevert, reverts
 		}
@@ -132,7 +131,7 @@ func TestCheckImport(t *testing.T) {
 			tc.sc.Scope = "u"
 			err := s.CheckImport(ctx, []*ScopeImport{&tc.sc})
 			require.Error(t, err)
-			require.True(t, errors.Is(err, ErrImport), "%v", err)
+			require.ErrorIs(t, err, ErrImport)
 			msg, ok := transcript.InputMessage(err)
 			require.True(t, ok)
 			require.Contains(t, msg, tc.want)

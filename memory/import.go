@@ -127,7 +127,7 @@ func (s *Store) SetImportedEmbeddings(ctx context.Context, scope, model string, 
 	var beliefs, events []int64
 	var beliefVecs, eventVecs []string
 	for i, u := range items {
-		v := pgvector.NewVector(vecs[i]).String() //nolint:gosec // G602: vecs has len(items), checked above
+		v := pgvector.NewVector(vecs[i]).String()
 		if u.Event {
 			events, eventVecs = append(events, u.ID), append(eventVecs, v)
 		} else {
@@ -263,8 +263,7 @@ func (im *importer) writeBeliefs(ctx context.Context) error {
 	for i, b := range bs {
 		im.beliefs[b.ID] = ids[i]
 	}
-	for start := 0; start < len(bs); start += bulkChunk {
-		chunk := bs[start:min(start+bulkChunk, len(bs))]
+	for chunk := range slices.Chunk(bs, bulkChunk) {
 		var c struct {
 			id, episode, reinforced                             []int64
 			subject, attribute, kind, statement, status, origin []string
@@ -352,8 +351,7 @@ func (im *importer) writeEvents(ctx context.Context) error {
 	for i, e := range evs {
 		im.events[e.ID] = ids[i]
 	}
-	for start := 0; start < len(evs); start += bulkChunk {
-		chunk := evs[start:min(start+bulkChunk, len(evs))]
+	for chunk := range slices.Chunk(evs, bulkChunk) {
 		var c struct {
 			id, old                              []int64
 			newID, episode, reverts, revertedBy  []*int64

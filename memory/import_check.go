@@ -318,6 +318,8 @@ func checkEvent(e ExportedEvent, events, beliefs, episodes idSet, reverted map[i
 }
 
 // decodePrior is an event's prior, nil when null.
+//
+//nolint:nilnil // null is an event of a version before priors, not an error
 func decodePrior(raw json.RawMessage) (*eventPrior, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -368,6 +370,8 @@ func checkItem(it ExportedItem, columns map[string]bool, beliefs, episodes idSet
 }
 
 // itemRef is the id column col of review item it names, nil when null or absent.
+//
+//nolint:nilnil // null names no row, which is no error
 func itemRef(it ExportedItem, col string) (*int64, error) {
 	raw, ok := it.Columns[col]
 	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {

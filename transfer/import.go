@@ -263,60 +263,52 @@ func (im *Importer) embed(ctx context.Context, rep *Report) error {
 		return nil
 	}
 	rep.EmbeddingModel = im.cfg.EmbedModel
+	store, model := im.cfg.Store, im.cfg.EmbedModel
 	for i := range rep.Scopes {
 		sc := &rep.Scopes[i]
-		for chunk := range slices.Chunk(sc.ToEmbed, im.cfg.Batch) {
-			texts := make([]string, len(chunk))
-			for j, u := range chunk {
-				texts[j] = u.Text
-			}
-			vecs, err := llm.EmbedTexts(ctx, im.cfg.Embed, texts)
-			rep.EmbeddingCalls++
-			if err != nil {
-				return err
-			}
-			if err := im.cfg.Store.EnsureEmbeddingModel(ctx, im.cfg.EmbedModel, len(vecs[0])); err != nil {
-				return err
-			}
-			n, err := im.cfg.Store.SetImportedEmbeddings(ctx, sc.Scope, im.cfg.EmbedModel, chunk, vecs)
-			rep.EmbeddedRows += n
-			if err != nil {
-				return err
-			}
+		err := im.embedRows(ctx, rep, sc.ToEmbed, func(rows []memory.Unembedded, vecs [][]float32) (int, error) {
+			return store.SetImportedEmbeddings(ctx, sc.Scope, model, rows, vecs)
+		})
+		if err != nil {
+			return err
 		}
 		sc.ToEmbed = nil
-		if err := im.embedDismissals(ctx, sc.Scope, rep); err != nil {
+		// Each dismissal is a few-shot example of what not to do, found by its vector.
+		dismissals, err := store.UnembeddedDismissals(ctx, sc.Scope, model)
+		if err != nil {
+			return err
+		}
+		err = im.embedRows(ctx, rep, dismissals, func(rows []memory.Unembedded, vecs [][]float32) (int, error) {
+			return store.SetDismissalEmbeddings(ctx, sc.Scope, model, rows, vecs)
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// embedDismissals embeds the scope's dismissed review items: each is a few-shot example
-// of what not to do, found by its vector.
-func (im *Importer) embedDismissals(ctx context.Context, scope string, rep *Report) error {
-	store := im.cfg.Store
-	for {
-		items, err := store.UnembeddedDismissals(ctx, scope, im.cfg.EmbedModel, im.cfg.Batch)
-		if err != nil || len(items) == 0 {
-			return err
-		}
-		texts := make([]string, len(items))
-		for i, it := range items {
-			texts[i] = it.Text
+// embedRows embeds rows, Batch texts a call, and stores each call's vectors with set.
+func (im *Importer) embedRows(ctx context.Context, rep *Report, rows []memory.Unembedded,
+	set func([]memory.Unembedded, [][]float32) (int, error)) error {
+	for chunk := range slices.Chunk(rows, im.cfg.Batch) {
+		texts := make([]string, len(chunk))
+		for j, u := range chunk {
+			texts[j] = u.Text
 		}
 		vecs, err := llm.EmbedTexts(ctx, im.cfg.Embed, texts)
 		rep.EmbeddingCalls++
 		if err != nil {
 			return err
 		}
-		if err := store.EnsureEmbeddingModel(ctx, im.cfg.EmbedModel, len(vecs[0])); err != nil {
+		if err := im.cfg.Store.EnsureEmbeddingModel(ctx, im.cfg.EmbedModel, len(vecs[0])); err != nil {
 			return err
 		}
-		n, err := store.SetDismissalEmbeddings(ctx, scope, im.cfg.EmbedModel, items, vecs)
+		n, err := set(chunk, vecs)
 		rep.EmbeddedRows += n
-		if err != nil || n == 0 {
+		if err != nil {
 			return err
 		}
 	}
+	return nil
 }

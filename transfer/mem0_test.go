@@ -1,7 +1,6 @@
 package transfer
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -63,7 +62,7 @@ func TestReadMem0(t *testing.T) {
 	}
 
 	// The template may use every id mem0 has; a bare array reads the same.
-	p, err = readFixture(t, "mem0_get_all.json", "org/{agent_id}/{run_id}/{user_id}")
+	_, err = readFixture(t, "mem0_get_all.json", "org/{agent_id}/{run_id}/{user_id}")
 	require.Error(t, err, "the first memory has no agent")
 	require.Contains(t, err.Error(), `line 6: mem0 memory "f4cbdb08-7062-4f3e-8eb2-9f5c80dfe64c": has no agent_id, which the scope template "org/{agent_id}/{run_id}/{user_id}" needs`)
 	p, err = readFixture(t, "mem0_array.json", "tenant:x/user:{user_id}")
@@ -99,7 +98,7 @@ func TestReadMem0Refuses(t *testing.T) {
 			require.Contains(t, err.Error(), tc.want)
 			_, ok := transcript.InputMessage(err)
 			require.True(t, ok, "bad input: %v", err)
-			require.True(t, errors.Is(err, ErrInput), "%v", err)
+			require.ErrorIs(t, err, ErrInput)
 		})
 	}
 	// A number is an id as good as a string; times without a zone are UTC.
@@ -123,6 +122,6 @@ func TestScopeMap(t *testing.T) {
 	for _, bad := range [][]string{{"acme"}, {"=x"}, {"x="}, {"a=b", "a=c"}, {" a=b"}} {
 		_, err := ParseScopeMap(bad)
 		require.Error(t, err, "%q", bad)
-		require.True(t, errors.Is(err, transcript.ErrInput), "%v", err)
+		require.ErrorIs(t, err, transcript.ErrInput)
 	}
 }

@@ -197,13 +197,13 @@ func addRecord(sc *memory.ScopeImport, t memory.RecordType, line int, raw []byte
 			rec.Line, sc.State = line, &rec
 		}
 	case memory.RecordEpisode:
-		sc.Episodes, err = appendRecord(sc.Episodes, raw, line, func(r *memory.ExportedEpisode) { r.Line = line })
+		sc.Episodes, err = appendRecord(sc.Episodes, raw, func(r *memory.ExportedEpisode) { r.Line = line })
 	case memory.RecordBelief:
-		sc.Beliefs, err = appendRecord(sc.Beliefs, raw, line, func(r *memory.ExportedBelief) { r.Line = line })
+		sc.Beliefs, err = appendRecord(sc.Beliefs, raw, func(r *memory.ExportedBelief) { r.Line = line })
 	case memory.RecordDependency:
-		sc.Dependencies, err = appendRecord(sc.Dependencies, raw, line, func(r *memory.ExportedDependency) { r.Line = line })
+		sc.Dependencies, err = appendRecord(sc.Dependencies, raw, func(r *memory.ExportedDependency) { r.Line = line })
 	case memory.RecordEvent:
-		sc.Events, err = appendRecord(sc.Events, raw, line, func(r *memory.ExportedEvent) { r.Line = line })
+		sc.Events, err = appendRecord(sc.Events, raw, func(r *memory.ExportedEvent) { r.Line = line })
 	case memory.RecordReviewItem:
 		var it memory.ExportedItem
 		if err = json.Unmarshal(raw, &it); err == nil {
@@ -221,7 +221,7 @@ func addRecord(sc *memory.ScopeImport, t memory.RecordType, line int, raw []byte
 	return nil
 }
 
-func appendRecord[T any](list []T, raw []byte, line int, setLine func(*T)) ([]T, error) {
+func appendRecord[T any](list []T, raw []byte, setLine func(*T)) ([]T, error) {
 	var rec T
 	if err := strict(raw, &rec); err != nil {
 		return list, err

@@ -273,6 +273,20 @@ func (e *env) close() {
 	}
 }
 
+// parseOptionalTime is parseTime of a flag that may be left out: nil then.
+//
+//nolint:nilnil // a flag left out is no time, not an error
+func parseOptionalTime(flagName, s string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t, err := parseTime(flagName, s)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
 // parseTime reads RFC 3339 or a date (midnight UTC).
 func parseTime(flagName, s string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {

@@ -38,12 +38,9 @@ func exportCommand() command {
 					return config.Usagef("give --scope or --scope-prefix")
 				}
 				q := memory.ExportQuery{Scope: *scope, ScopePrefix: *prefix}
-				if *since != "" {
-					t, err := parseTime("since", *since)
-					if err != nil {
-						return err
-					}
-					q.Since = &t
+				var err error
+				if q.Since, err = parseOptionalTime("since", *since); err != nil {
+					return err
 				}
 				store, err := e.open(ctx)
 				if err != nil {

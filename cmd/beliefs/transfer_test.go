@@ -162,12 +162,10 @@ func (c *apiCLI) views(scope string) map[string]string {
 		if kind == "" {
 			kind = "belief" // history; context's beliefs
 		}
-		var key string
-		if strings.HasPrefix(name, "history of belief ") {
-			id, _ := strconv.ParseFloat(strings.TrimPrefix(name, "history of belief "), 64)
+		key := name
+		if rest, ok := strings.CutPrefix(name, "history of belief "); ok {
+			id, _ := strconv.ParseFloat(rest, 64)
 			key = "history of " + rankOf(ids, "belief", id)
-		} else {
-			key = name
 		}
 		b, err := json.MarshalIndent(ranked(v, kind, ids), "", " ")
 		require.NoError(c.t, err)
@@ -281,7 +279,7 @@ func TestExportPurgeImport(t *testing.T) {
 	unembedded, err := store.Unembedded(ctx, scope, llmtest.DefaultEmbedModel, 100)
 	require.NoError(t, err)
 	require.Empty(t, unembedded)
-	dismissals, err := store.UnembeddedDismissals(ctx, scope, llmtest.DefaultEmbedModel, 10)
+	dismissals, err := store.UnembeddedDismissals(ctx, scope, llmtest.DefaultEmbedModel)
 	require.NoError(t, err)
 	require.Empty(t, dismissals)
 	watermark, _, err := store.ConsolidationWatermark(ctx, scope)
@@ -320,7 +318,7 @@ func rankedExport(t *testing.T, file string) []string {
 	require.NoError(t, err)
 	var recs []map[string]any
 	ids := map[string][]float64{}
-	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSuffix(string(data), "\n"), "\n") {
 		var rec map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &rec))
 		if id, ok := rec["id"].(float64); ok {
