@@ -116,10 +116,20 @@ func (h *harness) do(method, path, token string, body any) response {
 		require.NoError(h.t, err)
 		rd = bytes.NewReader(buf)
 	}
+	contentType := ""
+	if body != nil {
+		contentType = "application/json"
+	}
+	return h.doAs(method, path, token, contentType, rd)
+}
+
+// doAs sends the body rd (nil: none) as contentType.
+func (h *harness) doAs(method, path, token, contentType string, rd io.Reader) response {
+	h.t.Helper()
 	req, err := http.NewRequest(method, h.http.URL+path, rd)
 	require.NoError(h.t, err)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)

@@ -7,7 +7,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/credohq/credo/memory"
-	"github.com/credohq/credo/transcript"
 )
 
 type (
@@ -92,11 +91,8 @@ func (s *Server) audit(ctx context.Context, p *Principal, in auditInput) (*Audit
 			return nil, err
 		}
 	case in.ScopePrefix != "":
-		if err := checkInput(transcript.CheckScope("scope_prefix", in.ScopePrefix)); err != nil {
+		if err := s.prefix(p, RightRead, in.ScopePrefix); err != nil {
 			return nil, err
-		}
-		if !p.Sees(in.ScopePrefix) {
-			return nil, forbiddenScope()
 		}
 	case len(p.Scopes) == 1:
 		// The key's one prefix is what it may audit; "*" is every scope.

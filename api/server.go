@@ -38,6 +38,7 @@ import (
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/operator"
 	"github.com/credohq/credo/recall"
+	"github.com/credohq/credo/transfer"
 )
 
 // Version is the version of the API's OpenAPI document.
@@ -58,6 +59,7 @@ type Server struct {
 	embedModel string
 	reader     *recall.Reader
 	ops        *operator.Operator
+	importer   *transfer.Importer
 	log        *slog.Logger
 	now        func() time.Time
 
@@ -102,6 +104,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.reader = reader
+	if s.importer, err = transfer.NewImporter(transfer.Config{Store: s.store, Embed: cfg.Embed, EmbedModel: s.embedModel, Jobs: cfg.Jobs,
+		Logger: s.log, Now: s.now}); err != nil {
+		return nil, err
+	}
 	s.api = humago.New(recordingMux{s}, s.humaConfig())
 	s.register()
 	s.handle("/v1/", http.HandlerFunc(s.noRoute))

@@ -41,6 +41,21 @@ func (s *Server) scope(p *Principal, r Right, scope string) error {
 	return nil
 }
 
+// prefix checks a scope_prefix that the key's prefixes must cover, as scope checks a
+// scope: the key may then act on every scope under it.
+func (s *Server) prefix(p *Principal, r Right, prefix string) error {
+	if err := s.need(p, r); err != nil {
+		return err
+	}
+	if err := checkInput(transcript.CheckScope("scope_prefix", prefix)); err != nil {
+		return err
+	}
+	if !p.Sees(prefix) {
+		return forbiddenScope()
+	}
+	return nil
+}
+
 func checkScope(scope string) error {
 	if strings.TrimSpace(scope) == "" {
 		return invalid("scope is required")

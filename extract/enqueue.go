@@ -82,6 +82,17 @@ func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, ts []transcript.Tran
 	return res, nil
 }
 
+// ScheduleTx makes sure each of scopes has its extraction job, in tx, and holds the
+// scopes' queue locks until tx ends, as Enqueue does: for a writer that stores pending
+// episodes some other way (an import), in tx after this call. It returns how many jobs
+// it inserted.
+func ScheduleTx(ctx context.Context, tx pgx.Tx, jobs Inserter, scopes []string) (int, error) {
+	if err := lockQueues(ctx, tx, scopes); err != nil {
+		return 0, err
+	}
+	return insertScopeJobs(ctx, tx, jobs, scopes)
+}
+
 // lockQueues takes, until tx ends, the queue lock of each scope: the lock that orders
 // enqueuing against a scope job's last look for pending episodes. Locks are taken in
 // key order, so two transactions locking several scopes cannot deadlock.

@@ -19,12 +19,14 @@ const (
 // Origin is where a belief came from; it decides what may revise it (entrenchment).
 type Origin string
 
-// A belief is what the user stated, what was inferred, or what an operator asserted
-// as authoritative.
+// A belief is what the user stated, what was inferred, what an operator asserted as
+// authoritative, or what was imported from another memory system (mem0), which
+// entrenches it no more than an inference: no transcript says it (see entrenched).
 const (
 	OriginUserStated    Origin = "user_stated"
 	OriginInferred      Origin = "inferred"
 	OriginAuthoritative Origin = "authoritative"
+	OriginImported      Origin = "imported"
 )
 
 // Kind is what sort of statement a belief is.

@@ -38,8 +38,9 @@
 // true); a retraction's statement, if any, is stored as a new belief.
 //
 // Entrenched: an authoritative belief, for any writer but an operator; a belief the user
-// stated, for an inference or a statement of lower confidence. Only an operator asserts
-// authoritative beliefs. Only consolidation and operators send resolutions, decided the
+// stated, for an inference, an imported belief or a statement of lower confidence. An
+// imported belief (origin imported: another memory system's) is entrenched against
+// nothing. Only an operator asserts authoritative beliefs. Only consolidation and operators send resolutions, decided the
 // same way (first match):
 //
 //	resolution               target or replacement                   outcome

@@ -7,7 +7,9 @@ import "fmt"
 
 // entrenched says why a revision by a writer of origin by, stating a belief of origin
 // and confidence, may not replace or retract t, or "" when it may. Operators may change
-// anything.
+// anything. An imported belief (another memory system's, with no transcript to quote)
+// ranks with an inference: nothing it replaces is entrenched against it but what the
+// user stated or an operator asserted, and any writer may replace it.
 func entrenched(by RevisionOrigin, t *target, origin Origin, confidence float64) string {
 	if by == RevisionOperator {
 		return ""
@@ -17,6 +19,8 @@ func entrenched(by RevisionOrigin, t *target, origin Origin, confidence float64)
 		return fmt.Sprintf("belief %d is authoritative: only an operator changes it", t.ID)
 	case t.Origin == OriginUserStated && origin == OriginInferred:
 		return fmt.Sprintf("belief %d was stated by the user: an inference does not replace it", t.ID)
+	case t.Origin == OriginUserStated && origin == OriginImported:
+		return fmt.Sprintf("belief %d was stated by the user: an imported belief does not replace it", t.ID)
 	case t.Origin == OriginUserStated && confidence < t.Confidence:
 		return fmt.Sprintf("belief %d was stated by the user with confidence %.2f: a revision with %.2f does not replace it", t.ID, t.Confidence, confidence)
 	}

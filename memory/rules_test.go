@@ -14,6 +14,7 @@ func TestRuleEntrenched(t *testing.T) {
 	stated := &target{ID: 1, Origin: OriginUserStated, Confidence: 0.8}
 	authoritative := &target{ID: 2, Origin: OriginAuthoritative, Confidence: 1}
 	inferred := &target{ID: 3, Origin: OriginInferred, Confidence: 0.9}
+	imported := &target{ID: 4, Origin: OriginImported, Confidence: 1}
 	for name, tc := range map[string]struct {
 		by         RevisionOrigin
 		t          *target
@@ -31,6 +32,9 @@ func TestRuleEntrenched(t *testing.T) {
 		"stated, an operator's inference":          {RevisionOperator, stated, OriginInferred, 0, ""},
 		"inferred, replaced by an inference":       {RevisionExtraction, inferred, OriginInferred, 0.1, ""},
 		"inferred, replaced by a user's statement": {RevisionExtraction, inferred, OriginUserStated, 0.5, ""},
+		"imported, replaced by an inference":       {RevisionExtraction, imported, OriginInferred, 0.5, ""},
+		"imported, replaced by consolidation":      {RevisionConsolidation, imported, OriginImported, 0.5, ""},
+		"stated, replaced by an imported belief":   {RevisionConsolidation, stated, OriginImported, 1, "an imported belief does not replace it"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

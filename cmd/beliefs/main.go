@@ -18,12 +18,14 @@
 //	beliefs consolidate --scope S [--json]
 //	beliefs curate [--dry-run] [--json]
 //	beliefs reembed [--scope S] [--json]
+//	beliefs export (--scope S | --scope-prefix P) [--output FILE] [--since T]
+//	beliefs import FILE [--scope-map OLD=NEW]... [--from credo|mem0] [--scope-template T] [--json]
 //	beliefs keys create|list|revoke ...
 //	beliefs mcp [--key KEY]
 //
 // Exit codes: 0 done, 1 failed (a refused revision or revert, an item already
-// resolved), 2 bad usage or input, 3 no such belief, review item or event, or a scope
-// that never held a transcript or a belief.
+// resolved, an import into a scope that holds memory), 2 bad usage or input, 3 no such
+// belief, review item or event, or a scope that never held a transcript or a belief.
 package main
 
 import (
@@ -89,12 +91,15 @@ func exitCode(err error, stderr io.Writer) int {
 type command struct {
 	name, usage string
 	groups      config.Group
+	// args names the arguments the subcommand takes besides its flags (FILE), before
+	// or after them; "" takes none.
+	args string
 	// flags registers the subcommand's flags; run runs it once they are parsed.
 	flags func(fs *flag.FlagSet) func(ctx context.Context, env *env) error
 }
 
 func commands() []command {
-	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), episodesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), revertCommand(), auditCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand(), reembedCommand()},
+	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), episodesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), revertCommand(), auditCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand(), reembedCommand(), exportCommand(), importCommand()},
 		append(keysCommands(), mcpCommand())...)
 }
 
@@ -131,16 +136,14 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, con
 			return config.Usage(err)
 		}
 		do := c.flags(fs)
-		if err := config.ParseFlags(fs, args[1:]); err != nil {
+		positional, err := parseArgs(fs, args[1:], c.args != "")
+		if err != nil {
 			return err // -h, or a UsageError
-		}
-		if fs.NArg() > 0 {
-			return config.Usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 		}
 		if err := cfg.Checked(c.groups); err != nil {
 			return err
 		}
-		e := &env{cfg: cfg, stdout: stdout, stderr: stderr, confirm: confirm}
+		e := &env{cfg: cfg, stdout: stdout, stderr: stderr, confirm: confirm, args: positional}
 		defer e.close()
 		return app.Traced(ctx, "beliefs "+c.name, getenv, app.Logger(cfg, stderr), func(ctx context.Context, tr *tracing.Tracing) error {
 			e.tracing = tr
@@ -151,11 +154,31 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, con
 	return config.Usagef("unknown command %q", args[0])
 }
 
+// parseArgs parses args into fs and returns the arguments that are not flags, which
+// may come before, between or after them when the command takes any.
+func parseArgs(fs *flag.FlagSet, args []string, takesArgs bool) ([]string, error) {
+	var positional []string
+	for {
+		if err := config.ParseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		if !takesArgs {
+			return nil, config.Usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		}
+		positional, args = append(positional, fs.Arg(0)), fs.Args()[1:]
+	}
+}
+
 // env is what a running subcommand uses; the store is opened on first use, so usage
 // errors are reported without a database.
 type env struct {
 	cfg            *config.Config
 	stdout, stderr io.Writer
+	// args are the command's arguments besides its flags.
+	args []string
 	// pool is the database, store memory on it; both are opened on first use.
 	pool  *pgxpool.Pool
 	store *memory.Store
@@ -254,6 +277,20 @@ func (e *env) close() {
 	if e.pool != nil {
 		e.pool.Close()
 	}
+}
+
+// parseOptionalTime is parseTime of a flag that may be left out: nil then.
+//
+//nolint:nilnil // a flag left out is no time, not an error
+func parseOptionalTime(flagName, s string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t, err := parseTime(flagName, s)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
 
 // parseTime reads RFC 3339 or a date (midnight UTC).

@@ -84,12 +84,9 @@ func auditCommand() command {
 						return err
 					}
 				}
-				if *since != "" {
-					t, err := parseTime("since", *since)
-					if err != nil {
-						return err
-					}
-					q.Since = &t
+				var err error
+				if q.Since, err = parseOptionalTime("since", *since); err != nil {
+					return err
 				}
 				store, err := e.open(ctx)
 				if err != nil {

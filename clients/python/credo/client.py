@@ -12,7 +12,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
+from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 
 from ._http import exchange
 from .errors import CredoError, InvalidResponse, RateLimited, ServerError, Timeout, TransportError, api_error
@@ -28,6 +28,7 @@ from .types import (
     Episode,
     Event,
     Forgotten,
+    ImportReport,
     MessageLike,
     Mismatch,
     Reverted,
@@ -219,47 +220,111 @@ class Client:
                       purge=purge or None, scope_prefix=scope_prefix)
         return self._call(Forgotten, "POST", "/v1/forget", body=body)
 
+    # Moving memory.
+
+    def export(self, scope: Optional[str] = None, *, scope_prefix: Optional[str] = None,
+               since: Optional[TimeLike] = None) -> Iterator[Dict[str, Any]]:
+        """A scope's memory, or every scope's under ``scope_prefix``, as it streams from one
+        snapshot (exportMemory): the header, then each record, as dicts, one line at a
+        time; ``since`` keeps what changed at or after it. Written one JSON line each,
+        they are a file ``import_file`` takes. Raises TransportError when the export is
+        cut short: its end record never came."""
+        q = _query(scope=scope, scope_prefix=scope_prefix, since=_time_param(since))
+        url = self.url + "/v1/export?" + urllib.parse.urlencode(q)
+        req = urllib.request.Request(url, method="GET", headers=self._headers("application/x-ndjson"))
+        try:
+            res = urllib.request.urlopen(req, timeout=self.timeout)
+        except urllib.error.HTTPError as e:
+            err = api_error(e.code, e.headers, e.read())
+            e.close()
+            raise err from None
+        except (urllib.error.URLError, OSError) as e:
+            raise TransportError(f"GET /v1/export: {getattr(e, 'reason', e)}") from e
+        with res:
+            ended = False
+            for line in res:
+                if line.strip():
+                    try:
+                        record = json.loads(line)
+                    except (ValueError, RecursionError) as e:
+                        raise InvalidResponse(res.status, f"GET /v1/export: a line is not JSON: {e}") from None
+                    ended = record.get("type") == "end"
+                    yield record
+        if not ended:
+            raise TransportError("GET /v1/export: the export was cut short (no end record)")
+
+    def import_file(self, file: Union[str, "os.PathLike[str]", bytes, BinaryIO], *,
+                    scope_map: Optional[Mapping[str, str]] = None, source: str = "credo",
+                    scope_template: Optional[str] = None) -> ImportReport:
+        """Import an export (a path, the bytes, or a binary file) into scopes that hold
+        nothing (importMemory); ``scope_map`` imports each scope OLD, and those under
+        OLD/, as NEW. ``source="mem0"`` reads mem0's exported memories instead, one scope
+        per ``scope_template`` (default ``user:{user_id}``). Raises InvalidRequest naming
+        the line of a bad record, Refused when a scope holds memory: nothing is imported."""
+        if isinstance(file, bytes):
+            data = file
+        elif hasattr(file, "read"):
+            data = file.read()  # type: ignore[union-attr]
+        else:
+            with open(file, "rb") as f:  # type: ignore[arg-type]
+                data = f.read()
+        q = _query(scope_template=scope_template)
+        if source != "credo":
+            q["from"] = source
+        if scope_map:
+            q["scope_map"] = [f"{old}={new}" for old, new in scope_map.items()]
+        kind = "application/json" if source == "mem0" else "application/x-ndjson"
+        return self._call(ImportReport, "POST", "/v1/import", query=q, data=data, content_type=kind)
+
     # The wire.
 
+    def _headers(self, accept: str = "application/json") -> Dict[str, str]:
+        headers = {"Accept": accept, "User-Agent": "credo-python/" + _version()}
+        if self.key:
+            headers["Authorization"] = "Bearer " + self.key
+        return headers
+
     def _call(self, answer: Type[T], method: str, path: str, *, query: Optional[Mapping[str, Any]] = None,
-              body: Any = None, idempotent: Optional[bool] = None, timeout: Optional[float] = None) -> T:
+              body: Any = None, idempotent: Optional[bool] = None, timeout: Optional[float] = None,
+              data: Optional[bytes] = None, content_type: Optional[str] = None) -> T:
         """One operation: its JSON answer as an ``answer``, checked field by field, or one
         of the client's errors (InvalidResponse for an answer of another shape)."""
         status, headers, raw = self._request(method, path, query=query, body=body, idempotent=idempotent,
-                                             timeout=timeout)
+                                             timeout=timeout, data=data, content_type=content_type)
         what = f"{method} {path}"
         try:
-            data = json.loads(raw)
+            decoded = json.loads(raw)
         except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, nested too deep
             kind = headers.get("Content-Type") or "no content type"
             raise InvalidResponse(status, f"{what}: the answer ({kind}) is not JSON: {e}") from None
         try:
-            return load(answer, data)
+            return load(answer, decoded)
         except Mismatch as e:
             raise InvalidResponse(status, f"{what}: the answer is not a {answer.__name__}: {e}") from None
 
     def _request(self, method: str, path: str, *, query: Optional[Mapping[str, Any]] = None, body: Any = None,
-                 idempotent: Optional[bool] = None,
-                 timeout: Optional[float] = None) -> Tuple[int, Mapping[str, str], bytes]:
+                 idempotent: Optional[bool] = None, timeout: Optional[float] = None,
+                 data: Optional[bytes] = None,
+                 content_type: Optional[str] = None) -> Tuple[int, Mapping[str, str], bytes]:
         """The request every operation makes: its 2xx answer's status, headers and body,
         or the API's error as an exception, all by one deadline, ``timeout`` seconds
         (default: the client's) from now, retries and their waits included. A 429 is
         retried always (the server refused before doing anything); the rest only when
         ``idempotent`` (by default: GET). A wait that would end past the deadline is not
-        made: the failure is raised at once."""
+        made: the failure is raised at once. ``data`` is sent as ``content_type`` in place
+        of a JSON ``body``."""
         if idempotent is None:
             idempotent = method == "GET"
         seconds = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + seconds
         url = self.url + path
         if query:
-            url += "?" + urllib.parse.urlencode(query)
-        data = None if body is None else json.dumps(body).encode("utf-8")
-        headers = {"Accept": "application/json", "User-Agent": "credo-python/" + _version()}
+            url += "?" + urllib.parse.urlencode(query, doseq=True)
+        if data is None and body is not None:
+            data, content_type = json.dumps(body).encode("utf-8"), "application/json"
+        headers = self._headers()
         if data is not None:
-            headers["Content-Type"] = "application/json"
-        if self.key:
-            headers["Authorization"] = "Bearer " + self.key
+            headers["Content-Type"] = content_type or "application/json"
         what = f"{method} {path}"
         for attempt in itertools.count():
             failure: CredoError

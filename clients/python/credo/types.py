@@ -473,6 +473,34 @@ def _message(m: MessageLike) -> Dict[str, Any]:
     return out
 
 
+@dataclass
+class ScopeImported:
+    """What one scope received from an import."""
+
+    scope: str
+    exported_as: str  # the scope as the file named it
+    episodes: int
+    beliefs: int
+    dependencies: int
+    events: int
+    review_items: int
+    pending_episodes: int  # still to extract: the scope's extraction job is queued
+
+
+@dataclass
+class ImportReport:
+    """What an import did (importMemory)."""
+
+    scopes: List[ScopeImported] = field(default_factory=list)
+    embedding_model: str = ""
+    embedded_rows: int = 0
+    embedding_calls: int = 0
+    # Set when the embedding model failed: the memory is imported, embedded later.
+    embedding_error: Optional[str] = None
+    extraction_jobs: int = 0
+    consolidation_jobs: int = 0
+
+
 def load(cls: Type[T], data: Mapping[str, Any]) -> T:
     """cls from the API's JSON."""
     return _load(cls, data)
@@ -480,6 +508,6 @@ def load(cls: Type[T], data: Mapping[str, Any]) -> T:
 
 __all__ = [
     "Answer", "Audit", "AuditOrigin", "AuditRefusals", "AuditRevisions", "Belief", "Beliefs", "Conflict", "Context",
-    "Decided", "Enqueued", "Episode", "Event", "Forgotten", "Message", "Proposal", "Purged", "Reverted", "Revision",
-    "ScopePurged", "Subtree", "Transcript", "parse_time", "format_time",
+    "Decided", "Enqueued", "Episode", "Event", "Forgotten", "ImportReport", "Message", "Proposal", "Purged", "Reverted",
+    "Revision", "ScopeImported", "ScopePurged", "Subtree", "Transcript", "parse_time", "format_time",
 ]

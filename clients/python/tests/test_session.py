@@ -15,6 +15,8 @@ says "fail on purpose".
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import unittest
 from datetime import date, datetime, timezone
@@ -259,6 +261,26 @@ class Session(unittest.TestCase):
         assert purged.purged is not None
         self.assertEqual("scope", purged.purged.what)
         self.assertGreaterEqual(purged.purged.counts["belief"], 2)
+
+    def test_export_and_import(self) -> None:
+        c, scope, moved = self.client, self.prefix + "moving", self.prefix + "moved"
+        cello = c.assert_belief(scope, "User plays the cello", "instrument")
+        c.correct(cello.belief_id or 0, "User plays the viola")
+        records = list(c.export(scope))
+        self.assertEqual("credo-export", records[0]["format"])
+        self.assertEqual([scope], records[0]["scopes"])
+        self.assertEqual("end", records[-1]["type"])
+        self.assertEqual(2, sum(1 for r in records if r.get("type") == "belief"))
+        data = "".join(json.dumps(r) + "\n" for r in records).encode("utf-8")
+        got = c.import_file(data, scope_map={scope: moved})
+        self.assertEqual([(moved, scope, 2, 1)], [(s.scope, s.exported_as, s.beliefs, s.events) for s in got.scopes])
+        self.assertEqual(c.beliefs(scope, history=True).statements(), c.beliefs(moved, history=True).statements())
+        with self.assertRaises(credo.Refused) as raised:
+            c.import_file(io.BytesIO(data), scope_map={scope: moved})
+        self.assertIn("already holds memory", raised.exception.message)
+        with self.assertRaises(credo.InvalidRequest) as raised:
+            c.import_file(data.replace(b'"status": "active"', b'"status": "dreamt"'), scope_map={scope: self.prefix + "x"})
+        self.assertIn("line ", raised.exception.message)
 
     def test_unauthorized(self) -> None:
         with self.assertRaises(credo.Unauthorized) as raised:

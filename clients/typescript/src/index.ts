@@ -33,6 +33,14 @@ export type CorrectRequest = Schemas["CorrectRequest"];
 export type ForgetRequest = Schemas["ForgetRequest"];
 export type ResolveRequest = Schemas["ResolveRequest"];
 export type RevertRequest = Schemas["RevertRequest"];
+export type ImportReport = Schemas["ImportReport"];
+export type ScopeImported = Schemas["ScopeImported"];
+
+/**
+ * A line of an export (docs/api.md, "Export and import"): the header first (format,
+ * version, scopes...), then records, each with its type and scope, the end record last.
+ */
+export type ExportRecord = { type?: string; [field: string]: unknown };
 
 /** An answer to a question, with the cited beliefs themselves. */
 export type Answer = AskAnswer & { cited: Belief[] };
@@ -291,6 +299,61 @@ export class Client {
     });
   }
 
+  // Moving memory.
+
+  /**
+   * A scope's memory, or every scope's under scopePrefix, as it streams from one snapshot
+   * (exportMemory): the header, then each record, read a line at a time; since keeps what
+   * changed at or after it. Written one JSON line each, they are a file importFile takes.
+   * Throws TransportError when the export is cut short: its end record never came.
+   */
+  async *export(options: { scope?: string; scopePrefix?: string; since?: TimeLike } = {}): AsyncGenerator<ExportRecord> {
+    const query: QueryOf<"exportMemory"> = { scope: options.scope, scope_prefix: options.scopePrefix, since: time(options.since) };
+    const { status, stream } = await this.stream("exportMemory", "/v1/export", query);
+    const reader = stream.pipeThrough(new TextDecoderStream() as ReadableWritablePair<string, Uint8Array>).getReader();
+    let rest = "";
+    let ended = false;
+    for (let done = false; !done; ) {
+      const chunk = await reader.read();
+      done = chunk.done;
+      rest += chunk.value ?? "";
+      const lines = rest.split("\n");
+      rest = done ? "" : (lines.pop() ?? "");
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        let record: ExportRecord;
+        try {
+          record = JSON.parse(line) as ExportRecord;
+        } catch (e) {
+          throw new InvalidResponse(status, `GET /v1/export: a line is not JSON: ${(e as Error).message}`);
+        }
+        ended = record.type === "end";
+        yield record;
+      }
+    }
+    if (!ended) throw new TransportError("GET /v1/export: the export was cut short (no end record)");
+  }
+
+  /**
+   * Import an export (its text or bytes) into scopes that hold nothing (importMemory);
+   * scopeMap imports each scope OLD, and those under OLD/, as NEW. from "mem0" reads
+   * mem0's exported memories instead, one scope per scopeTemplate (default user:{user_id}).
+   * Throws InvalidRequest naming the line of a bad record, Refused when a scope holds
+   * memory: nothing is imported.
+   */
+  importFile(
+    file: string | Uint8Array | Blob,
+    options: { scopeMap?: Record<string, string>; from?: "credo" | "mem0"; scopeTemplate?: string } = {},
+  ): Promise<ImportReport> {
+    const query: QueryOf<"importMemory"> = {
+      from: options.from,
+      scope_template: options.scopeTemplate,
+      scope_map: Object.entries(options.scopeMap ?? {}).map(([from, to]) => `${from}=${to}`),
+    };
+    const contentType = options.from === "mem0" ? "application/json" : "application/x-ndjson";
+    return this.call("importMemory", "POST", "/v1/import", { query, raw: { body: file, contentType } });
+  }
+
   // The wire.
 
   /**
@@ -301,7 +364,7 @@ export class Client {
     op: O,
     method: "GET" | "POST",
     path: string,
-    options: RequestOptions & { query?: QueryOf<O>; problem?: (answer: AnswerOf<O>) => string | undefined } = {},
+    options: CallOptions<O> = {},
   ): Promise<AnswerOf<O>> {
     const shape = answers[op];
     if (shape === null) throw new Error(`${op} does not answer JSON: read it with request()`); // the client's own mistake
@@ -321,41 +384,60 @@ export class Client {
     return answer as AnswerOf<O>;
   }
 
+  /** A GET of operation O that answers a stream, not one JSON document: the body unread. */
+  private async stream<O extends Op>(op: O, path: string, query: QueryOf<O>): Promise<{ status: number; stream: ReadableStream<Uint8Array> }> {
+    const { status, stream } = await this.request("GET", path, { query, stream: true });
+    if (!stream) throw new TransportError(`GET ${path}: the answer to ${op} has no body`);
+    return { status, stream };
+  }
+
   /**
    * The request every operation makes: its 2xx answer, or the API's error thrown, all by
    * one deadline, options.timeout ms (default: the client's) from now, retries and their
    * waits included. A 429 is retried always (the server refused before doing anything);
    * the rest only when idempotent (by default: GET). A wait that would end past the
-   * deadline is not made: the failure is thrown at once.
+   * deadline is not made: the failure is thrown at once. raw sends a body as it is;
+   * stream answers once the server began its answer, the body unread in stream: the
+   * deadline is then the answer's start, and reading it may take as long as it takes.
    */
   private async request(
     method: "GET" | "POST",
     path: string,
-    options: RequestOptions & { query?: object } = {},
-  ): Promise<{ status: number; headers: Headers; text: string }> {
+    options: RequestOptions & { query?: object; stream?: boolean } = {},
+  ): Promise<Answered> {
     const idempotent = options.idempotent ?? method === "GET";
     const timeout = options.timeout ?? this.timeout;
     const deadline = performance.now() + timeout;
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(options.query ?? {})) {
-      if (v !== undefined && v !== null) params.set(k, String(v));
+      for (const one of Array.isArray(v) ? v : [v]) {
+        if (one !== undefined && one !== null) params.append(k, String(one));
+      }
     }
     const search = params.toString();
     const url = this.url + path + (search ? `?${search}` : "");
     const headers: Record<string, string> = { Accept: "application/json", "User-Agent": `credo-typescript/${VERSION}` };
     if (options.body !== undefined) headers["Content-Type"] = "application/json";
+    if (options.raw) headers["Content-Type"] = options.raw.contentType;
     if (this.key) headers.Authorization = `Bearer ${this.key}`;
-    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const body = (options.raw ? options.raw.body : options.body === undefined ? undefined : JSON.stringify(options.body)) as BodyInit | undefined;
 
     for (let attempt = 0; ; attempt++) {
       let failure: APIError | TransportError;
       try {
-        // The signal ends the body's reading too: the whole exchange is within the deadline.
-        const signal = AbortSignal.timeout(Math.max(0, Math.ceil(deadline - performance.now())));
-        const res = await this.fetch(url, { method, headers, body, signal });
-        const text = await res.text();
-        if (res.ok) return { status: res.status, headers: res.headers, text };
-        failure = apiError(res.status, res.headers, text);
+        const abort = new AbortController();
+        const left = Math.max(0, Math.ceil(deadline - performance.now()));
+        const timer = setTimeout(() => abort.abort(new DOMException("no answer in time", "TimeoutError")), left);
+        try {
+          const res = await this.fetch(url, { method, headers, body, signal: abort.signal });
+          if (options.stream && res.ok) return { status: res.status, headers: res.headers, text: "", stream: res.body };
+          // The signal ends the body's reading too: the whole exchange is within the deadline.
+          const text = await res.text();
+          if (res.ok) return { status: res.status, headers: res.headers, text };
+          failure = apiError(res.status, res.headers, text);
+        } finally {
+          clearTimeout(timer);
+        }
       } catch (e) {
         failure = transportError(method, path, timeout, e);
       }
@@ -372,10 +454,26 @@ export class Client {
 /** What a request may say besides its method and path. */
 interface RequestOptions {
   body?: unknown;
+  /** A body sent as it is, in place of a JSON one. */
+  raw?: { body: string | Uint8Array | Blob; contentType: string };
   /** Safe to send again after a 5xx or a broken connection (default: GET). */
   idempotent?: boolean;
   /** Milliseconds for the whole call (default: the client's timeout). */
   timeout?: number;
+}
+
+/** What one call of operation O may say besides its method and path. */
+interface CallOptions<O extends Op> extends RequestOptions {
+  query?: QueryOf<O>;
+  problem?: (answer: AnswerOf<O>) => string | undefined;
+}
+
+/** A 2xx answer: its body read as text, or, for a stream, left unread in stream. */
+interface Answered {
+  status: number;
+  headers: Headers;
+  text: string;
+  stream?: ReadableStream<Uint8Array> | null;
 }
 
 /** Whether a failed request is sent again (time allowing). */

@@ -226,6 +226,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a scope's or a subtree's memory as JSON Lines
+         * @description One snapshot, streamed as it is read, as `beliefs export` writes it: a header line, then one record a line (scopes, episodes, beliefs, dependencies, revision events, review items), then an end record that tells a whole export from one cut short. No vectors. The format is in docs/api.md, its JSON Schema in docs/export.schema.json. Needs the read right; scope_prefix must be covered by the key's prefixes. 404 when the selection holds no memory.
+         */
+        get: operations["exportMemory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/forget": {
         parameters: {
             query?: never;
@@ -240,6 +260,26 @@ export interface paths {
          * @description Exactly one of ids, match and all. Soft forgetting needs the operate right, purge the purge right. An id not in the scope, or a scope without beliefs, is not found.
          */
         post: operations["forget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import an export, or mem0's memories, into scopes that hold nothing
+         * @description As `beliefs import` does: every record is checked, and every scope found empty, before anything is written; then each scope is imported in one transaction with new ids and every link, time and provenance kept, and embedded with EMBED_MODEL in batches (no chat call). Pending episodes get their extraction job; mem0's memories become active beliefs of origin imported, and each scope gets a consolidation pass. A malformed record is a 400 naming its line, a scope that holds memory a 409, and nothing is imported. Needs the operate right, and every scope imported into within the key's prefixes. The body is at most API_MAX_BODY_BYTES: larger exports are imported with `beliefs import`.
+         */
+        post: operations["importMemory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -728,6 +768,34 @@ export interface components {
             /** @description The supersession chain through the belief, oldest first. */
             beliefs: components["schemas"]["Belief"][];
         };
+        ImportReport: {
+            /**
+             * Format: int64
+             * @description Consolidation passes queued (an import from mem0: one a scope).
+             */
+            consolidation_jobs: number;
+            /**
+             * Format: int64
+             * @description Beliefs, revision events and dismissed review items given a vector.
+             */
+            embedded_rows: number;
+            /**
+             * Format: int64
+             * @description Calls to the embedding model, a batch each.
+             */
+            embedding_calls: number;
+            /** @description Set when the embedding model failed: the memory is imported, and what has no vector yet is embedded by the scope's next extraction or beliefs reembed; reads find it meanwhile. */
+            embedding_error?: string;
+            /** @description The model the imported beliefs and revisions were embedded with (EMBED_MODEL). */
+            embedding_model: string;
+            /**
+             * Format: int64
+             * @description Extraction jobs queued for imported pending episodes.
+             */
+            extraction_jobs: number;
+            /** @description What each scope received, in the file's order. */
+            scopes: components["schemas"]["ScopeImported"][];
+        };
         Message: {
             /**
              * Format: date-time
@@ -814,6 +882,26 @@ export interface components {
              * @description The belief revised or reinforced, if any.
              */
             target_id?: number;
+        };
+        ScopeImported: {
+            /** Format: int64 */
+            beliefs: number;
+            /** Format: int64 */
+            dependencies: number;
+            /** Format: int64 */
+            episodes: number;
+            /** Format: int64 */
+            events: number;
+            /** @description The scope as the file named it (scope_map renames it; for mem0, the scope the template made). */
+            exported_as: string;
+            /**
+             * Format: int64
+             * @description Episodes still to extract: the scope's extraction job is queued.
+             */
+            pending_episodes: number;
+            /** Format: int64 */
+            review_items: number;
+            scope: string;
         };
         ScopePurged: {
             /** @description Rows erased per table; episode_redacted: transcripts kept for other beliefs, with the purged words replaced. */
@@ -2052,6 +2140,96 @@ export interface operations {
             };
         };
     };
+    exportMemory: {
+        parameters: {
+            query?: {
+                /** @description The scope to export; give this or scope_prefix. It must start with one of the key's scope prefixes. */
+                scope?: string;
+                /** @description Export every scope starting with this prefix, which the key's prefixes must cover. */
+                scope_prefix?: string;
+                /** @description Only what changed at or after this time (RFC 3339 or a date): a part of memory, which is not imported. */
+                since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export: a header line, one record a line, an end record (docs/export.schema.json). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     forget: {
         parameters: {
             query?: never;
@@ -2103,6 +2281,123 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    importMemory: {
+        parameters: {
+            query?: {
+                /** @description credo: the body is an export (JSON Lines). mem0: mem0's exported memories, {"results": [...]} or the array, as JSON. */
+                from?: "credo" | "mem0";
+                /** @description With from=mem0: each memory's scope, from {user_id}, {agent_id} and {run_id} (default user:{user_id}). */
+                scope_template?: string;
+                /** @description OLD=NEW, repeatable: import the exported scope OLD, and every scope under OLD/, as NEW. */
+                scope_map?: string[] | null;
+            };
+            header?: {
+                /** @description application/x-ndjson (an export), or application/json (mem0's memories). */
+                "Content-Type"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description An export (JSON Lines, as GET /v1/export answers), or with from=mem0 mem0's memories as JSON. */
+        requestBody: {
+            content: {
+                "application/json": unknown;
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportReport"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2299,10 +2594,12 @@ export const answers: { readonly [O in keyof operations]: Shape | null } = {
     "beliefHistory": {"$ref":"History"},
     "correctBelief": {"$ref":"Revision"},
     "enqueueTranscripts": {"$ref":"Enqueued"},
+    "exportMemory": null,
     "forget": {"$ref":"Forgotten"},
     "getContext": {"$ref":"ContextAnswer"},
     "getEpisode": {"$ref":"Episode"},
     "getOpenAPI": {"type":"object","additionalProperties":{}},
+    "importMemory": {"$ref":"ImportReport"},
     "listBeliefs": {"$ref":"Beliefs"},
     "listConflicts": {"$ref":"Conflicts"},
     "listEvents": {"$ref":"Events"},
@@ -2328,10 +2625,12 @@ export const shapes: { readonly [name: string]: Shape } = {
     "Events": {"type":"object","required":["events"],"properties":{"did_you_mean":{"type":"string"},"events":{"type":"array","items":{"$ref":"Event"}},"scope_known":{"type":"boolean"}}},
     "Forgotten": {"type":"object","properties":{"forgotten":{"type":"array","items":{"type":"integer"}},"purged":{"$ref":"Purged"},"subtree":{"$ref":"Subtree"}}},
     "History": {"type":"object","required":["beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}}}},
+    "ImportReport": {"type":"object","required":["scopes","embedding_model","embedded_rows","embedding_calls","extraction_jobs","consolidation_jobs"],"properties":{"consolidation_jobs":{"type":"integer"},"embedded_rows":{"type":"integer"},"embedding_calls":{"type":"integer"},"embedding_error":{"type":"string"},"embedding_model":{"type":"string"},"extraction_jobs":{"type":"integer"},"scopes":{"type":"array","items":{"$ref":"ScopeImported"}}}},
     "Proposal": {"type":"object","required":["confidence"],"properties":{"at":{"type":"string"},"attribute":{"type":"string"},"confidence":{"type":"number"},"kind":{"type":"string"},"origin":{"type":"string"},"quote":{"type":"string"},"statement":{"type":"string"},"subject":{"type":"string"},"valid_from":{"type":"string"}}},
     "Purged": {"type":"object","required":["what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"what":{"type":"string"}}},
     "Reverted": {"type":"object","required":["revert","event","restored","retracted","unreinforced"],"properties":{"event":{"$ref":"Event"},"restored":{"type":"array","items":{"type":"integer"}},"retracted":{"type":"array","items":{"type":"integer"}},"revert":{"$ref":"Event"},"unreinforced":{"type":["integer","null"]}}},
     "Revision": {"type":"object","required":["outcome"],"properties":{"belief_id":{"type":"integer"},"outcome":{"type":"string"},"target_id":{"type":"integer"}}},
+    "ScopeImported": {"type":"object","required":["scope","exported_as","episodes","beliefs","dependencies","events","review_items","pending_episodes"],"properties":{"beliefs":{"type":"integer"},"dependencies":{"type":"integer"},"episodes":{"type":"integer"},"events":{"type":"integer"},"exported_as":{"type":"string"},"pending_episodes":{"type":"integer"},"review_items":{"type":"integer"},"scope":{"type":"string"}}},
     "ScopePurged": {"type":"object","required":["scope","what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"scope":{"type":"string"},"what":{"type":"string"}}},
     "Subtree": {"type":"object","required":["prefix","scopes","counts"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"prefix":{"type":"string"},"scopes":{"type":"array","items":{"$ref":"ScopePurged"}}}},
 };

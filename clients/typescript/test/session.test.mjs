@@ -294,6 +294,33 @@ describe("a scope's story: New York in January, Miami since February", () => {
     assert.ok(purged.purged.counts.belief >= 2);
   });
 
+  test("export and import", async () => {
+    const [from, to] = [`${prefix}moving`, `${prefix}moved`];
+    const cello = await client.assertBelief({ scope: from, statement: "User plays the cello", attribute: "instrument" });
+    await client.correct(cello.belief_id, { statement: "User plays the viola" });
+    const records = [];
+    for await (const r of client.export({ scope: from })) records.push(r);
+    assert.equal(records[0].format, "credo-export");
+    assert.deepEqual(records[0].scopes, [from]);
+    assert.equal(records.at(-1).type, "end");
+    assert.equal(records.filter((r) => r.type === "belief").length, 2);
+    const file = records.map((r) => JSON.stringify(r) + "\n").join("");
+    const got = await client.importFile(new TextEncoder().encode(file), { scopeMap: { [from]: to } });
+    assert.deepEqual(got.scopes.map((s) => [s.scope, s.exported_as, s.beliefs, s.events]), [[to, from, 2, 1]]);
+    const all = async (s) => statements((await client.beliefs(s, { history: true })).beliefs);
+    assert.deepEqual(await all(to), await all(from));
+    await assert.rejects(client.importFile(file, { scopeMap: { [from]: to } }), (e) => {
+      assert.ok(e instanceof Refused);
+      assert.match(e.message, /already holds memory/);
+      return true;
+    });
+    await assert.rejects(client.importFile(file.replace('"status":"active"', '"status":"dreamt"'), { scopeMap: { [from]: `${prefix}x` } }), (e) => {
+      assert.ok(e instanceof InvalidRequest);
+      assert.match(e.message, /line \d+/);
+      return true;
+    });
+  });
+
   test("401", async () => {
     await assert.rejects(new Client({ url, key: "credo_000000000000_wrong" }).beliefs(scope), (e) => {
       assert.ok(e instanceof Unauthorized);

@@ -1,0 +1,413 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/credohq/credo/transcript"
+)
+
+// ErrImport is the kind of an import's bad input: a record that is not what an export
+// holds, or that names a row the export does not hold.
+var ErrImport = errors.New("invalid import")
+
+// ScopeImport is one scope's memory to import: the records an export holds of it.
+type ScopeImport struct {
+	// Scope is where the memory goes; the records' own Scope (the exporting one) is not
+	// read.
+	Scope        string
+	State        *ExportedScope
+	Episodes     []ExportedEpisode
+	Beliefs      []ExportedBelief
+	Dependencies []ExportedDependency
+	Events       []ExportedEvent
+	Items        []ExportedItem
+}
+
+// Pending counts the scope's pending episodes: they need their extraction job.
+func (sc *ScopeImport) Pending() int {
+	n := 0
+	for _, e := range sc.Episodes {
+		if e.State == EpisodePending {
+			n++
+		}
+	}
+	return n
+}
+
+// lineErrorf is bad input on line, naming it first.
+func lineErrorf(line int, format string, args ...any) error {
+	return transcript.InputErrorf(ErrImport, fmt.Sprintf("line %d:", line), format, args...)
+}
+
+// CheckImport checks every scope's records before anything is imported: the values
+// the tables take, the times they keep in order, the statuses and links the engine
+// keeps (an active belief is neither retired nor superseded; a chain has no loop), and
+// that every id a record names is a row of the same scope in the import. The first
+// problem is an *transcript.InputError of kind ErrImport naming its line.
+func (s *Store) CheckImport(ctx context.Context, scopes []*ScopeImport) error {
+	columns, err := s.itemColumns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, sc := range scopes {
+		if err := transcript.CheckScope("scope", sc.Scope); err != nil {
+			return err
+		}
+		if err := sc.check(columns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// itemColumns is the columns of belief_conflict, without those an import never
+// writes: the id (new), the vector (computed again).
+func (s *Store) itemColumns(ctx context.Context) (map[string]bool, error) {
+	rows, err := s.db.Query(ctx, `SELECT attname FROM pg_attribute
+		WHERE attrelid = 'belief_conflict'::regclass AND attnum > 0 AND NOT attisdropped`)
+	if err != nil {
+		return nil, fmt.Errorf("read the review queue's columns: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read the review queue's columns: %w", err)
+	}
+	out := map[string]bool{}
+	for _, n := range names {
+		if n != "embedding" && n != "embed_model" {
+			out[n] = true
+		}
+	}
+	return out, nil
+}
+
+// idSet is the ids of one kind of record of a scope, each with its line.
+type idSet map[int64]int
+
+func (m idSet) add(line int, what string, id int64) error {
+	if id <= 0 {
+		return lineErrorf(line, "%s id %d is not positive", what, id)
+	}
+	if first, ok := m[id]; ok {
+		return lineErrorf(line, "%s %d is on line %d already", what, id, first)
+	}
+	m[id] = line
+	return nil
+}
+
+// names checks that ref, a reference of the record on line, is nil or one of m.
+func (m idSet) names(line int, field string, ref *int64, what string) error {
+	if ref == nil {
+		return nil
+	}
+	if _, ok := m[*ref]; !ok {
+		return lineErrorf(line, "%s names %s %d, which the import does not hold in this scope", field, what, *ref)
+	}
+	return nil
+}
+
+func (sc *ScopeImport) check(columns map[string]bool) error {
+	episodes, beliefs, events, items := idSet{}, idSet{}, idSet{}, idSet{}
+	hashes := map[string]int{}
+	for _, e := range sc.Episodes {
+		if err := checkEpisode(e, episodes, hashes); err != nil {
+			return err
+		}
+	}
+	for _, b := range sc.Beliefs {
+		if err := beliefs.add(b.Line, "belief", b.ID); err != nil {
+			return err
+		}
+	}
+	for _, b := range sc.Beliefs {
+		if err := checkBelief(b, beliefs, episodes); err != nil {
+			return err
+		}
+	}
+	if err := checkChains(sc.Beliefs); err != nil {
+		return err
+	}
+	deps := map[[2]int64]bool{}
+	for _, d := range sc.Dependencies {
+		if err := beliefs.names(d.Line, "belief_id", &d.BeliefID, "belief"); err != nil {
+			return err
+		}
+		if err := beliefs.names(d.Line, "basis_id", &d.BasisID, "belief"); err != nil {
+			return err
+		}
+		switch {
+		case d.BeliefID == d.BasisID:
+			return lineErrorf(d.Line, "belief %d depends on itself", d.BeliefID)
+		case deps[[2]int64{d.BeliefID, d.BasisID}]:
+			return lineErrorf(d.Line, "belief %d depends on belief %d twice", d.BeliefID, d.BasisID)
+		}
+		deps[[2]int64{d.BeliefID, d.BasisID}] = true
+	}
+	for _, e := range sc.Events {
+		if err := events.add(e.Line, "event", e.ID); err != nil {
+			return err
+		}
+	}
+	reverted := map[int64]bool{}
+	for _, e := range sc.Events {
+		if err := checkEvent(e, events, beliefs, episodes, reverted); err != nil {
+			return err
+		}
+	}
+	for _, it := range sc.Items {
+		if err := items.add(it.Line, "review item", it.ID); err != nil {
+			return err
+		}
+		if err := checkItem(it, columns, beliefs, episodes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkEpisode(e ExportedEpisode, episodes idSet, hashes map[string]int) error {
+	if err := episodes.add(e.Line, "episode", e.ID); err != nil {
+		return err
+	}
+	if !e.State.Valid() {
+		return lineErrorf(e.Line, "episode %d: state %q is not pending, applied or failed", e.ID, e.State)
+	}
+	if m := bytes.TrimSpace(e.Messages); len(m) == 0 || m[0] != '[' || !json.Valid(m) || hasNUL(m) {
+		return lineErrorf(e.Line, "episode %d: messages is not a JSON array of messages", e.ID)
+	}
+	if strings.TrimSpace(e.ContentHash) == "" {
+		return lineErrorf(e.Line, "episode %d: content_hash is empty", e.ID)
+	}
+	if first, ok := hashes[e.ContentHash]; ok {
+		return lineErrorf(e.Line, "episode %d has the content_hash of the episode on line %d: one transcript is one episode", e.ID, first)
+	}
+	hashes[e.ContentHash] = e.Line
+	if e.Attempts < 0 || e.ProgressMessage < 0 || e.ProgressOffset < 0 {
+		return lineErrorf(e.Line, "episode %d: attempts and progress are not negative", e.ID)
+	}
+	if err := checkTimes(e.Line, "episode", e.ID, map[string]time.Time{"occurred_at": e.OccurredAt, "received_at": e.ReceivedAt}); err != nil {
+		return err
+	}
+	return checkStrings(e.Line, "episode", e.ID, map[string]*string{"content_hash": &e.ContentHash, "external_id": e.ExternalID, "last_error": e.LastError})
+}
+
+func checkBelief(b ExportedBelief, beliefs, episodes idSet) error {
+	id := b.ID
+	switch {
+	case !slices.Contains(Kinds, b.Kind):
+		return lineErrorf(b.Line, "belief %d: kind %q is not one of %v", id, b.Kind, Kinds)
+	case !slices.Contains([]Status{StatusActive, StatusSuperseded, StatusRetracted, StatusForgotten}, b.Status):
+		return lineErrorf(b.Line, "belief %d: status %q is not active, superseded, retracted or forgotten", id, b.Status)
+	case !slices.Contains([]Origin{OriginUserStated, OriginInferred, OriginAuthoritative, OriginImported}, b.Origin):
+		return lineErrorf(b.Line, "belief %d: origin %q is not user_stated, inferred, authoritative or imported", id, b.Origin)
+	case math.IsNaN(b.Confidence) || b.Confidence < 0 || b.Confidence > 1:
+		return lineErrorf(b.Line, "belief %d: confidence %v is not within 0..1", id, b.Confidence)
+	case b.ReinforcedCount < 0:
+		return lineErrorf(b.Line, "belief %d: reinforced_count is negative", id)
+	case strings.TrimSpace(b.Statement) == "" || strings.TrimSpace(b.Subject) == "" || strings.TrimSpace(b.Attribute) == "":
+		return lineErrorf(b.Line, "belief %d: statement, subject and attribute are required", id)
+	case b.ValidUntil != nil && b.ValidUntil.Before(b.ValidFrom):
+		return lineErrorf(b.Line, "belief %d: valid_until is before valid_from", id)
+	case b.RetiredAt != nil && b.RetiredAt.Before(b.RecordedAt):
+		return lineErrorf(b.Line, "belief %d: retired_at is before recorded_at", id)
+	case b.Status == StatusActive && (b.RetiredAt != nil || b.SupersededBy != nil):
+		return lineErrorf(b.Line, "belief %d is active: it has neither retired_at nor superseded_by", id)
+	case b.Status != StatusActive && b.RetiredAt == nil:
+		return lineErrorf(b.Line, "belief %d is %s: it has a retired_at", id, b.Status)
+	case b.SupersededBy != nil && *b.SupersededBy == id:
+		return lineErrorf(b.Line, "belief %d is superseded by itself", id)
+	}
+	if err := beliefs.names(b.Line, "superseded_by", b.SupersededBy, "belief"); err != nil {
+		return err
+	}
+	if err := episodes.names(b.Line, "episode_id", b.EpisodeID, "episode"); err != nil {
+		return err
+	}
+	if err := checkTimes(b.Line, "belief", id, map[string]time.Time{"valid_from": b.ValidFrom, "recorded_at": b.RecordedAt,
+		"last_seen_at": b.LastSeenAt, "updated_at": b.UpdatedAt}); err != nil {
+		return err
+	}
+	return checkStrings(b.Line, "belief", id, map[string]*string{"statement": &b.Statement, "subject": &b.Subject,
+		"attribute": &b.Attribute, "quote": b.Quote})
+}
+
+// checkChains refuses a loop of superseded_by links: a chain has a head.
+func checkChains(beliefs []ExportedBelief) error {
+	next := make(map[int64]*int64, len(beliefs))
+	for _, b := range beliefs {
+		next[b.ID] = b.SupersededBy
+	}
+	done := map[int64]bool{}
+	for _, b := range beliefs {
+		seen := map[int64]bool{}
+		for id := b.ID; !done[id]; {
+			if seen[id] {
+				return lineErrorf(b.Line, "belief %d: its superseded_by links come back to belief %d", b.ID, id)
+			}
+			seen[id] = true
+			n := next[id]
+			if n == nil {
+				break
+			}
+			id = *n
+		}
+		for id := range seen {
+			done[id] = true
+		}
+	}
+	return nil
+}
+
+func checkEvent(e ExportedEvent, events, beliefs, episodes idSet, reverted map[int64]bool) error {
+	id := e.ID
+	switch {
+	case !slices.Contains([]Action{ActionSupersede, ActionRetract, ActionReinforce, ActionRevert}, e.Action):
+		return lineErrorf(e.Line, "event %d: action %q is not supersede, retract, reinforce or revert", id, e.Action)
+	case !slices.Contains([]Reason{ReasonCorrection, ReasonTemporal, ReasonDuplicate, ReasonRestated}, e.Reason):
+		return lineErrorf(e.Line, "event %d: reason %q is not correction, temporal, duplicate or restated", id, e.Reason)
+	case !slices.Contains([]RevisionOrigin{RevisionExtraction, RevisionConsolidation, RevisionOperator}, e.Origin):
+		return lineErrorf(e.Line, "event %d: origin %q is not extraction, consolidation or operator", id, e.Origin)
+	case (e.Action == ActionRevert) != (e.Reverts != nil):
+		return lineErrorf(e.Line, "event %d: a revert names the event it reverts, and no other event does", id)
+	case (e.RevertedBy == nil) != (e.RevertedAt == nil):
+		return lineErrorf(e.Line, "event %d: reverted_by and reverted_at go together", id)
+	case e.Reverts != nil && *e.Reverts >= id:
+		return lineErrorf(e.Line, "event %d reverts event %d, which is not an earlier event", id, *e.Reverts)
+	case e.Reverts != nil && reverted[*e.Reverts]:
+		return lineErrorf(e.Line, "event %d reverts event %d, which another event reverts", id, *e.Reverts)
+	}
+	if e.Reverts != nil {
+		reverted[*e.Reverts] = true
+	}
+	for _, ref := range []struct {
+		field string
+		id    *int64
+		in    idSet
+		what  string
+	}{{"old_belief_id", &e.OldBeliefID, beliefs, "belief"}, {"new_belief_id", e.NewBeliefID, beliefs, "belief"},
+		{"episode_id", e.EpisodeID, episodes, "episode"}, {"reverts", e.Reverts, events, "event"}, {"reverted_by", e.RevertedBy, events, "event"}} {
+		if err := ref.in.names(e.Line, ref.field, ref.id, ref.what); err != nil {
+			return err
+		}
+	}
+	prior, err := decodePrior(e.Prior)
+	if err != nil {
+		return lineErrorf(e.Line, "event %d: prior is not a revision's prior state: %v", id, err)
+	}
+	if prior != nil {
+		if err := episodes.names(e.Line, "prior.episode_id", prior.EpisodeID, "episode"); err != nil {
+			return err
+		}
+	}
+	if err := checkTimes(e.Line, "event", id, map[string]time.Time{"created_at": e.CreatedAt}); err != nil {
+		return err
+	}
+	return checkStrings(e.Line, "event", id, map[string]*string{"old_statement": &e.OldStatement, "new_statement": e.NewStatement,
+		"excerpt": e.Excerpt, "rationale": e.Rationale})
+}
+
+// decodePrior is an event's prior, nil when null.
+//
+//nolint:nilnil // null is an event of a version before priors, not an error
+func decodePrior(raw json.RawMessage) (*eventPrior, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	if hasNUL(raw) {
+		return nil, errors.New("it holds a NUL character")
+	}
+	var p eventPrior
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func checkItem(it ExportedItem, columns map[string]bool, beliefs, episodes idSet) error {
+	for _, k := range slices.Sorted(maps.Keys(it.Columns)) {
+		if !columns[k] {
+			return lineErrorf(it.Line, "review item %d: %q is not a column of the review queue", it.ID, k)
+		}
+		if hasNUL(it.Columns[k]) {
+			return lineErrorf(it.Line, "review item %d: %s holds a NUL character", it.ID, k)
+		}
+	}
+	var kind, status string
+	if json.Unmarshal(it.Columns["kind"], &kind) != nil || !slices.Contains([]string{string(ConflictRefused), string(ConflictBasisChanged)}, kind) {
+		return lineErrorf(it.Line, "review item %d: kind is not refused or basis_changed", it.ID)
+	}
+	if json.Unmarshal(it.Columns["status"], &status) != nil || (status != "open" && status != "resolved") {
+		return lineErrorf(it.Line, "review item %d: status is not open or resolved", it.ID)
+	}
+	for _, col := range itemIDColumns {
+		ref, err := itemRef(it, col)
+		if err != nil {
+			return err
+		}
+		in, what := beliefs, "belief"
+		if col == "episode_id" {
+			in, what = episodes, "episode"
+		}
+		if err := in.names(it.Line, col, ref, what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// itemRef is the id column col of review item it names, nil when null or absent.
+//
+//nolint:nilnil // null names no row, which is no error
+func itemRef(it ExportedItem, col string) (*int64, error) {
+	raw, ok := it.Columns[col]
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	var id int64
+	if err := json.Unmarshal(raw, &id); err != nil {
+		return nil, lineErrorf(it.Line, "review item %d: %s is not an id", it.ID, col)
+	}
+	return &id, nil
+}
+
+// checkTimes refuses a time left out (the zero time): every one of them is required.
+func checkTimes(line int, what string, id int64, times map[string]time.Time) error {
+	for _, name := range slices.Sorted(maps.Keys(times)) {
+		if times[name].IsZero() {
+			return lineErrorf(line, "%s %d: %s is required", what, id, name)
+		}
+	}
+	return nil
+}
+
+// checkStrings refuses text PostgreSQL cannot store: invalid UTF-8, a NUL character.
+func checkStrings(line int, what string, id int64, fields map[string]*string) error {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		v := fields[name]
+		if v == nil {
+			continue
+		}
+		if err := checkText(name, *v, math.MaxInt); err != nil {
+			msg, _ := transcript.InputMessage(err)
+			return lineErrorf(line, "%s %d: %s", what, id, msg)
+		}
+	}
+	return nil
+}
+
+// hasNUL says whether JSON text holds an escaped NUL, which jsonb refuses.
+func hasNUL(raw []byte) bool { return bytes.Contains(raw, []byte(`\u0000`)) }
