@@ -38,7 +38,9 @@ var ErrPattern = errors.New("invalid pattern")
 func (p Pattern) CountKey() string { return "pattern:" + p.Name }
 
 // Placeholder is what replaces a match of the pattern.
-func (p Pattern) Placeholder() string { return "[redacted " + strings.ReplaceAll(p.Name, "_", " ") + "]" }
+func (p Pattern) Placeholder() string {
+	return "[redacted " + strings.ReplaceAll(p.Name, "_", " ") + "]"
+}
 
 // Compile checks the pattern and compiles it: a name of lower-case letters, digits and
 // underscores starting with a letter, at most MaxNameLen long; an expression of at most

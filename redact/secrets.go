@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
