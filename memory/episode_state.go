@@ -39,6 +39,9 @@ type NewEpisode struct {
 	Messages    json.RawMessage
 	ContentHash string
 	OccurredAt  time.Time
+	// Redactions counts, by kind, the secrets redaction replaced in Messages; nil when
+	// none.
+	Redactions map[string]int
 }
 
 // StoredEpisode is what InsertEpisodesTx did with one NewEpisode.
@@ -63,10 +66,14 @@ func InsertEpisodesTx(ctx context.Context, tx pgx.Tx, eps []NewEpisode) ([]Store
 		for _, e := range eps[start:end] {
 			// The no-op update makes RETURNING give the existing id of a duplicate;
 			// xmax = 0 tells a fresh insert from it.
-			batch.Queue(`INSERT INTO episode (scope, external_id, messages, content_hash, occurred_at)
-				VALUES ($1, nullif($2, ''), $3, $4, $5)
+			var redactions map[string]int
+			if len(e.Redactions) > 0 {
+				redactions = e.Redactions
+			}
+			batch.Queue(`INSERT INTO episode (scope, external_id, messages, content_hash, occurred_at, redactions)
+				VALUES ($1, nullif($2, ''), $3, $4, $5, $6)
 				ON CONFLICT (scope, content_hash) DO UPDATE SET scope = excluded.scope
-				RETURNING id, xmax = 0`, e.Scope, e.ExternalID, e.Messages, e.ContentHash, e.OccurredAt)
+				RETURNING id, xmax = 0`, e.Scope, e.ExternalID, e.Messages, e.ContentHash, e.OccurredAt, redactions)
 		}
 		br := tx.SendBatch(ctx, batch)
 		for i := start; i < end; i++ {
