@@ -103,11 +103,11 @@ func (s *Server) enqueue(ctx context.Context, p *Principal, ts []transcript.Tran
 	}
 	var res *Enqueued
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		r, err := extract.Enqueue(ctx, tx, s.jobs, ts, s.now())
+		r, err := extract.Enqueue(ctx, tx, s.jobs, ts, s.now(), s.redact)
 		if err != nil {
 			return err
 		}
-		res = &Enqueued{EpisodeIDs: r.EpisodeIDs, Enqueued: r.Enqueued, Duplicates: r.Duplicates}
+		res = &Enqueued{EpisodeIDs: r.EpisodeIDs, Enqueued: r.Enqueued, Duplicates: r.Duplicates, Redacted: r.Redacted}
 		return nil
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
+	"github.com/credohq/credo/redact"
 )
 
 // maxPending bounds the unembedded beliefs and events one episode embeds for its scope.
@@ -33,6 +34,8 @@ type episode struct {
 	Attempts int
 	// Progress is where the next segment starts, when earlier ones were applied.
 	Progress memory.Progress
+	// Redactions counts what redaction replaced in the transcript when it was enqueued.
+	Redactions map[string]int
 }
 
 // state is what an extraction reads before its first model call.
@@ -48,6 +51,10 @@ type state struct {
 	// pending is what earlier extractions stored without vectors, read when this one
 	// embeds its transcript.
 	pending []memory.Unembedded
+	// instructions are the operator's, of the policy in force in the scope; redactor is
+	// what redacts the model's facts there.
+	instructions string
+	redactor     *redact.Redactor
 }
 
 // embedsTranscript says whether the extraction embeds its transcript before the chat:
@@ -143,7 +150,7 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 		read = slices.Concat(earlier, now)
 		system, user, err = w.prompts.Extraction(prompts.Extraction{
 			Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Examples: pe, Messages: now,
-			Part: seg.part(a.segments + 1), Earlier: earlier,
+			Part: seg.part(a.segments + 1), Earlier: earlier, Instructions: st.instructions,
 		})
 		if err != nil {
 			return false, err
@@ -162,6 +169,9 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 	if err != nil {
 		return false, err
 	}
+	// The model's words are redacted as the transcript was, before anything of them is
+	// embedded or stored.
+	redacted := redactFacts(st.redactor, facts)
 
 	// One embedding call a prompt: when none was made before the chat, the new
 	// statements are embedded now.
@@ -186,12 +196,17 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 		}
 	}
 	if seg.whole {
-		return true, w.apply(ctx, ep, batch, nil, rep)
+		if err := w.apply(ctx, ep, batch, nil, rep); err != nil {
+			return false, err
+		}
+		rep.Redacted = addCounts(rep.Redacted, redacted)
+		return true, nil
 	}
 	span := seg.span(ep.Messages)
 	if err := w.apply(ctx, ep, batch, &span, rep); err != nil {
 		return false, err
 	}
+	rep.Redacted = addCounts(rep.Redacted, redacted)
 	a.segments++
 	rep.Segments++
 	ep.Progress = span.Next
@@ -215,7 +230,8 @@ func (w *Worker) plan(ctx context.Context, st *state, a *attempt) (*segment, err
 		c := st.current[i]
 		pc[i] = prompts.Candidate{Statement: c.Statement, Attribute: c.Attribute, Event: c.Kind == memory.KindEvent, ValidFrom: c.ValidFrom}
 	}
-	system, user, err := w.prompts.Extraction(prompts.Extraction{Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc})
+	system, user, err := w.prompts.Extraction(prompts.Extraction{Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc,
+		Instructions: st.instructions})
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +308,8 @@ func nextEpisode(ctx context.Context, store *memory.Store, scope string) (*episo
 	if p == nil || err != nil {
 		return nil, err
 	}
-	ep := &episode{ID: p.ID, Scope: p.Scope, OccurredAt: p.OccurredAt, Attempts: p.Attempts, Progress: p.Progress}
+	ep := &episode{ID: p.ID, Scope: p.Scope, OccurredAt: p.OccurredAt, Attempts: p.Attempts, Progress: p.Progress,
+		Redactions: p.Redactions}
 	if err := json.Unmarshal(p.Messages, &ep.Messages); err != nil {
 		return ep, fmt.Errorf("%w: decode episode %d: %w", errEpisode, ep.ID, err)
 	}
@@ -326,6 +343,16 @@ func (w *Worker) readOn(ctx context.Context, store *memory.Store, scope string, 
 	}
 	st := &state{ep: ep}
 	k := w.cfg.MaxCandidates
+	policy, err := store.PolicyFor(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	if st.redactor, err = policy.Redactor(w.cfg.Redact); err != nil {
+		return nil, err
+	}
+	if policy != nil {
+		st.instructions = policy.Instructions
+	}
 	if st.seen, err = store.Snapshot(ctx, scope); err != nil {
 		return nil, err
 	}
@@ -496,4 +523,16 @@ func (w *Worker) embed(ctx context.Context, facts []memory.Fact, cands []memory.
 		}
 	}
 	return nil
+}
+
+// addCounts adds c to into, made when needed, and returns it.
+func addCounts(into, c redact.Counts) redact.Counts {
+	if len(c) == 0 {
+		return into
+	}
+	if into == nil {
+		into = redact.Counts{}
+	}
+	into.Add(c)
+	return into
 }

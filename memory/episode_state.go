@@ -189,6 +189,8 @@ type PendingEpisode struct {
 	// Progress is where the next segment of a transcript extracted in segments starts;
 	// zero when none was applied.
 	Progress Progress
+	// Redactions counts what redaction replaced in the transcript; nil when nothing.
+	Redactions map[string]int
 }
 
 // Progress is a point in a transcript: the message at index Message, from byte Offset
@@ -203,9 +205,9 @@ type Progress struct {
 //nolint:nilnil // no pending episode is the queue's normal end, not an error
 func (s *Store) NextPendingEpisode(ctx context.Context, scope string) (*PendingEpisode, error) {
 	ep := &PendingEpisode{Scope: scope}
-	err := s.db.QueryRow(ctx, `SELECT id, messages, occurred_at, attempts, progress_message, progress_offset FROM episode
-		WHERE scope = $1 AND state = 'pending' ORDER BY occurred_at, id LIMIT 1`, scope).
-		Scan(&ep.ID, &ep.Messages, &ep.OccurredAt, &ep.Attempts, &ep.Progress.Message, &ep.Progress.Offset)
+	err := s.db.QueryRow(ctx, `SELECT id, messages, occurred_at, attempts, progress_message, progress_offset, redactions
+		FROM episode WHERE scope = $1 AND state = 'pending' ORDER BY occurred_at, id LIMIT 1`, scope).
+		Scan(&ep.ID, &ep.Messages, &ep.OccurredAt, &ep.Attempts, &ep.Progress.Message, &ep.Progress.Offset, &ep.Redactions)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

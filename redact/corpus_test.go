@@ -1,9 +1,6 @@
 package redact
 
-import (
-	"math/rand/v2"
-	"strings"
-)
+import "github.com/credohq/credo/redact/redacttest"
 
 // A corpus of texts with the secrets they hold, to measure each detector: every secret
 // of the positives must be found, nothing in the negatives.
@@ -12,62 +9,6 @@ import (
 type secret struct {
 	kind Kind
 	text string
-}
-
-// randomOf is n characters of alphabet, from rng.
-func randomOf(rng *rand.Rand, alphabet string, n int) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = alphabet[rng.IntN(len(alphabet))]
-	}
-	return string(b)
-}
-
-const (
-	alnum   = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	urlSafe = alnum + "_-"
-	base32  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-)
-
-// APIKeys returns one made-up key of each provider the API-key detector knows, in the
-// shapes the providers issue: OpenAI (project and legacy), Anthropic, AWS (long-lived
-// and temporary), GitHub (personal, OAuth, app, fine-grained), Slack (bot and user),
-// Stripe (secret and restricted), Google.
-func apiKeys(seed uint64) map[string]string {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	r := func(alphabet string, n int) string { return randomOf(rng, alphabet, n) }
-	return map[string]string{
-		"openai-project":    "sk-proj-" + r(urlSafe, 74) + "T3BlbkFJ" + r(urlSafe, 74),
-		"openai-legacy":     "sk-" + r(alnum, 20) + "T3BlbkFJ" + r(alnum, 20),
-		"anthropic":         "sk-ant-api03-" + r(urlSafe, 93) + "AA",
-		"aws-akia":          "AKIA" + r(base32, 16),
-		"aws-asia":          "ASIA" + r(base32, 16),
-		"github-ghp":        "ghp_" + r(alnum, 36),
-		"github-gho":        "gho_" + r(alnum, 36),
-		"github-ghs":        "ghs_" + r(alnum, 36),
-		"github-pat":        "github_pat_" + r(alnum+"_", 82),
-		"slack-bot":         "xoxb-" + r("0123456789", 11) + "-" + r("0123456789", 12) + "-" + r(alnum, 24),
-		"slack-user":        "xoxp-" + r("0123456789", 11) + "-" + r("0123456789", 11) + "-" + r("0123456789", 12) + "-" + r(alnum, 32),
-		"stripe-secret":     "sk_live_" + r(alnum, 24),
-		"stripe-restricted": "rk_live_" + r(alnum, 24),
-		"google":            "AIza" + r(urlSafe, 35),
-	}
-}
-
-// jwtSample is the example token of RFC 7519's introduction site, signed HS256.
-const jwtSample = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
-
-// pemKey is a made-up PEM private key: its body is random, as a real key's looks.
-func pemKey(seed uint64) string {
-	rng := rand.New(rand.NewPCG(seed, 2))
-	var b strings.Builder
-	b.WriteString("-----BEGIN RSA PRIVATE KEY-----\n")
-	for range 6 {
-		b.WriteString(randomOf(rng, alnum+"+/", 64))
-		b.WriteByte('\n')
-	}
-	b.WriteString("-----END RSA PRIVATE KEY-----")
-	return b.String()
 }
 
 // positives are sentences that hold secrets, with the secrets.
@@ -98,20 +39,18 @@ func positives() []struct {
 		{"be68 5390 0754 7034 (lower case)", []secret{{IBAN, "be68 5390 0754 7034"}}},
 		{"Norway NO9386011117947", []secret{{IBAN, "NO9386011117947"}}},
 		{"ES91 2100 0418 4502 0005 1332", []secret{{IBAN, "ES91 2100 0418 4502 0005 1332"}}},
-		{"token " + jwtSample + " expires soon", []secret{{Token, jwtSample}}},
+		{"token " + redacttest.JWT + " expires soon", []secret{{Token, redacttest.JWT}}},
 		{"curl -H 'Authorization: Bearer 8f3b2c9d0e1a4b5c6d7e8f90a1b2c3d4' https://api.example.com", []secret{{Token, "8f3b2c9d0e1a4b5c6d7e8f90a1b2c3d4"}}},
 		{"use bearer Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA== for the staging API", []secret{{Token, "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA=="}}},
-		{"here is the key:\n" + pemKey(1) + "\nkeep it safe", []secret{{PrivateKey, pemKey(1)}}},
+		{"here is the key:\n" + redacttest.PrivateKey(1) + "\nkeep it safe", []secret{{PrivateKey, redacttest.PrivateKey(1)}}},
 		{"my password is hunter2", []secret{{Password, "hunter2"}}},
 		{"Password: Tr0ub4dor&3", []secret{{Password, "Tr0ub4dor&3"}}},
 		{"the wifi password is 'correcthorsebattery'.", []secret{{Password, "correcthorsebattery"}}},
 		{"My PIN is 4921.", []secret{{Password, "4921"}}},
 		{"passcode=Zebra!42 for the door", []secret{{Password, "Zebra!42"}}},
 	}
-	keys := apiKeys(7)
-	for _, name := range []string{"openai-project", "openai-legacy", "anthropic", "aws-akia", "aws-asia", "github-ghp", "github-gho",
-		"github-ghs", "github-pat", "slack-bot", "slack-user", "stripe-secret", "stripe-restricted", "google"} {
-		out = append(out, pos{"my " + name + " key is " + keys[name] + " thanks", []secret{{APIKey, keys[name]}}})
+	for _, k := range redacttest.APIKeys(7) {
+		out = append(out, pos{"my " + k.Name + " key is " + k.Text + " thanks", []secret{{APIKey, k.Text}}})
 	}
 	return out
 }

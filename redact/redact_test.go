@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/redact/redacttest"
 )
 
 func all(t *testing.T) *Redactor {
@@ -65,7 +67,10 @@ func TestCorpusPrecisionAndRecall(t *testing.T) {
 // A transcript with every kind at once: each secret goes, the words around stay.
 func TestTextReplacesEachSecretAndKeepsTheRest(t *testing.T) {
 	t.Parallel()
-	keys := apiKeys(3)
+	keys := map[string]string{}
+	for _, k := range redacttest.APIKeys(3) {
+		keys[k.Name] = k.Text
+	}
 	text := fmt.Sprintf("Hi! My card is 4111 1111 1111 1111 and my IBAN is DE89 3704 0044 0532 0130 00. "+
 		"Here is my OpenAI key %s and my AWS one %s; my password is s3cret-Pa55. I live in Lisbon.",
 		keys["openai-project"], keys["aws-akia"])
