@@ -47,8 +47,8 @@ type Report struct {
 	Segments int
 	// Refits are the causes (llm.ContextTooLong, ContextRefused, ContextCut) of prompts
 	// that did not fit the model's window after all and were made again smaller.
-	Refits       []string
-	Usage        llm.Usage
+	Refits []string
+	Usage  llm.Usage
 	// Redacted counts, by kind, the secrets replaced in the model's facts before they
 	// were stored.
 	Redacted redact.Counts
@@ -56,9 +56,9 @@ type Report struct {
 	// transcript when it was enqueued: set once, when the episode is done.
 	TranscriptRedacted map[string]int
 	Outcomes           []memory.Outcome
-	Err          error
-	Duration     time.Duration
-	ChatDuration time.Duration
+	Err                error
+	Duration           time.Duration
+	ChatDuration       time.Duration
 }
 
 // Worker is the River worker of Args.

@@ -178,4 +178,3 @@ func pgDump(t *testing.T, schema *dbtest.Schema) string {
 	require.Contains(t, string(out), "COPY "+schema.Name+".episode")
 	return string(out)
 }
-

@@ -12,8 +12,8 @@ import (
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
-	"github.com/credohq/credo/redact"
 	"github.com/credohq/credo/migrations"
+	"github.com/credohq/credo/redact"
 )
 
 // Logger logs to w in the configured format and level.
