@@ -19,6 +19,8 @@
 //	beliefs curate [--dry-run] [--json]
 //	beliefs reembed [--scope S] [--json]
 //	beliefs keys create|list|revoke ...
+//	beliefs policy set --scope-prefix P [--instructions TEXT] [--redact-pattern NAME=REGEX]... [--redact KINDS]
+//	beliefs policy show [--scope S] | unset --scope-prefix P | apply --scope-prefix P [--dry-run]
 //	beliefs mcp [--key KEY]
 //
 // Exit codes: 0 done, 1 failed (a refused revision or revert, an item already
@@ -34,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,7 +97,7 @@ type command struct {
 
 func commands() []command {
 	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), episodesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), revertCommand(), auditCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand(), reembedCommand()},
-		append(keysCommands(), mcpCommand())...)
+		slices.Concat(keysCommands(), policyCommands(), []command{mcpCommand()})...)
 }
 
 // run is runWith without a terminal to ask on, as in a script.
