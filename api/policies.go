@@ -91,11 +91,10 @@ func (s *Server) registerPolicies() {
 
 	huma.Register(s.api, s.op(huma.Operation{
 		OperationID: "unsetPolicy", Method: http.MethodDelete, Path: "/v1/policies", Tags: []string{"policies"},
-		Summary:       "Unset the policy of a scope prefix",
-		Description:   "As `beliefs policy unset`: the scopes under it are governed by the policy of a shorter prefix, if any. 404 when the prefix has none. Needs the operate right, and a prefix within the key's.",
-		DefaultStatus: http.StatusNoContent,
-	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound), func(ctx context.Context, in *deletePolicyInput) (*struct{}, error) {
-		return nil, s.unsetPolicy(ctx, principalFrom(ctx), in.ScopePrefix)
+		Summary:     "Unset the policy of a scope prefix",
+		Description: "As `beliefs policy unset`: the scopes under it are governed by the policy of a shorter prefix, if any. Answers the policy removed; 404 when the prefix has none. Needs the operate right, and a prefix within the key's.",
+	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound), func(ctx context.Context, in *deletePolicyInput) (*output[Policy], error) {
+		return wrap(s.unsetPolicy(ctx, principalFrom(ctx), in.ScopePrefix))
 	})
 }
 
@@ -173,16 +172,17 @@ func (s *Server) policies(ctx context.Context, p *Principal, scope string) (*Pol
 	return out, nil
 }
 
-func (s *Server) unsetPolicy(ctx context.Context, p *Principal, prefix string) error {
+func (s *Server) unsetPolicy(ctx context.Context, p *Principal, prefix string) (*Policy, error) {
 	if err := s.prefix(p, prefix); err != nil {
-		return err
+		return nil, err
 	}
-	err := s.store.DeletePolicy(ctx, prefix)
+	removed, err := s.store.DeletePolicy(ctx, prefix)
 	if errors.Is(err, memory.ErrNotFound) {
-		return newError(http.StatusNotFound, CodeNotFound, "no policy for the prefix "+strconv.Quote(prefix))
+		return nil, newError(http.StatusNotFound, CodeNotFound, "no policy for the prefix "+strconv.Quote(prefix))
 	}
 	if err != nil {
-		return s.internal(ctx, err)
+		return nil, s.internal(ctx, err)
 	}
-	return nil
+	out := PolicyOf(removed)
+	return &out, nil
 }

@@ -52,7 +52,8 @@ func TestPolicies(t *testing.T) {
 	h.fail("GET", "/v1/policies?scope="+url.QueryEscape("globex/u"), acme, nil, 403, CodeForbidden)
 	h.fail("GET", "/v1/policies", reader, nil, 403, CodeForbidden)
 
-	h.ok("DELETE", "/v1/policies?scope_prefix="+url.QueryEscape("acme/lab/"), acme, nil, 204, nil)
+	h.ok("DELETE", "/v1/policies?scope_prefix="+url.QueryEscape("acme/lab/"), acme, nil, 200, &pol)
+	require.Equal(t, "acme/lab/", pol.ScopePrefix)
 	h.fail("DELETE", "/v1/policies?scope_prefix="+url.QueryEscape("acme/lab/"), acme, nil, 404, CodeNotFound)
 	h.fail("DELETE", "/v1/policies?scope_prefix="+url.QueryEscape("globex/"), acme, nil, 403, CodeForbidden)
 	h.ok("GET", "/v1/policies?scope="+url.QueryEscape("acme/lab/user:7"), acme, nil, 200, &got)

@@ -309,5 +309,5 @@ type Episode struct {
 	ReceivedAt  time.Time      `json:"received_at"`
 	ProcessedAt *time.Time     `json:"processed_at"`
 	RedactedAt  *time.Time     `json:"redacted_at" doc:"When a purge replaced purged words of its transcript with [redacted]; null if never."`
-	Redactions  map[string]int `json:"redactions" required:"false" doc:"Secrets replaced by placeholders in its transcript, by kind, when it was stored or since by a policy's apply; never the values. null when none."`
+	Redactions  map[string]int `json:"redactions" required:"false" nullable:"true" doc:"Secrets replaced by placeholders in its transcript, by kind, when it was stored or since by a policy's apply; never the values. null when none."`
 }

@@ -134,16 +134,21 @@ func (s *Store) SetPolicy(ctx context.Context, p Policy) (*Policy, error) {
 	return out, nil
 }
 
-// DeletePolicy removes the policy of prefix; ErrNotFound when there is none.
-func (s *Store) DeletePolicy(ctx context.Context, prefix string) error {
-	tag, err := s.db.Exec(ctx, "DELETE FROM scope_policy WHERE scope_prefix = $1", prefix)
+// DeletePolicy removes the policy of prefix and returns it; ErrNotFound when there is
+// none.
+func (s *Store) DeletePolicy(ctx context.Context, prefix string) (*Policy, error) {
+	rows, err := s.db.Query(ctx, "DELETE FROM scope_policy WHERE scope_prefix = $1 RETURNING "+policyColumns, prefix)
 	if err != nil {
-		return fmt.Errorf("unset the policy of %q: %w", prefix, err)
+		return nil, fmt.Errorf("unset the policy of %q: %w", prefix, err)
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("no policy for the prefix %q: %w", prefix, ErrNotFound)
+	p, err := pgx.CollectExactlyOneRow(rows, scanPolicy)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("no policy for the prefix %q: %w", prefix, ErrNotFound)
 	}
-	return nil
+	if err != nil {
+		return nil, fmt.Errorf("unset the policy of %q: %w", prefix, err)
+	}
+	return p, nil
 }
 
 // Policies lists the policies, by prefix.

@@ -55,8 +55,11 @@ func TestPolicyNearestPrefixWins(t *testing.T) {
 	require.Len(t, all, 2)
 	require.Equal(t, "acme/", all[0].ScopePrefix)
 
-	require.NoError(t, store.DeletePolicy(ctx, "acme/support/"))
-	require.ErrorIs(t, store.DeletePolicy(ctx, "acme/support/"), ErrNotFound)
+	removed, err := store.DeletePolicy(ctx, "acme/support/")
+	require.NoError(t, err)
+	require.Equal(t, "Keep tickets.", removed.Instructions)
+	_, err = store.DeletePolicy(ctx, "acme/support/")
+	require.ErrorIs(t, err, ErrNotFound)
 	p, err = store.PolicyFor(ctx, "acme/support/user:2")
 	require.NoError(t, err)
 	require.Equal(t, "acme/", p.ScopePrefix, "the farther policy is in force again")

@@ -170,7 +170,7 @@ func policyUnsetCommand() command {
 				if err != nil {
 					return err
 				}
-				if err := store.DeletePolicy(ctx, p); err != nil {
+				if _, err := store.DeletePolicy(ctx, p); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "policy of %s removed\n", prefixName(p))

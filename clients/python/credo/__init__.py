@@ -43,6 +43,8 @@ from .types import (
     Event,
     Forgotten,
     Message,
+    Policy,
+    PolicyPattern,
     Proposal,
     Purged,
     Reverted,
@@ -60,6 +62,6 @@ __all__ = [
     "APIError", "CredoError", "Forbidden", "InvalidRequest", "InvalidResponse", "NotFound", "RateLimited", "Refused",
     "ServerError", "Timeout", "TransportError", "Unauthorized",
     "Answer", "Audit", "AuditOrigin", "AuditRefusals", "AuditRevisions", "Belief", "Beliefs", "Conflict", "Context",
-    "Decided", "Enqueued", "Episode", "Event", "Forgotten", "Message", "Proposal", "Purged", "Reverted", "Revision",
+    "Decided", "Enqueued", "Episode", "Event", "Forgotten", "Message", "Policy", "PolicyPattern", "Proposal", "Purged", "Reverted", "Revision",
     "ScopePurged", "Subtree", "Transcript",
 ]
