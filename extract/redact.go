@@ -53,17 +53,7 @@ func redactTranscript(r *redact.Redactor, t transcript.Transcript) (transcript.T
 	var counts redact.Counts
 	msgs := make([]transcript.Message, len(t.Messages))
 	for i, m := range t.Messages {
-		for _, field := range []*string{&m.Content, &m.Name} {
-			text, c := r.Text(*field)
-			if c == nil {
-				continue
-			}
-			if counts == nil {
-				counts = redact.Counts{}
-			}
-			*field = text
-			counts.Add(c)
-		}
+		counts = addCounts(counts, r.Fields(&m.Content, &m.Name))
 		msgs[i] = m
 	}
 	t.Messages = msgs
@@ -84,17 +74,7 @@ func redactFacts(r *redact.Redactor, facts []memory.Fact) redact.Counts {
 		if f.Resolves != nil {
 			fields = append(fields, &f.Resolves.Rationale)
 		}
-		for _, field := range fields {
-			text, c := r.Text(*field)
-			if c == nil {
-				continue
-			}
-			if counts == nil {
-				counts = redact.Counts{}
-			}
-			*field = text
-			counts.Add(c)
-		}
+		counts = addCounts(counts, r.Fields(fields...))
 	}
 	return counts
 }

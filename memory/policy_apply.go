@@ -219,7 +219,7 @@ func (sr *scopeRedaction) episodes(ctx context.Context) error {
 		}
 		_, err = sr.tx.Exec(ctx, `UPDATE episode e SET messages = $2, last_error = $3, redactions = $4,
 				content_hash = `+redactedContentHash+`
-			WHERE e.scope = $5 AND e.id = $1`, e.ID, json.RawMessage(messages), lastError, addCounts(e.Redactions, counts), sr.scope)
+			WHERE e.scope = $5 AND e.id = $1`, e.ID, messages, lastError, addCounts(e.Redactions, counts), sr.scope)
 		if err != nil {
 			return fmt.Errorf("redact episode %d: %w", e.ID, err)
 		}

@@ -27,8 +27,7 @@ func findIBANs(s string, add func(start, end int)) {
 		if !isLetter(s[i]) || !isLetter(s[i+1]) || !isDigit(s[i+2]) || !isDigit(s[i+3]) || (s[i]^s[i+1])&0x20 != 0 {
 			continue
 		}
-		country := string([]byte{upper(s[i]), upper(s[i+1])})
-		length, ok := ibanLengths[country]
+		length, ok := ibanLengths[string([]byte{upper(s[i]), upper(s[i+1])})]
 		if !ok {
 			continue
 		}

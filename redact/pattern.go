@@ -111,7 +111,7 @@ func validName(s string) bool {
 		return false
 	}
 	for i := range len(s) {
-		if c := s[i]; !(c >= 'a' && c <= 'z') && !isDigit(c) && c != '_' {
+		if c := s[i]; (c < 'a' || c > 'z') && !isDigit(c) && c != '_' {
 			return false
 		}
 	}

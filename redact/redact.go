@@ -100,6 +100,24 @@ func (r *Redactor) With(set *Set, patterns []Pattern) (*Redactor, error) {
 	return New(kinds, patterns...)
 }
 
+// Fields redacts each of fields in place, as Text does, and returns how many of each
+// kind it replaced over all of them (nil when none).
+func (r *Redactor) Fields(fields ...*string) Counts {
+	var counts Counts
+	for _, f := range fields {
+		text, c := r.Text(*f)
+		if c == nil {
+			continue
+		}
+		if counts == nil {
+			counts = Counts{}
+		}
+		*f = text
+		counts.Add(c)
+	}
+	return counts
+}
+
 // span is one secret found: where it is and what counts it.
 type span struct {
 	start, end int

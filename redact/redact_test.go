@@ -81,6 +81,12 @@ func TestTextReplacesEachSecretAndKeepsTheRest(t *testing.T) {
 	require.Equal(t, 5, counts.Total())
 	require.Equal(t, "api_key 2, card 1, iban 1, password 1", counts.String())
 
+	// Fields redacts in place, and counts over every field.
+	a, b := "card 4111111111111111", "nothing"
+	require.Equal(t, Counts{"card": 1}, all(t).Fields(&a, &b))
+	require.Equal(t, []string{"card [redacted card number]", "nothing"}, []string{a, b})
+	require.Nil(t, all(t).Fields(&b))
+
 	// Redacting again changes nothing: no placeholder is taken for a secret.
 	again, more := all(t).Text(got)
 	require.Equal(t, got, again)
