@@ -3,8 +3,11 @@ package memory
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -217,14 +220,24 @@ func (sr *scopeRedaction) episodes(ctx context.Context) error {
 		if !sr.record("episode", counts) {
 			continue
 		}
-		_, err = sr.tx.Exec(ctx, `UPDATE episode e SET messages = $2, last_error = $3, redactions = $4,
-				content_hash = `+redactedContentHash+`
-			WHERE e.scope = $5 AND e.id = $1`, e.ID, messages, lastError, addCounts(e.Redactions, counts), sr.scope)
+		// The hash is made here, not in SQL: on Citus an UPDATE may not call a STABLE
+		// function (convert_to) on its columns.
+		_, err = sr.tx.Exec(ctx, `UPDATE episode SET messages = $2, last_error = $3, redactions = $4, content_hash = $5
+			WHERE scope = $6 AND id = $1`, e.ID, messages, lastError, addCounts(e.Redactions, counts), redactedHash(e.ID, messages), sr.scope)
 		if err != nil {
 			return fmt.Errorf("redact episode %d: %w", e.ID, err)
 		}
 	}
 	return nil
+}
+
+// redactedHash is the content hash of episode id once its transcript is redacted: not
+// the original's, which would confirm guesses of a secret, and unique to the episode.
+func redactedHash(id int64, messages []byte) string {
+	h := sha256.New()
+	h.Write([]byte(strconv.FormatInt(id, 10) + ":"))
+	h.Write(messages)
+	return "redacted:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // beliefs redacts the statements, subjects, attributes and quotes of the scope's
