@@ -86,4 +86,5 @@ var negatives = []string{
 	"sk-ant and sk-proj are prefixes I read about; ghp_ too.",
 	"Authorization: Bearer token goes in the header.",
 	"Version 3.14159265358979 of the thing, and pi is 3.141592653589793.",
+	"The tool printed PWD=/home/ana and HOME=/home/ana; pwd: /srv/app.",
 }

@@ -5,10 +5,10 @@ import (
 	"strings"
 )
 
-// passwordPhrase is a password given as such: "password", "passcode", "passphrase",
-// "pwd" or "PIN", then "is", "was", ":" or "=", then the password, up to white space
-// or a closing quote.
-var passwordPhrase = regexp.MustCompile(`^(?i)(pass(?:word|wd|phrase|code)|pwd|pin)\b(?:\s+(?:is|was)\s*:?\s*|\s*[:=]\s*)["'“‘]?([^\s"'“”‘’]+)`)
+// passwordPhrase is a password given as such: "password", "passwd", "passcode",
+// "passphrase" or "PIN", then "is", "was", ":" or "=", then the password, up to white
+// space or a closing quote. Not "pwd": PWD=/home/ana is a working directory.
+var passwordPhrase = regexp.MustCompile(`^(?i)(pass(?:word|wd|phrase|code)|pin)\b(?:\s+(?:is|was)\s*:?\s*|\s*[:=]\s*)["'“‘]?([^\s"'“”‘’]+)`)
 
 // notPasswords are the words that follow "password is" in talk about a password, not
 // in giving one: "my password is too long", "the password is the same".
@@ -38,7 +38,7 @@ func wordSet(s string) map[string]bool {
 // start of a word: an expression that must first find a word boundary ignoring case
 // would read every character of every message.
 func findPasswords(s, lower string, add func(start, end int)) {
-	for _, word := range []string{"pass", "pwd", "pin"} {
+	for _, word := range []string{"pass", "pin"} {
 		for off := 0; ; {
 			i := strings.Index(lower[off:], word)
 			if i < 0 {
