@@ -14,6 +14,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/recall"
+	"github.com/credohq/credo/redact"
 )
 
 // Defaults of Config's limits.
@@ -34,6 +35,9 @@ type Config struct {
 	Pool *pgxpool.Pool
 	// Jobs inserts extraction jobs for POST /v1/transcripts: the worker's River client.
 	Jobs extract.Inserter
+	// Redact redacts transcripts before they are stored, with each scope's policy over
+	// it (REDACT; nil: redact.Default).
+	Redact *redact.Redactor
 	// Embed embeds queries and operator statements; EmbedModel names its vectors.
 	Embed      llm.Embedder
 	EmbedModel string
@@ -84,6 +88,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Redact == nil {
+		c.Redact = redact.Default()
 	}
 	if c.Now == nil {
 		c.Now = time.Now

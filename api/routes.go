@@ -142,6 +142,7 @@ func (s *Server) register() {
 	s.registerRevert()
 	s.registerRead()
 	s.registerTransfer()
+	s.registerPolicies()
 
 	// Huma documents 422 for invalid parameters and bodies; this API answers them 400.
 	for _, item := range s.api.OpenAPI().Paths {

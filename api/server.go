@@ -38,6 +38,7 @@ import (
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/operator"
 	"github.com/credohq/credo/recall"
+	"github.com/credohq/credo/redact"
 	"github.com/credohq/credo/transfer"
 )
 
@@ -55,6 +56,7 @@ type Server struct {
 	store      *memory.Store
 	pool       *pgxpool.Pool
 	jobs       extract.Inserter
+	redact     *redact.Redactor
 	embed      llm.Embedder
 	embedModel string
 	reader     *recall.Reader
@@ -92,7 +94,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		store: cfg.Store, pool: cfg.Pool, jobs: cfg.Jobs, embed: cfg.Embed, embedModel: cfg.EmbedModel, log: cfg.Logger, now: cfg.Now,
+		store: cfg.Store, pool: cfg.Pool, jobs: cfg.Jobs, redact: cfg.Redact, embed: cfg.Embed, embedModel: cfg.EmbedModel, log: cfg.Logger, now: cfg.Now,
 		maxBody: cfg.MaxBodyBytes, maxRecords: cfg.MaxRecords, rate: cfg.limit(), burst: cfg.RateBurst, bodyTimeout: cfg.BodyReadTimeout,
 		open: cfg.BehindGate || IsLoopback(cfg.Addr), gate: cfg.BehindGate, csrf: http.NewCrossOriginProtection(),
 		limiters: map[int64]*rate.Limiter{}, schemas: mcp.NewSchemaCache(), mux: http.NewServeMux(),

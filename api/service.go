@@ -42,13 +42,15 @@ func (s *Server) scope(p *Principal, r Right, scope string) error {
 }
 
 // prefix checks a scope_prefix that the key's prefixes must cover, as scope checks a
-// scope: the key may then act on every scope under it.
+// scope: the key may then act on every scope under it ("" is every scope: a key for *).
 func (s *Server) prefix(p *Principal, r Right, prefix string) error {
 	if err := s.need(p, r); err != nil {
 		return err
 	}
-	if err := checkInput(transcript.CheckScope("scope_prefix", prefix)); err != nil {
-		return err
+	if prefix != "" {
+		if err := checkInput(transcript.CheckScope("scope_prefix", prefix)); err != nil {
+			return err
+		}
 	}
 	if !p.Sees(prefix) {
 		return forbiddenScope()
@@ -118,11 +120,11 @@ func (s *Server) enqueue(ctx context.Context, p *Principal, ts []transcript.Tran
 	}
 	var res *Enqueued
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		r, err := extract.Enqueue(ctx, tx, s.jobs, ts, s.now())
+		r, err := extract.Enqueue(ctx, tx, s.jobs, ts, s.now(), s.redact)
 		if err != nil {
 			return err
 		}
-		res = &Enqueued{EpisodeIDs: r.EpisodeIDs, Enqueued: r.Enqueued, Duplicates: r.Duplicates}
+		res = &Enqueued{EpisodeIDs: r.EpisodeIDs, Enqueued: r.Enqueued, Duplicates: r.Duplicates, Redacted: r.Redacted}
 		return nil
 	})
 	if err != nil {

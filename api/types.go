@@ -239,9 +239,10 @@ type Decided struct {
 
 // Enqueued answers POST /v1/transcripts.
 type Enqueued struct {
-	EpisodeIDs []int64 `json:"episode_ids" nullable:"false" doc:"One per record, in input order; a duplicate gets the id of the episode it repeats."`
-	Enqueued   int     `json:"enqueued" doc:"Records stored as new episodes, each extracted in its turn by its scope's job."`
-	Duplicates int     `json:"duplicates" doc:"Records already stored in their scope (same content)."`
+	EpisodeIDs []int64        `json:"episode_ids" nullable:"false" doc:"One per record, in input order; a duplicate gets the id of the episode it repeats."`
+	Enqueued   int            `json:"enqueued" doc:"Records stored as new episodes, each extracted in its turn by its scope's job."`
+	Duplicates int            `json:"duplicates" doc:"Records already stored in their scope (same content)."`
+	Redacted   map[string]int `json:"redacted" required:"false" nullable:"false" doc:"Secrets replaced by placeholders before the records were stored, by kind (card, iban, api_key, token, private_key, password, or pattern:NAME of the scope's policy); never the values. Empty when none."`
 }
 
 // Revision answers POST /v1/beliefs and POST /v1/beliefs/{id}/correct.
@@ -293,19 +294,20 @@ type Purged struct {
 func EpisodeOf(e memory.Episode) Episode {
 	return Episode{ID: e.ID, Scope: e.Scope, ExternalID: e.ExternalID, State: string(e.State), Attempts: e.Attempts,
 		LastError: e.LastError, OccurredAt: e.OccurredAt, ReceivedAt: e.ReceivedAt, ProcessedAt: e.ProcessedAt,
-		RedactedAt: e.RedactedAt}
+		RedactedAt: e.RedactedAt, Redactions: e.Redactions}
 }
 
 // Episode answers GET /v1/episodes/{id}.
 type Episode struct {
-	ID          int64      `json:"id"`
-	Scope       string     `json:"scope"`
-	ExternalID  *string    `json:"external_id" doc:"The record's id, if it had one."`
-	State       string     `json:"state" enum:"pending,applied,failed"`
-	Attempts    int        `json:"attempts" doc:"Extraction attempts so far."`
-	LastError   *string    `json:"last_error" doc:"The last attempt's error, if it failed."`
-	OccurredAt  time.Time  `json:"occurred_at"`
-	ReceivedAt  time.Time  `json:"received_at"`
-	ProcessedAt *time.Time `json:"processed_at"`
-	RedactedAt  *time.Time `json:"redacted_at" doc:"When a purge replaced purged words of its transcript with [redacted]; null if never."`
+	ID          int64          `json:"id"`
+	Scope       string         `json:"scope"`
+	ExternalID  *string        `json:"external_id" doc:"The record's id, if it had one."`
+	State       string         `json:"state" enum:"pending,applied,failed"`
+	Attempts    int            `json:"attempts" doc:"Extraction attempts so far."`
+	LastError   *string        `json:"last_error" doc:"The last attempt's error, if it failed."`
+	OccurredAt  time.Time      `json:"occurred_at"`
+	ReceivedAt  time.Time      `json:"received_at"`
+	ProcessedAt *time.Time     `json:"processed_at"`
+	RedactedAt  *time.Time     `json:"redacted_at" doc:"When a purge replaced purged words of its transcript with [redacted]; null if never."`
+	Redactions  map[string]int `json:"redactions" required:"false" nullable:"true" doc:"Secrets replaced by placeholders in its transcript, by kind, when it was stored or since by a policy's apply; never the values. null when none."`
 }

@@ -230,6 +230,17 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 		rep.Watermark = &wm
 	}
 
+	// The operator's instructions of the scope's policy go into every judgment's prompt.
+	instructions := ""
+	if len(p.clusters) > 0 {
+		policy, err := w.cfg.Store.PolicyFor(ctx, scope)
+		if err != nil {
+			return reviewed, err
+		}
+		if policy != nil {
+			instructions = policy.Instructions
+		}
+	}
 	calls, judgedNow := 0, 0
 	if reviewed {
 		judgedNow++ // progress, for RunScope's loop
@@ -247,7 +258,7 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 			break
 		}
 		calls++
-		gone, err := w.judge(ctx, scope, c, rep)
+		gone, err := w.judge(ctx, scope, instructions, c, rep)
 		if err != nil {
 			return judgedNow > 0, err
 		}
@@ -416,10 +427,10 @@ func (w *Worker) markJudged(ctx context.Context, scope string, clusters []*clust
 	return nil
 }
 
-// judge asks the LLM about one cluster and applies its verdict with the cluster's
-// judgment, in one transaction. No database connection is held during the LLM call.
+// judge asks the LLM about one cluster, with the operator's instructions of the scope,
+// and applies its verdict with the cluster's judgment, in one transaction. No database connection is held during the LLM call.
 // It reports gone when a member was purged meanwhile: then nothing was written.
-func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Report) (gone bool, err error) {
+func (w *Worker) judge(ctx context.Context, scope, instructions string, c *cluster, rep *Report) (gone bool, err error) {
 	ctx, span := tracing.Start(ctx, "consolidate.judge", tracing.CandidatesKey.Int(len(c.members)))
 	defer func() { tracing.End(span, err) }()
 	cands := make([]prompts.ConsolidationCandidate, len(c.members))
@@ -429,7 +440,7 @@ func (w *Worker) judge(ctx context.Context, scope string, c *cluster, rep *Repor
 			Event: m.Kind == memory.KindEvent, ValidFrom: m.ValidFrom}
 		ids[i] = m.ID
 	}
-	system, user, err := w.prompts.Consolidation(prompts.Consolidation{Scope: scope, Candidates: cands})
+	system, user, err := w.prompts.Consolidation(prompts.Consolidation{Scope: scope, Candidates: cands, Instructions: instructions})
 	if err != nil {
 		return false, err
 	}

@@ -214,7 +214,7 @@ func (b *bench) ingest(ctx context.Context, in *Ingest) error {
 	before := b.meter.Total()
 	b.episodes = make([][]int64, len(b.scopes))
 	err = pgx.BeginFunc(ctx, b.r.pool, func(tx pgx.Tx) error {
-		res, err := extract.Enqueue(ctx, tx, b.r.client, ts, started)
+		res, err := extract.Enqueue(ctx, tx, b.r.client, ts, started, nil)
 		if err != nil {
 			return err
 		}

@@ -294,7 +294,7 @@ func (r *runner) extract(ctx context.Context) error {
 		}
 		started := time.Now()
 		err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-			res, err := extract.Enqueue(ctx, tx, r.client, ts, started)
+			res, err := extract.Enqueue(ctx, tx, r.client, ts, started, nil)
 			if err != nil {
 				return err
 			}

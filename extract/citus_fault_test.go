@@ -63,7 +63,7 @@ func TestCitusNodeFailure(t *testing.T) {
 	// that names the node, and enqueues nothing; another node's scope goes on.
 	jobsBefore := countJobs(t, p)
 	err := pgx.BeginFunc(ctx, p.Schema.Pool, func(tx pgx.Tx) error {
-		_, err := extract.Enqueue(ctx, tx, p.Client, []transcript.Transcript{pipelinetest.T(down.scope, "c3", "2026-03-02T10:00:00Z", "I work at Initech.")}, time.Now())
+		_, err := extract.Enqueue(ctx, tx, p.Client, []transcript.Transcript{pipelinetest.T(down.scope, "c3", "2026-03-02T10:00:00Z", "I work at Initech.")}, time.Now(), nil)
 		return err
 	})
 	require.Error(t, err)

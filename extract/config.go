@@ -12,6 +12,7 @@ import (
 	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/redact"
 )
 
 // Defaults of Config.
@@ -59,6 +60,9 @@ type Config struct {
 	Examples *learning.Retriever
 	// Observer, when set, is told about each extraction (metrics).
 	Observer Observer
+	// Redact replaces the secrets of the model's facts before they are stored, with the
+	// policy of each scope over it (REDACT; nil: redact.Default).
+	Redact *redact.Redactor
 }
 
 // ErrConfig is returned for an invalid Config.
@@ -82,6 +86,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Redact == nil {
+		c.Redact = redact.Default()
 	}
 	if c.Sizer == nil {
 		if s, ok := c.Chat.(llm.Sizer); ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/redact"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -22,31 +23,41 @@ type EnqueueResult struct {
 	// EpisodeIDs has one id per record, in input order; a duplicate gets the id of the
 	// episode it repeats.
 	EpisodeIDs []int64
+	// Redacted counts, by kind, the secrets replaced in the records enqueued (not in
+	// duplicates, whose episodes were redacted when first stored).
+	Redacted redact.Counts
 }
 
 // Inserter inserts River jobs in a transaction; *river.Client[pgx.Tx] is one.
 type Inserter = riverjobs.Inserter
 
 // Enqueue stores validated transcripts as episodes and makes sure each scope with a new
-// episode has an extraction job, all in tx: either every record is enqueued or none. A
-// transcript already stored in its scope (same content hash) is counted as a
-// duplicate, not enqueued again. A record without occurred_at happened at now.
+// episode has an extraction job, all in tx: either every record is enqueued or none.
+// Each transcript is redacted first (RedactTx, with red as the deployment's redactor;
+// nil is redact.Default): what is stored, hashed and later shown to the model is the
+// redacted transcript, and its episode keeps the counts. A transcript already stored in
+// its scope (same content hash, of the redacted text) is counted as a duplicate, not
+// enqueued again. A record without occurred_at happened at now.
 //
 // Enqueue holds the scopes' queue locks until tx ends. A scope's job takes the same
 // lock when it finds nothing left and completes, so either that job sees the new
 // episode, or it has completed before the new job is inserted: no episode is ever left
 // without a job, and no scope has two.
-func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, ts []transcript.Transcript, now time.Time) (_ *EnqueueResult, err error) {
+func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, ts []transcript.Transcript, now time.Time, red *redact.Redactor) (_ *EnqueueResult, err error) {
 	// Each episode carries this span, which its extraction continues.
 	ctx, span := tracing.Start(ctx, "extract.enqueue", tracing.CountKey.Int(len(ts)))
 	defer func() { tracing.End(span, err) }()
 	carried := tracing.Carry(ctx)
-	res := &EnqueueResult{EpisodeIDs: make([]int64, len(ts))}
+	res := &EnqueueResult{EpisodeIDs: make([]int64, len(ts)), Redacted: redact.Counts{}}
 	scopes := make([]string, len(ts))
 	for i, t := range ts {
 		scopes[i] = t.Scope
 	}
 	if err := lockQueues(ctx, tx, scopes); err != nil {
+		return nil, err
+	}
+	ts, redacted, err := RedactTx(ctx, tx, red, ts)
+	if err != nil {
 		return nil, err
 	}
 	eps := make([]memory.NewEpisode, len(ts))
@@ -60,7 +71,7 @@ func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, ts []transcript.Tran
 			at = *t.OccurredAt
 		}
 		eps[i] = memory.NewEpisode{Scope: t.Scope, ExternalID: t.ID, Messages: messages, ContentHash: t.ContentHash(), OccurredAt: at,
-			TraceParent: carried}
+			TraceParent: carried, Redactions: redacted[i]}
 	}
 	stored, err := memory.InsertEpisodesTx(ctx, tx, eps)
 	if err != nil {
@@ -74,6 +85,7 @@ func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, ts []transcript.Tran
 			continue
 		}
 		res.Enqueued++
+		res.Redacted.Add(redacted[i])
 		fresh = append(fresh, ts[i].Scope)
 	}
 	if _, err := insertScopeJobs(ctx, tx, jobs, fresh); err != nil {

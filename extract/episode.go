@@ -14,6 +14,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
+	"github.com/credohq/credo/redact"
 )
 
 // maxPending bounds the unembedded beliefs and events one episode embeds for its scope.
@@ -36,6 +37,8 @@ type episode struct {
 	Progress memory.Progress
 	// TraceParent is the enqueue's span, which the extraction's span continues.
 	TraceParent string
+	// Redactions counts what redaction replaced in the transcript when it was enqueued.
+	Redactions map[string]int
 }
 
 // state is what an extraction reads before its first model call.
@@ -51,6 +54,10 @@ type state struct {
 	// pending is what earlier extractions stored without vectors, read when this one
 	// embeds its transcript.
 	pending []memory.Unembedded
+	// instructions are the operator's, of the policy in force in the scope; redactor is
+	// what redacts the model's facts there.
+	instructions string
+	redactor     *redact.Redactor
 }
 
 // embedsTranscript says whether the extraction embeds its transcript before the chat:
@@ -148,7 +155,7 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 		read = slices.Concat(earlier, now)
 		system, user, err = w.prompts.Extraction(prompts.Extraction{
 			Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Examples: pe, Messages: now,
-			Part: seg.part(a.segments + 1), Earlier: earlier,
+			Part: seg.part(a.segments + 1), Earlier: earlier, Instructions: st.instructions,
 		})
 		if err != nil {
 			return false, err
@@ -167,6 +174,9 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 	if err != nil {
 		return false, err
 	}
+	// The model's words are redacted as the transcript was, before anything of them is
+	// embedded or stored.
+	redacted := redactFacts(st.redactor, facts)
 
 	// One embedding call a prompt: when none was made before the chat, the new
 	// statements are embedded now.
@@ -191,12 +201,17 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 		}
 	}
 	if seg.whole {
-		return true, w.apply(ctx, ep, batch, nil, rep)
+		if err := w.apply(ctx, ep, batch, nil, rep); err != nil {
+			return false, err
+		}
+		rep.Redacted = addCounts(rep.Redacted, redacted)
+		return true, nil
 	}
 	span := seg.span(ep.Messages)
 	if err := w.apply(ctx, ep, batch, &span, rep); err != nil {
 		return false, err
 	}
+	rep.Redacted = addCounts(rep.Redacted, redacted)
 	a.segments++
 	rep.Segments++
 	ep.Progress = span.Next
@@ -222,7 +237,8 @@ func (w *Worker) plan(ctx context.Context, st *state, a *attempt) (_ *segment, e
 		c := st.current[i]
 		pc[i] = prompts.Candidate{Statement: c.Statement, Attribute: c.Attribute, Event: c.Kind == memory.KindEvent, ValidFrom: c.ValidFrom}
 	}
-	system, user, err := w.prompts.Extraction(prompts.Extraction{Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc})
+	system, user, err := w.prompts.Extraction(prompts.Extraction{Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc,
+		Instructions: st.instructions})
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +315,7 @@ func nextEpisode(ctx context.Context, store *memory.Store, scope string) (*episo
 		return nil, err
 	}
 	ep := &episode{ID: p.ID, Scope: p.Scope, OccurredAt: p.OccurredAt, Attempts: p.Attempts, Progress: p.Progress,
-		TraceParent: p.TraceParent}
+		TraceParent: p.TraceParent, Redactions: p.Redactions}
 	if err := json.Unmarshal(p.Messages, &ep.Messages); err != nil {
 		return ep, fmt.Errorf("%w: decode episode %d: %w", errEpisode, ep.ID, err)
 	}
@@ -334,6 +350,16 @@ func (w *Worker) readOn(ctx context.Context, store *memory.Store, scope string, 
 	}
 	st := &state{ep: ep}
 	k := w.cfg.MaxCandidates
+	policy, err := store.PolicyFor(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	if st.redactor, err = policy.Redactor(w.cfg.Redact); err != nil {
+		return nil, err
+	}
+	if policy != nil {
+		st.instructions = policy.Instructions
+	}
 	if st.seen, err = store.Snapshot(ctx, scope); err != nil {
 		return nil, err
 	}
@@ -510,4 +536,16 @@ func (w *Worker) embed(ctx context.Context, facts []memory.Fact, cands []memory.
 		}
 	}
 	return nil
+}
+
+// addCounts adds c to into, made when needed, and returns it.
+func addCounts(into, c redact.Counts) redact.Counts {
+	if len(c) == 0 {
+		return into
+	}
+	if into == nil {
+		into = redact.Counts{}
+	}
+	into.Add(c)
+	return into
 }

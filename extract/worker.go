@@ -22,6 +22,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
+	"github.com/credohq/credo/redact"
 )
 
 // Observer receives what each extraction did.
@@ -47,12 +48,18 @@ type Report struct {
 	Segments int
 	// Refits are the causes (llm.ContextTooLong, ContextRefused, ContextCut) of prompts
 	// that did not fit the model's window after all and were made again smaller.
-	Refits       []string
-	Usage        llm.Usage
-	Outcomes     []memory.Outcome
-	Err          error
-	Duration     time.Duration
-	ChatDuration time.Duration
+	Refits []string
+	Usage  llm.Usage
+	// Redacted counts, by kind, the secrets replaced in the model's facts before they
+	// were stored.
+	Redacted redact.Counts
+	// TranscriptRedacted counts, by kind, the secrets replaced in the episode's
+	// transcript when it was enqueued: set once, when the episode is done.
+	TranscriptRedacted map[string]int
+	Outcomes           []memory.Outcome
+	Err                error
+	Duration           time.Duration
+	ChatDuration       time.Duration
 }
 
 // Worker is the River worker of Args.
@@ -205,6 +212,9 @@ func (w *Worker) work(ctx context.Context, st *state, readErr error) error {
 		}
 		err = w.extractEpisode(epCtx, st, &rep)
 		cancel()
+		if err == nil {
+			rep.TranscriptRedacted = ep.Redactions
+		}
 	}
 	rep.Err, rep.Duration = err, time.Since(start)
 	if w.cfg.Observer != nil {

@@ -76,6 +76,9 @@ type scopeView struct {
 	Total   int // before the search
 	// Audit is how precise the scope's revisions were.
 	Audit *memory.Audit
+	// Policy is the organisation's policy in force in the scope (nil: none), shown to a
+	// key that may operate, as GET /v1/policies does.
+	Policy *memory.Policy
 }
 
 // scopePage shows the scope's beliefs: current ones, with history the superseded and
@@ -117,6 +120,11 @@ func (s *Server) scopePage(w http.ResponseWriter, r *http.Request, p *api.Princi
 	}
 	if v.Audit, err = s.store.Audit(ctx, memory.AuditQuery{Scope: scope}); err != nil {
 		return err
+	}
+	if v.Head.CanOperate {
+		if v.Policy, err = s.store.PolicyFor(ctx, scope); err != nil {
+			return err
+		}
 	}
 	return s.render(w, r, p, "scope", scope, scopeCrumbs(scope), v)
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/credohq/credo/api"
 	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/redact"
 )
 
 func TestPages(t *testing.T) {
@@ -94,6 +96,10 @@ func TestRedactedEpisodePage(t *testing.T) {
 	_, err = h.p.Schema.Pool.Exec(context.Background(), "UPDATE episode SET redacted_at = '2026-05-01T10:00:00Z' WHERE id = $1", *miami.EpisodeID)
 	require.NoError(t, err)
 	require.Contains(t, b.page(path), "Redacted 2026-05-01")
+	require.NotContains(t, b.page(path), "Secrets replaced")
+	_, err = h.p.Schema.Pool.Exec(context.Background(), `UPDATE episode SET redactions = '{"card": 1, "api_key": 2}' WHERE id = $1`, *miami.EpisodeID)
+	require.NoError(t, err)
+	require.Contains(t, b.page(path), `<span class="badge">api_key 2</span> <span class="badge">card 1</span>`)
 }
 
 func TestQueuePages(t *testing.T) {
@@ -186,4 +192,28 @@ func TestActions(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
 	require.Contains(t, b.page(r.Header.Get("Location")), "erased for good")
 	require.NotContains(t, b.page("/ui/"), "user:ana")
+}
+
+// A scope page shows the policy in force there, and where it comes from, to a key that
+// may operate; one that may only read does not see it.
+func TestScopePageShowsPolicy(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	path := "/ui/scopes/tenant:a%2Fuser:ana"
+	operator := h.browser()
+	operator.login(h.key("tenant:a/", api.RightRead, api.RightOperate))
+	require.Contains(t, operator.page(path), "No policy")
+	none := redact.Set{}
+	_, err := h.p.Store.SetPolicy(context.Background(), memory.Policy{ScopePrefix: "tenant:a/", Instructions: "Keep <b>product</b> facts.",
+		Patterns: []redact.Pattern{{Name: "employee_id", Regex: `EMP-\d{6}`}}, Redact: &none})
+	require.NoError(t, err)
+	page := operator.page(path)
+	require.Contains(t, page, "<code>tenant:a/</code>")
+	require.Contains(t, page, "Keep &lt;b&gt;product&lt;/b&gt; facts.")
+	require.Contains(t, page, "<code>employee_id</code>")
+	require.Contains(t, page, "<dt>Redacts</dt><dd>none</dd>")
+
+	reader := h.browser()
+	reader.login(h.key("tenant:a/", api.RightRead))
+	require.NotContains(t, reader.page(path), "Keep &lt;b&gt;product")
 }

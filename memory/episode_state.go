@@ -42,6 +42,9 @@ type NewEpisode struct {
 	// TraceParent is the W3C traceparent of the enqueue's span, which the episode's
 	// extraction continues; "" when tracing is off.
 	TraceParent string
+	// Redactions counts, by kind, the secrets redaction replaced in Messages; nil when
+	// none.
+	Redactions map[string]int
 }
 
 // StoredEpisode is what InsertEpisodesTx did with one NewEpisode.
@@ -66,10 +69,14 @@ func InsertEpisodesTx(ctx context.Context, tx pgx.Tx, eps []NewEpisode) ([]Store
 		for _, e := range eps[start:end] {
 			// The no-op update makes RETURNING give the existing id of a duplicate;
 			// xmax = 0 tells a fresh insert from it.
-			batch.Queue(`INSERT INTO episode (scope, external_id, messages, content_hash, occurred_at, trace_parent)
-				VALUES ($1, nullif($2, ''), $3, $4, $5, nullif($6, ''))
+			var redactions map[string]int
+			if len(e.Redactions) > 0 {
+				redactions = e.Redactions
+			}
+			batch.Queue(`INSERT INTO episode (scope, external_id, messages, content_hash, occurred_at, trace_parent, redactions)
+				VALUES ($1, nullif($2, ''), $3, $4, $5, nullif($6, ''), $7)
 				ON CONFLICT (scope, content_hash) DO UPDATE SET scope = excluded.scope
-				RETURNING id, xmax = 0`, e.Scope, e.ExternalID, e.Messages, e.ContentHash, e.OccurredAt, e.TraceParent)
+				RETURNING id, xmax = 0`, e.Scope, e.ExternalID, e.Messages, e.ContentHash, e.OccurredAt, e.TraceParent, redactions)
 		}
 		br := tx.SendBatch(ctx, batch)
 		for i := start; i < end; i++ {
@@ -187,6 +194,8 @@ type PendingEpisode struct {
 	Progress Progress
 	// TraceParent is NewEpisode.TraceParent.
 	TraceParent string
+	// Redactions counts what redaction replaced in the transcript; nil when nothing.
+	Redactions map[string]int
 }
 
 // Progress is a point in a transcript: the message at index Message, from byte Offset
@@ -202,9 +211,10 @@ type Progress struct {
 func (s *Store) NextPendingEpisode(ctx context.Context, scope string) (*PendingEpisode, error) {
 	ep := &PendingEpisode{Scope: scope}
 	err := s.db.QueryRow(ctx, `SELECT id, messages, occurred_at, attempts, progress_message, progress_offset,
-			coalesce(trace_parent, '') FROM episode
+			coalesce(trace_parent, ''), redactions FROM episode
 		WHERE scope = $1 AND state = 'pending' ORDER BY occurred_at, id LIMIT 1`, scope).
-		Scan(&ep.ID, &ep.Messages, &ep.OccurredAt, &ep.Attempts, &ep.Progress.Message, &ep.Progress.Offset, &ep.TraceParent)
+		Scan(&ep.ID, &ep.Messages, &ep.OccurredAt, &ep.Attempts, &ep.Progress.Message, &ep.Progress.Offset, &ep.TraceParent,
+			&ep.Redactions)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

@@ -27,6 +27,9 @@ type Episode struct {
 	// RedactedAt is when a purge replaced spans of the transcript with [redacted]: the
 	// episode stayed because kept beliefs come from it. Nil if never redacted.
 	RedactedAt *time.Time
+	// Redactions counts, by kind, the secrets redaction replaced with placeholders
+	// before the transcript was stored, or since by a policy's apply; nil when none.
+	Redactions map[string]int
 	// Messages is the transcript, read by Episode only: a list leaves it out.
 	Messages []EpisodeMessage
 }
@@ -48,7 +51,7 @@ type EpisodeQuery struct {
 }
 
 const episodeColumns = `id, scope, external_id, state, attempts, last_error, occurred_at, received_at, processed_at,
-	redacted_at`
+	redacted_at, redactions`
 
 func scanEpisode(row pgx.CollectableRow) (Episode, error) {
 	return scanEpisodeWith(row)
@@ -58,7 +61,7 @@ func scanEpisode(row pgx.CollectableRow) (Episode, error) {
 func scanEpisodeWith(row pgx.CollectableRow, extra ...any) (Episode, error) {
 	var e Episode
 	err := row.Scan(append([]any{&e.ID, &e.Scope, &e.ExternalID, &e.State, &e.Attempts, &e.LastError, &e.OccurredAt,
-		&e.ReceivedAt, &e.ProcessedAt, &e.RedactedAt}, extra...)...)
+		&e.ReceivedAt, &e.ProcessedAt, &e.RedactedAt, &e.Redactions}, extra...)...)
 	e.OccurredAt, e.ReceivedAt = e.OccurredAt.UTC(), e.ReceivedAt.UTC()
 	e.ProcessedAt, e.RedactedAt = utcPtr(e.ProcessedAt), utcPtr(e.RedactedAt)
 	return e, err

@@ -12,6 +12,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// redactedContentHash is the content hash of an episode e whose transcript, $2, was
+// redacted: the original's would let anyone who reads the database test guesses of the
+// redacted words against it (a PIN has 10,000).
+const redactedContentHash = `'redacted:' || encode(sha256(convert_to(e.id || ':' || $2::jsonb::text, 'UTF8')), 'hex')`
+
 // redactedMarker replaces each purged span of a redacted transcript.
 const redactedMarker = "[redacted]"
 
@@ -138,7 +143,7 @@ func (p *purge) redact(ctx context.Context, id int64, raw []byte, quotes []strin
 	}
 	spans := append(slices.Clone(quotes), p.needles...)
 	tag, err := p.tx.Exec(ctx, `UPDATE episode e SET messages = $2, last_error = NULL, redacted_at = $3,
-			content_hash = 'redacted:' || encode(sha256(convert_to(e.id || ':' || $2::jsonb::text, 'UTF8')), 'hex')
+			content_hash = `+redactedContentHash+`
 		WHERE e.scope = $5 AND e.id = $1 AND NOT `+mentionsJSON("$2::jsonb", "$4")+` AND NOT `+mentionsText("e.external_id", "$4"),
 		id, messages, p.now, spans, p.sel.Scope)
 	if err != nil {
@@ -152,10 +157,6 @@ func (p *purge) redact(ctx context.Context, id int64, raw []byte, quotes []strin
 // every other key as it was. ok is false when a quote is found nowhere, or the
 // transcript is not an array of objects: it cannot be redacted.
 func redactMessages(raw []byte, quotes, needles []string) (out json.RawMessage, ok bool, err error) {
-	var messages []map[string]json.RawMessage
-	if json.Unmarshal(raw, &messages) != nil {
-		return nil, false, nil //nolint:nilerr // not an array of objects: not redactable, which ok=false says
-	}
 	if slices.Contains(quotes, "") {
 		return nil, false, nil // found nowhere, as an empty pattern would be everywhere
 	}
@@ -164,25 +165,40 @@ func redactMessages(raw []byte, quotes, needles []string) (out json.RawMessage, 
 		return nil, false, err
 	}
 	found := make([]bool, len(patterns))
+	out, ok, err = rewriteMessages(raw, func(text string) string { return redactText(text, patterns, found) })
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	// Quotes come first in patterns, each with its own.
+	for i := range quotes {
+		if !found[i] {
+			return nil, false, nil
+		}
+	}
+	return out, true, nil
+}
+
+// rewriteMessages is a transcript (a JSON array of objects) with the content and name of
+// each message rewritten by f, every other key kept as it was. ok is false when the
+// transcript is not an array of objects.
+func rewriteMessages(raw []byte, f func(string) string) (out json.RawMessage, ok bool, err error) {
+	var messages []map[string]json.RawMessage
+	if json.Unmarshal(raw, &messages) != nil {
+		return nil, false, nil //nolint:nilerr // not an array of objects: not redactable, which ok=false says
+	}
 	for _, m := range messages {
 		for _, key := range []string{"content", "name"} {
 			var text string
 			if m[key] == nil || json.Unmarshal(m[key], &text) != nil {
 				continue // absent, null or not a string: the check after the update sees it
 			}
-			redacted := redactText(text, patterns, found)
+			redacted := f(text)
 			if redacted == text {
 				continue
 			}
 			if m[key], err = json.Marshal(redacted); err != nil {
 				return nil, false, fmt.Errorf("encode redacted message: %w", err)
 			}
-		}
-	}
-	// Quotes come first in patterns, each with its own.
-	for i := range quotes {
-		if !found[i] {
-			return nil, false, nil
 		}
 	}
 	if out, err = json.Marshal(messages); err != nil {

@@ -67,14 +67,14 @@ func TestCitusDistribute(t *testing.T) {
 			require.Equal(t, group, p.Group, "%s is co-located with episode", table)
 			require.Equal(t, dbtest.ShardCount, p.Shards, table)
 		}
-		for _, table := range []string{"embedding_model", "api_key", "purge_tombstone", "inspector_session"} {
+		for _, table := range []string{"embedding_model", "api_key", "purge_tombstone", "inspector_session", "scope_policy"} {
 			require.Equal(t, "n", got[table].Method, "%s is a reference table", table)
 		}
 		for _, table := range []string{"river_job", "river_leader", "river_queue", "river_migration"} {
 			_, ok := got[table]
 			require.False(t, ok, "River's %s stays local to the coordinator", table)
 		}
-		require.Len(t, got, 12, "every table of credo is in Citus's metadata")
+		require.Len(t, got, 13, "every table of credo is in Citus's metadata")
 	}
 	check()
 
@@ -156,7 +156,7 @@ func TestCitusMoveDatabase(t *testing.T) {
 
 	require.NoError(t, migrations.MigrateWithConfig(ctx, moved, &migrations.Config{ShardCount: dbtest.ShardCount}))
 	got := placements(t, moved, dst)
-	require.Len(t, got, 12)
+	require.Len(t, got, 13)
 	require.Equal(t, "h", got["belief_dependency"].Method)
 	require.Equal(t, got["episode"].Group, got["belief_dependency"].Group)
 	require.Equal(t, "n", got["embedding_model"].Method)

@@ -27,6 +27,9 @@ func (c ConsolidationCandidate) Since() string { return c.ValidFrom.UTC().Format
 type Consolidation struct {
 	Scope      string
 	Candidates []ConsolidationCandidate
+	// Instructions are the operator's, from the policy in force in the scope; "" is
+	// none. They go into the system message, in a section of their own.
+	Instructions string
 }
 
 // Consolidation renders the system and user messages of one consolidation call. Every
@@ -40,6 +43,13 @@ func (p *Prompts) Consolidation(c Consolidation) (system, user string, err error
 	var buf bytes.Buffer
 	if err := p.consolidationUser.Execute(&buf, Consolidation{Scope: oneLine(c.Scope), Candidates: cands}); err != nil {
 		return "", "", fmt.Errorf("prompts: render consolidation: %w", err)
+	}
+	operator, err := p.operatorSection(c.Instructions)
+	if err != nil {
+		return "", "", err
+	}
+	if operator != "" {
+		return p.consolidationSystem + "\n" + operator, buf.String(), nil
 	}
 	return p.consolidationSystem, buf.String(), nil
 }

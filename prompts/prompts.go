@@ -74,6 +74,9 @@ type Extraction struct {
 	// across the cut reads whole. Nil for a transcript in one prompt.
 	Part    *Part
 	Earlier []Message
+	// Instructions are the operator's, from the policy in force in the scope; "" is
+	// none. They go into the system message, in a section of their own.
+	Instructions string
 }
 
 // Part is a segment of a transcript extracted in segments: its number, counted from 1,
@@ -95,6 +98,7 @@ type Prompts struct {
 	answerUser           *template.Template
 	judgeSystem          string
 	judgeUser            *template.Template
+	operator             *template.Template
 }
 
 // New parses the embedded templates.
@@ -126,7 +130,30 @@ func New() (*Prompts, error) {
 		return nil, fmt.Errorf("prompts: %w", err)
 	}
 	p.extractionTranscript = transcript
+	if p.operator, err = template.ParseFS(files, "operator_instructions.tmpl"); err != nil {
+		return nil, fmt.Errorf("prompts: %w", err)
+	}
 	return p, nil
+}
+
+// operatorSection renders an operator's instructions as a section of a system message,
+// between lines of its own that say where they come from, each of their lines indented
+// so that none can close the section or pass for a candidate line ("[N] "). No
+// instructions is no section.
+func (p *Prompts) operatorSection(instructions string) (string, error) {
+	text := strings.TrimSpace(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(instructions))
+	if text == "" {
+		return "", nil
+	}
+	var quoted strings.Builder
+	for line := range strings.SplitSeq(text, "\n") {
+		quoted.WriteString(strings.TrimRight("  "+line, " \t") + "\n")
+	}
+	var b bytes.Buffer
+	if err := p.operator.Execute(&b, quoted.String()); err != nil {
+		return "", fmt.Errorf("prompts: render the operator's instructions: %w", err)
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // Extraction renders the system and user messages of one extraction call. The system
@@ -147,8 +174,13 @@ func (p *Prompts) Extraction(e Extraction) (system, user string, err error) {
 		examples[i] = Example{Old: oneLine(x.Old), Excerpt: oneLine(x.Excerpt), New: oneLine(x.New),
 			Action: oneLine(x.Action), Reason: oneLine(x.Reason), Kept: x.Kept, Reverted: x.Reverted, Note: oneLine(x.Note)}
 	}
+	operator, err := p.operatorSection(e.Instructions)
+	if err != nil {
+		return "", "", err
+	}
 	var context, transcript bytes.Buffer
 	err = p.extractionContext.Execute(&context, map[string]any{
+		"Operator":   operator,
 		"Date":       e.OccurredAt.UTC().Format("2006-01-02 (Monday), 15:04 UTC"),
 		"Scope":      oneLine(e.Scope),
 		"Candidates": cands,

@@ -113,7 +113,7 @@ func enqueue(t *testing.T, pool *pgxpool.Pool, ts []transcript.Transcript) {
 	jobs, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		res, err := extract.Enqueue(ctx, tx, jobs, ts, time.Now())
+		res, err := extract.Enqueue(ctx, tx, jobs, ts, time.Now(), nil)
 		if err == nil && res.Enqueued != len(ts) {
 			err = fmt.Errorf("enqueued %d of %d", res.Enqueued, len(ts))
 		}

@@ -21,6 +21,8 @@
 //	beliefs export (--scope S | --scope-prefix P) [--output FILE] [--since T]
 //	beliefs import FILE [--scope-map OLD=NEW]... [--from credo|mem0] [--scope-template T] [--json]
 //	beliefs keys create|list|revoke ...
+//	beliefs policy set --scope-prefix P [--instructions TEXT] [--redact-pattern NAME=REGEX]... [--redact KINDS]
+//	beliefs policy show [--scope S] | unset --scope-prefix P | apply --scope-prefix P [--dry-run]
 //	beliefs mcp [--key KEY]
 //
 // Exit codes: 0 done, 1 failed (a refused revision or revert, an item already
@@ -36,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,7 +103,7 @@ type command struct {
 
 func commands() []command {
 	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), episodesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), revertCommand(), auditCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand(), reembedCommand(), exportCommand(), importCommand()},
-		append(keysCommands(), mcpCommand())...)
+		slices.Concat(keysCommands(), policyCommands(), []command{mcpCommand()})...)
 }
 
 // run is runWith without a terminal to ask on, as in a script.

@@ -97,15 +97,24 @@ func enqueue(ctx context.Context, cfg *config.Config, tr *tracing.Tracing, logge
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}
+	red, err := app.Redactor(cfg)
+	if err != nil {
+		return err
+	}
 	var res *extract.EnqueueResult
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		res, err = extract.Enqueue(ctx, tx, jobs, all, now)
+		res, err = extract.Enqueue(ctx, tx, jobs, all, now, red)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("nothing enqueued: %w", err)
 	}
-	fmt.Fprintf(stdout, "enqueued %d, duplicates %d\n", res.Enqueued, res.Duplicates)
+	fmt.Fprintf(stdout, "enqueued %d, duplicates %d", res.Enqueued, res.Duplicates)
+	if n := res.Redacted.Total(); n > 0 {
+		// Counts only: the values are gone.
+		fmt.Fprintf(stdout, ", redacted %d (%s)", n, res.Redacted)
+	}
+	fmt.Fprintln(stdout)
 	return nil
 }
 

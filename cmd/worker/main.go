@@ -32,6 +32,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/migrations"
+	"github.com/credohq/credo/redact"
 	"github.com/credohq/credo/reembed"
 	"github.com/credohq/credo/retention"
 )
@@ -84,7 +85,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	m.WatchBacklog(store)
 	m.WatchReembed(store, cfg.EmbedModel)
 	m.WatchReverts(store)
-	client, err := newClient(cfg, pool, store, chat, embed, m, tr, logger, drain)
+	red, err := app.Redactor(cfg)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(cfg, pool, store, chat, embed, red, m, tr, logger, drain)
 	if err != nil {
 		return err
 	}
@@ -92,7 +97,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// A drain run serves no HTTP unless asked: it runs beside the service it drains for,
 	// which holds HTTP_ADDR.
 	if cfg.HTTPAddr != "" && (!drain || mode.http) {
-		srv, err := startHTTP(ctx, cfg, pool, store, client, chat, embed, m, tr, logger)
+		srv, err := startHTTP(ctx, cfg, pool, store, client, chat, embed, red, m, tr, logger)
 		if err != nil {
 			return err
 		}
@@ -169,8 +174,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (cf
 // startHTTP serves the API, MCP, the web inspector (on the same listener, with the
 // API's keys and modes), metrics and health at cfg.HTTPAddr.
 func startHTTP(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, client *river.Client[pgx.Tx],
-	chat, embed llm.Provider, m *metrics.Metrics, tr *tracing.Tracing, logger *slog.Logger) (*http.Server, error) {
-	v1, err := api.New(ctx, api.Config{Store: store, Pool: pool, Jobs: client, Embed: embed, Chat: chat, AskObserver: m.Answers(), Logger: logger}.Settings(cfg))
+	chat, embed llm.Provider, red *redact.Redactor, m *metrics.Metrics, tr *tracing.Tracing, logger *slog.Logger) (*http.Server, error) {
+	v1, err := api.New(ctx, api.Config{Store: store, Pool: pool, Jobs: client, Redact: red, Embed: embed, Chat: chat,
+		AskObserver: m.Answers(), Logger: logger}.Settings(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -185,8 +191,8 @@ func startHTTP(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, stor
 // newClient builds the River client with every worker: extraction (one job per scope
 // at a time, see extract.Args), consolidation, the history curator and their periodic
 // jobs.
-func newClient(cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, chat, embed llm.Provider, m *metrics.Metrics,
-	tr *tracing.Tracing, logger *slog.Logger, drain bool) (*river.Client[pgx.Tx], error) {
+func newClient(cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, chat, embed llm.Provider, red *redact.Redactor,
+	m *metrics.Metrics, tr *tracing.Tracing, logger *slog.Logger, drain bool) (*river.Client[pgx.Tx], error) {
 	var examples *learning.Retriever
 	if cfg.Examples > 0 {
 		examples = learning.NewRetriever(store, cfg.Examples, cfg.ExamplesScope)
@@ -194,7 +200,7 @@ func newClient(cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, chat
 	extractor, err := extract.NewWorker(extract.Config{
 		Store: store, Chat: chat, Embed: embed, EmbedModel: embed.EmbedModel(),
 		MaxCandidates: cfg.MaxCandidates, Examples: examples, Logger: logger, Observer: m,
-		EpisodeTimeout: cfg.JobTimeout, JobBudget: jobBudget(cfg), MaxAttempts: cfg.MaxAttempts,
+		EpisodeTimeout: cfg.JobTimeout, JobBudget: jobBudget(cfg), MaxAttempts: cfg.MaxAttempts, Redact: red,
 	})
 	if err != nil {
 		return nil, err

@@ -179,7 +179,7 @@ func enqueueFile(ctx context.Context, b *testBundle, path string) error {
 		return err
 	}
 	return pgx.BeginFunc(ctx, b.schema.Pool, func(tx pgx.Tx) error {
-		_, err := extract.Enqueue(ctx, tx, jobs, ts, time.Now())
+		_, err := extract.Enqueue(ctx, tx, jobs, ts, time.Now(), nil)
 		return err
 	})
 }

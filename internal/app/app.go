@@ -13,6 +13,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/migrations"
+	"github.com/credohq/credo/redact"
 )
 
 // Logger logs to w in the configured format and level.
@@ -61,6 +62,15 @@ func OpenDB(ctx context.Context, cfg *config.Config, maxConns int32, logger *slo
 func MemoryConfig(cfg *config.Config, confidenceFloor float64) *memory.Config {
 	return &memory.Config{ConfidenceFloor: confidenceFloor, ExactSearchLimit: cfg.ExactSearchLimit,
 		Containment: memory.Containment{SimilarityFloor: cfg.RevisionSimilarityFloor, MaxRevisions: cfg.MaxRevisionsPerEpisode}}
+}
+
+// Redactor is the deployment's redactor: the kinds of REDACT, or every kind when the
+// command did not read it.
+func Redactor(cfg *config.Config) (*redact.Redactor, error) {
+	if cfg.Redact == nil {
+		return redact.Default(), nil
+	}
+	return redact.New(cfg.Redact)
 }
 
 // Providers returns the chat and embedding providers of cfg.

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/credohq/credo/redact"
 )
 
 // Config is every setting of credo's commands; each command registers the groups it uses.
@@ -66,6 +68,10 @@ type Config struct {
 	APIMaxRecords   int
 	APIRateLimit    float64
 	APIRateBurst    int
+
+	// Redact is the kinds of secret redacted from transcripts and the model's facts
+	// (REDACT), where no policy names its own.
+	Redact redact.Set
 
 	// PublicURL is where browsers reach the worker ("": as they connect); an https URL
 	// makes the inspector's cookie Secure behind a TLS proxy.
@@ -127,6 +133,7 @@ func settings() []setting {
 		{GroupWorker, "job-timeout", "JOB_TIMEOUT", "5m", "how long one episode's extraction (or another job) may run", duration(func(c *Config) *time.Duration { return &c.JobTimeout })},
 		{GroupWorker, "rescue-after", "RESCUE_AFTER", "", "when a job left running by a crashed worker is taken over (default: JOB_TIMEOUT + 1m); an extraction job ends its turn before it", optDuration(func(c *Config) *time.Duration { return &c.RescueAfter })},
 		{GroupWorker, "workers", "WORKERS", "4", "extraction jobs (scopes) run at once by this process", intRange(func(c *Config) *int { return &c.Workers }, 1, 1000)},
+		{GroupWorker | GroupJobs, "redact", "REDACT", "all", "kinds of secret replaced by placeholders before a transcript is stored or sent to a model, and in the model's facts: all, none, or some of " + strings.Join(kindNames(), ", ") + " joined by commas", redactKinds(func(c *Config) *redact.Set { return &c.Redact })},
 		{GroupWorker | GroupJobs, "max-attempts", "MAX_ATTEMPTS", "10", "attempts of an episode before it fails (River's backoff between them)", intRange(func(c *Config) *int { return &c.MaxAttempts }, 1, 100)},
 		{GroupWorker, "max-candidates", "MAX_CANDIDATES", "24", "most beliefs shown to the LLM per extraction (K)", intRange(func(c *Config) *int { return &c.MaxCandidates }, 1, 500)},
 		{GroupWorker, "examples", "EXAMPLES", "3", "past revisions shown as worked examples per extraction (0: off)", intRange(func(c *Config) *int { return &c.Examples }, 0, 20)},
@@ -206,6 +213,26 @@ func (c *Config) Check(groups Group) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// redactKinds reads a list of kinds of secret, as redact.ParseSet does.
+func redactKinds(field func(*Config) *redact.Set) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		set, err := redact.ParseSet(v)
+		if err != nil {
+			return err
+		}
+		*field(c) = set
+		return nil
+	}
+}
+
+func kindNames() []string {
+	var out []string
+	for _, k := range redact.AllKinds() {
+		out = append(out, string(k))
+	}
+	return out
 }
 
 func str(field func(*Config) *string) func(*Config, string) error {

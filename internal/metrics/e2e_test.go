@@ -77,7 +77,7 @@ func TestEndToEnd(t *testing.T) {
 		tr := transcript.Transcript{Scope: "user:1", ID: id, OccurredAt: &occurred, Messages: []transcript.Message{
 			{Role: transcript.RoleUser, Content: says}, {Role: transcript.RoleAssistant, Content: "Noted."}}}
 		require.NoError(t, pgx.BeginFunc(ctx, schema.Pool, func(tx pgx.Tx) error {
-			_, err := extract.Enqueue(ctx, tx, client, []transcript.Transcript{tr}, time.Now())
+			_, err := extract.Enqueue(ctx, tx, client, []transcript.Transcript{tr}, time.Now(), nil)
 			return err
 		}))
 	}

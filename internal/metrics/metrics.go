@@ -22,6 +22,7 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -89,6 +90,7 @@ type Metrics struct {
 	revisions          *prometheus.CounterVec
 	conflicts          *prometheus.CounterVec
 	held               *prometheus.CounterVec
+	redactions         *prometheus.CounterVec
 
 	clusters       prometheus.Counter
 	clustersJudged prometheus.Counter
@@ -184,6 +186,11 @@ func New() *Metrics {
 			Help: "A model's destructive directives the containment guards held for review, by cause (unrelated, ungrounded, mass_revision).",
 		}, []string{"cause"}),
 
+		redactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "redactions_total",
+			Help: "Secrets replaced by placeholders, by kind (card, iban, api_key, token, private_key, password, or pattern for a policy's own) and where (transcript: at enqueue, counted once its episode is extracted; fact: in the model's answer).",
+		}, []string{"kind", "where"}),
+
 		clusters: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "consolidation_clusters_total",
 			Help: "Candidate clusters of similar beliefs found by consolidation.",
@@ -212,7 +219,7 @@ func New() *Metrics {
 		m.jobs, m.jobDuration,
 		m.llmCalls, m.llmLatency, m.llmTokens,
 		m.extractions, m.extractionsStale, m.segments, m.refits, m.extractionDuration, m.promptChars, m.candidates,
-		m.outcomes, m.revisions, m.conflicts, m.held,
+		m.outcomes, m.revisions, m.conflicts, m.held, m.redactions,
 		m.clusters, m.clustersJudged,
 		m.curateRuns, m.curatedBeliefs, m.curatedEpisodes,
 	)
@@ -257,6 +264,25 @@ func (m *Metrics) Extracted(r extract.Report) {
 	// applied before it failed count too.
 	for _, o := range r.Outcomes {
 		m.outcome(o)
+	}
+	m.redacted(r.TranscriptRedacted, RedactedTranscript)
+	m.redacted(r.Redacted, RedactedFact)
+}
+
+// Where a secret was redacted (label "where" of credo_redactions_total).
+const (
+	RedactedTranscript = "transcript"
+	RedactedFact       = "fact"
+)
+
+// redacted counts the secrets of counts, by kind: a policy's patterns, whose names are
+// the operators', are one kind ("pattern"), so that the labels stay few.
+func (m *Metrics) redacted(counts map[string]int, where string) {
+	for kind, n := range counts {
+		if strings.HasPrefix(kind, "pattern:") {
+			kind = "pattern"
+		}
+		m.redactions.WithLabelValues(kind, where).Add(float64(n))
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/redact"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -57,6 +58,9 @@ type Options struct {
 	// Router runs the store, the workers and Enqueue on dbtest's RouterPool: on Citus any
 	// multi-shard query of theirs fails (River's own tables are local and unaffected).
 	Router bool
+	// Redact is the deployment's redactor of Enqueue and the workers (nil:
+	// redact.Default, as REDACT's default).
+	Redact *redact.Redactor
 }
 
 func (o *Options) memory() *memory.Config {
@@ -137,7 +141,7 @@ func (p *Pipeline) AddClient(tb testing.TB) *river.Client[pgx.Tx] {
 		store = memory.NewStore(pool, opts.memory())
 	}
 	cfg := extract.Config{Store: store, Chat: p.Provider, Embed: p.Provider, EmbedModel: p.Provider.EmbedModel(),
-		MaxAttempts: cmp.Or(opts.MaxAttempts, 3), RetryPolicy: quickRetry{}}
+		MaxAttempts: cmp.Or(opts.MaxAttempts, 3), RetryPolicy: quickRetry{}, Redact: opts.Redact}
 	if opts.Extract != nil {
 		opts.Extract(&cfg)
 	}
@@ -192,7 +196,7 @@ func (p *Pipeline) Enqueue(tb testing.TB, ts ...transcript.Transcript) *extract.
 	var res *extract.EnqueueResult
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		var err error
-		res, err = extract.Enqueue(ctx, tx, p.Client, ts, time.Now())
+		res, err = extract.Enqueue(ctx, tx, p.Client, ts, time.Now(), p.opts.Redact)
 		return err
 	})
 	require.NoError(tb, err)

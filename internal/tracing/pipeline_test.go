@@ -126,7 +126,7 @@ func enqueue(t *testing.T, rec *tracingtest.Recorder, p *pipelinetest.Pipeline, 
 	var res *extract.EnqueueResult
 	require.NoError(t, pgx.BeginFunc(ctx, p.Pool(), func(tx pgx.Tx) error {
 		var err error
-		res, err = extract.Enqueue(ctx, tx, p.Client, []transcript.Transcript{tr}, time.Now())
+		res, err = extract.Enqueue(ctx, tx, p.Client, []transcript.Transcript{tr}, time.Now(), nil)
 		return err
 	}))
 	return enqueued{id: res.EpisodeIDs[0], trace: root.SpanContext().TraceID()}

@@ -44,6 +44,8 @@ from .types import (
     Forgotten,
     ImportReport,
     Message,
+    Policy,
+    PolicyPattern,
     Proposal,
     Purged,
     Reverted,
@@ -62,6 +64,6 @@ __all__ = [
     "APIError", "CredoError", "Forbidden", "InvalidRequest", "InvalidResponse", "NotFound", "RateLimited", "Refused",
     "ServerError", "Timeout", "TransportError", "Unauthorized",
     "Answer", "Audit", "AuditOrigin", "AuditRefusals", "AuditRevisions", "Belief", "Beliefs", "Conflict", "Context",
-    "Decided", "Enqueued", "Episode", "Event", "Forgotten", "ImportReport", "Message", "Proposal", "Purged", "Reverted",
-    "Revision", "ScopeImported", "ScopePurged", "Subtree", "Transcript",
+    "Decided", "Enqueued", "Episode", "Event", "Forgotten", "ImportReport", "Message", "Policy", "PolicyPattern",
+    "Proposal", "Purged", "Reverted", "Revision", "ScopeImported", "ScopePurged", "Subtree", "Transcript",
 ]

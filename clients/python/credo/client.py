@@ -31,6 +31,8 @@ from .types import (
     ImportReport,
     MessageLike,
     Mismatch,
+    Policy,
+    PolicyPattern,
     Reverted,
     Revision,
     Transcript,
@@ -276,6 +278,34 @@ class Client:
         kind = "application/json" if source == "mem0" else "application/x-ndjson"
         return self._call(ImportReport, "POST", "/v1/import", query=q, data=data, content_type=kind)
 
+    # Organisations' policies.
+
+    def set_policy(self, scope_prefix: str, *, instructions: Optional[str] = None,
+                   redact_patterns: Optional[Sequence[Union[PolicyPattern, Mapping[str, str]]]] = None,
+                   redact: Optional[Sequence[str]] = None) -> Policy:
+        """Set the policy of a scope prefix, replacing the one it had (setPolicy): its
+        ``instructions`` reach the extraction and consolidation prompts of every scope
+        under it; its ``redact`` kinds (default: the deployment's) and ``redact_patterns``
+        redact what is enqueued there afterwards. A scope's policy is the one of its
+        longest prefix."""
+        patterns = None
+        if redact_patterns is not None:
+            patterns = [{"name": p.name, "regex": p.regex} if isinstance(p, PolicyPattern) else dict(p)
+                        for p in redact_patterns]
+        body = _body(scope_prefix=scope_prefix, instructions=instructions, redact_patterns=patterns,
+                      redact=list(redact) if redact is not None else None)
+        return self._call(Policy, "PUT", "/v1/policies", body=body, idempotent=True)
+
+    def policies(self, scope: Optional[str] = None) -> List[Policy]:
+        """The policies within the key's prefixes, or with ``scope`` the one in force
+        there, whose ``scope_prefix`` says where it comes from (getPolicies)."""
+        return self._call(_Policies, "GET", "/v1/policies", query=_query(scope=scope)).policies
+
+    def unset_policy(self, scope_prefix: str) -> Policy:
+        """Unset the policy of a scope prefix, answered with it (unsetPolicy); raises
+        NotFound when it has none."""
+        return self._call(Policy, "DELETE", "/v1/policies", query=_query(scope_prefix=scope_prefix))
+
     # The wire.
 
     def _headers(self, accept: str = "application/json") -> Dict[str, str]:
@@ -373,6 +403,11 @@ class _Events:
 @dataclass
 class _Conflicts:
     conflicts: List[Conflict]
+
+
+@dataclass
+class _Policies:
+    policies: List[Policy]
 
 
 def _query(**params: Any) -> Dict[str, Any]:

@@ -329,6 +329,9 @@ class Enqueued:
     episode_ids: List[int]
     enqueued: int = 0
     duplicates: int = 0
+    # Secrets replaced by placeholders before the records were stored, by kind; never
+    # the values.
+    redacted: Dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -345,6 +348,26 @@ class Episode:
     received_at: Optional[datetime] = None
     processed_at: Optional[datetime] = None
     redacted_at: Optional[datetime] = None
+    redactions: Optional[Dict[str, int]] = None  # secrets replaced by placeholders, by kind
+
+
+@dataclass
+class PolicyPattern:
+    """An organisation's own secret: matches of ``regex`` (RE2) become [redacted NAME]."""
+
+    name: str
+    regex: str
+
+
+@dataclass
+class Policy:
+    """An organisation's policy for every scope starting with ``scope_prefix``."""
+
+    scope_prefix: str
+    instructions: str
+    redact_patterns: List[PolicyPattern]
+    redact: Optional[str] = None  # the kinds redacted, or None: the deployment's (REDACT)
+    updated_at: Optional[datetime] = None
 
 
 @dataclass

@@ -30,7 +30,7 @@ class Server:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up first, as it should
 
-            do_GET = do_POST = _answer
+            do_GET = do_POST = do_PUT = do_DELETE = _answer
 
             def log_message(self, *args: object) -> None:
                 pass

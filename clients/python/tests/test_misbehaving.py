@@ -40,6 +40,9 @@ def every_operation(c: credo.Client) -> List[Tuple[str, Callable[[], Any]]]:
         ("correctBelief", lambda: c.correct(1, "User is short")),
         ("revertEvent", lambda: c.revert(1)),
         ("forget", lambda: c.forget("user:1", all=True)),
+        ("setPolicy", lambda: c.set_policy("user:")),
+        ("getPolicies", lambda: c.policies()),
+        ("unsetPolicy", lambda: c.unset_policy("user:")),
     ]
 
 

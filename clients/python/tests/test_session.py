@@ -282,6 +282,22 @@ class Session(unittest.TestCase):
             c.import_file(data.replace(b'"status": "active"', b'"status": "dreamt"'), scope_map={scope: self.prefix + "x"})
         self.assertIn("line ", raised.exception.message)
 
+    def test_policy(self) -> None:
+        c, org = self.client, self.prefix + "org/"
+        set_ = c.set_policy(org, instructions="Keep product facts.",
+                            redact_patterns=[credo.PolicyPattern("employee_id", "EMP-[0-9]{6}")])
+        self.assertEqual((org, None, [credo.PolicyPattern("employee_id", "EMP-[0-9]{6}")]),
+                         (set_.scope_prefix, set_.redact, set_.redact_patterns))
+        self.assertEqual([org], [p.scope_prefix for p in c.policies(org + "user:1")])
+        self.assertIn(org, [p.scope_prefix for p in c.policies()])
+        got = c.add_transcript(org + "user:1", [{"role": "user", "content": "I am EMP-123456, card 4111 1111 1111 1111."}])
+        self.assertEqual({"card": 1, "pattern:employee_id": 1}, got.redacted)
+        self.assertEqual("Keep product facts.", c.unset_policy(org).instructions)
+        with self.assertRaises(credo.NotFound):
+            c.unset_policy(org)
+        with self.assertRaises(credo.InvalidRequest):
+            c.set_policy(org, redact=["ssn"])
+
     def test_unauthorized(self) -> None:
         with self.assertRaises(credo.Unauthorized) as raised:
             credo.Client(self.url, "credo_000000000000_wrong").beliefs(self.scope)

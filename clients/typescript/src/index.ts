@@ -41,12 +41,19 @@ export type ScopeImported = Schemas["ScopeImported"];
  * version, scopes...), then records, each with its type and scope, the end record last.
  */
 export type ExportRecord = { type?: string; [field: string]: unknown };
+export type Policy = Schemas["Policy"];
+export type Policies = Schemas["Policies"];
+export type PolicyRequest = Schemas["PolicyRequest"];
+export type PolicyPattern = Schemas["PolicyPattern"];
 
 /** An answer to a question, with the cited beliefs themselves. */
 export type Answer = AskAnswer & { cited: Belief[] };
 
 /** The version of the API this client speaks: its OpenAPI document's. */
 export const VERSION = "1.0.0";
+
+/** The HTTP methods of the API's operations. */
+type Method = "GET" | "POST" | "PUT" | "DELETE";
 
 /** A time for the API: a Date, RFC 3339, or a date like 2026-03-20. */
 export type TimeLike = Date | string;
@@ -354,6 +361,33 @@ export class Client {
     return this.call("importMemory", "POST", "/v1/import", { query, raw: { body: file, contentType } });
   }
 
+  // Organisations' policies.
+
+  /**
+   * Set the policy of a scope prefix (setPolicy), replacing the one it had: its
+   * instructions reach the extraction and consolidation prompts of every scope under it,
+   * its kinds and patterns redact what is enqueued there afterwards. A scope's policy is
+   * the one of its longest prefix.
+   */
+  setPolicy(policy: PolicyRequest): Promise<Policy> {
+    return this.call("setPolicy", "PUT", "/v1/policies", { body: policy, idempotent: true });
+  }
+
+  /**
+   * The policies within the key's prefixes, or with scope the one in force there, whose
+   * scope_prefix says where it comes from (getPolicies).
+   */
+  async policies(options: { scope?: string } = {}): Promise<Policy[]> {
+    const query: QueryOf<"getPolicies"> = { scope: options.scope };
+    return (await this.call("getPolicies", "GET", "/v1/policies", { query })).policies;
+  }
+
+  /** Unset the policy of a scope prefix, answered with it (unsetPolicy); throws NotFound when it has none. */
+  unsetPolicy(scopePrefix: string): Promise<Policy> {
+    const query: QueryOf<"unsetPolicy"> = { scope_prefix: scopePrefix };
+    return this.call("unsetPolicy", "DELETE", "/v1/policies", { query });
+  }
+
   // The wire.
 
   /**
@@ -362,7 +396,7 @@ export class Client {
    */
   private async call<O extends Op>(
     op: O,
-    method: "GET" | "POST",
+    method: Method,
     path: string,
     options: CallOptions<O> = {},
   ): Promise<AnswerOf<O>> {
@@ -401,7 +435,7 @@ export class Client {
    * deadline is then the answer's start, and reading it may take as long as it takes.
    */
   private async request(
-    method: "GET" | "POST",
+    method: Method,
     path: string,
     options: RequestOptions & { query?: object; stream?: boolean } = {},
   ): Promise<Answered> {

@@ -306,6 +306,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The policies within the key's prefixes, or the one in force in a scope
+         * @description As `beliefs policy show`. Needs the operate right.
+         */
+        get: operations["getPolicies"];
+        /**
+         * Set the policy of a scope prefix
+         * @description Replaces the policy of scope_prefix, as `beliefs policy set` does: its instructions reach the extraction and consolidation prompts of every scope under it, its kinds and patterns redact what is enqueued there afterwards (`beliefs policy apply` redacts what is stored already). A scope's policy is the one of its longest prefix. A pattern that is not valid RE2, matches empty text or is too large is refused with 400, and nothing is stored. Needs the operate right, and a prefix within the key's.
+         */
+        put: operations["setPolicy"];
+        post?: never;
+        /**
+         * Unset the policy of a scope prefix
+         * @description As `beliefs policy unset`: the scopes under it are governed by the policy of a shorter prefix, if any. Answers the policy removed; 404 when the prefix has none. Needs the operate right, and a prefix within the key's.
+         */
+        delete: operations["unsetPolicy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/transcripts": {
         parameters: {
             query?: never;
@@ -650,6 +678,10 @@ export interface components {
             enqueued: number;
             /** @description One per record, in input order; a duplicate gets the id of the episode it repeats. */
             episode_ids: number[];
+            /** @description Secrets replaced by placeholders before the records were stored, by kind (card, iban, api_key, token, private_key, password, or pattern:NAME of the scope's policy); never the values. Empty when none. */
+            redacted?: {
+                [key: string]: number;
+            };
         };
         Episode: {
             /**
@@ -674,6 +706,10 @@ export interface components {
              * @description When a purge replaced purged words of its transcript with [redacted]; null if never.
              */
             redacted_at: string | null;
+            /** @description Secrets replaced by placeholders in its transcript, by kind, when it was stored or since by a policy's apply; never the values. null when none. */
+            redactions?: {
+                [key: string]: number;
+            } | null;
             scope: string;
             /** @enum {string} */
             state: "pending" | "applied" | "failed";
@@ -807,6 +843,38 @@ export interface components {
             name?: string;
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
+        };
+        Policies: {
+            /** @description Without scope, every policy whose prefix is within the key's, by prefix; with scope, the one in force there (its scope_prefix says where it comes from), or none. */
+            policies: components["schemas"]["Policy"][];
+            /** @description The scope asked about, if any. */
+            scope?: string;
+        };
+        Policy: {
+            instructions: string;
+            /** @description The kinds of secret redacted, joined by commas, or all, or none; null: the deployment's (REDACT). */
+            redact: string | null;
+            redact_patterns: components["schemas"]["PolicyPattern"][];
+            /** @description The prefix it governs. */
+            scope_prefix: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        PolicyPattern: {
+            /** @description Names the placeholder: employee_id is replaced by [redacted employee id]. */
+            name: string;
+            /** @description A regular expression in Go's RE2 syntax (no backreferences or lookaround; linear time), that matches no empty text. */
+            regex: string;
+        };
+        PolicyRequest: {
+            /** @description What to tell extraction and consolidation of the scopes' conversations (at most 2,000 characters), in a section of their prompts that says it comes from the operator: what to keep, what never to keep. */
+            instructions?: string;
+            /** @description The kinds of secret redacted in the scopes: card, iban, api_key, token, private_key, password; all; or none. Absent: the deployment's (REDACT). */
+            redact?: string[] | null;
+            /** @description Secrets of the organisation's own, redacted beside the kinds: each match is replaced by [redacted NAME]. */
+            redact_patterns?: components["schemas"]["PolicyPattern"][] | null;
+            /** @description Every scope starting with this prefix is governed by the policy, unless a longer prefix has one; end it with a separator (acme/). It must start with one of the key's scope prefixes; an empty prefix (every scope) needs a key for *. */
+            scope_prefix: string;
         };
         Proposal: {
             /**
@@ -2483,6 +2551,256 @@ export interface operations {
             };
         };
     };
+    getPolicies: {
+        parameters: {
+            query?: {
+                /** @description Answer the policy in force in this scope (the one of its longest prefix), if any, instead of every policy within the key's prefixes. It must start with one of the key's scope prefixes. */
+                scope?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Policies"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    unsetPolicy: {
+        parameters: {
+            query: {
+                /** @description The prefix whose policy to unset; it must start with one of the key's scope prefixes. */
+                scope_prefix: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Policy"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     enqueueTranscripts: {
         parameters: {
             query?: never;
@@ -2599,12 +2917,15 @@ export const answers: { readonly [O in keyof operations]: Shape | null } = {
     "getContext": {"$ref":"ContextAnswer"},
     "getEpisode": {"$ref":"Episode"},
     "getOpenAPI": {"type":"object","additionalProperties":{}},
+    "getPolicies": {"$ref":"Policies"},
     "importMemory": {"$ref":"ImportReport"},
     "listBeliefs": {"$ref":"Beliefs"},
     "listConflicts": {"$ref":"Conflicts"},
     "listEvents": {"$ref":"Events"},
     "resolveConflict": {"$ref":"Decided"},
     "revertEvent": {"$ref":"Reverted"},
+    "setPolicy": {"$ref":"Policy"},
+    "unsetPolicy": {"$ref":"Policy"},
 };
 /** The schemas the answers refer to. */
 export const shapes: { readonly [name: string]: Shape } = {
@@ -2619,13 +2940,16 @@ export const shapes: { readonly [name: string]: Shape } = {
     "Conflicts": {"type":"object","required":["conflicts"],"properties":{"conflicts":{"type":"array","items":{"$ref":"Conflict"}},"did_you_mean":{"type":"string"},"scope_known":{"type":"boolean"}}},
     "ContextAnswer": {"type":"object","required":["context","mode","beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}},"context":{"type":"string"},"did_you_mean":{"type":"string"},"mode":{"type":"string"},"scope_known":{"type":"boolean"}}},
     "Decided": {"type":"object","required":["conflict"],"properties":{"conflict":{"$ref":"Conflict"},"revision":{"$ref":"Revision"}}},
-    "Enqueued": {"type":"object","required":["episode_ids","enqueued","duplicates"],"properties":{"duplicates":{"type":"integer"},"enqueued":{"type":"integer"},"episode_ids":{"type":"array","items":{"type":"integer"}}}},
-    "Episode": {"type":"object","required":["id","scope","external_id","state","attempts","last_error","occurred_at","received_at","processed_at","redacted_at"],"properties":{"attempts":{"type":"integer"},"external_id":{"type":["string","null"]},"id":{"type":"integer"},"last_error":{"type":["string","null"]},"occurred_at":{"type":"string"},"processed_at":{"type":["string","null"]},"received_at":{"type":"string"},"redacted_at":{"type":["string","null"]},"scope":{"type":"string"},"state":{"type":"string"}}},
+    "Enqueued": {"type":"object","required":["episode_ids","enqueued","duplicates"],"properties":{"duplicates":{"type":"integer"},"enqueued":{"type":"integer"},"episode_ids":{"type":"array","items":{"type":"integer"}},"redacted":{"type":"object","additionalProperties":{"type":"integer"}}}},
+    "Episode": {"type":"object","required":["id","scope","external_id","state","attempts","last_error","occurred_at","received_at","processed_at","redacted_at"],"properties":{"attempts":{"type":"integer"},"external_id":{"type":["string","null"]},"id":{"type":"integer"},"last_error":{"type":["string","null"]},"occurred_at":{"type":"string"},"processed_at":{"type":["string","null"]},"received_at":{"type":"string"},"redacted_at":{"type":["string","null"]},"redactions":{"type":["object","null"],"additionalProperties":{"type":"integer"}},"scope":{"type":"string"},"state":{"type":"string"}}},
     "Event": {"type":"object","required":["id","scope","action","reason","origin","old_belief_id","new_belief_id","old_statement","new_statement","excerpt","rationale","episode_id","created_at","reverts","reverted_by","reverted_at"],"properties":{"action":{"type":"string"},"created_at":{"type":"string"},"episode_id":{"type":["integer","null"]},"excerpt":{"type":["string","null"]},"id":{"type":"integer"},"new_belief_id":{"type":["integer","null"]},"new_statement":{"type":["string","null"]},"old_belief_id":{"type":"integer"},"old_statement":{"type":"string"},"origin":{"type":"string"},"rationale":{"type":["string","null"]},"reason":{"type":"string"},"reverted_at":{"type":["string","null"]},"reverted_by":{"type":["integer","null"]},"reverts":{"type":["integer","null"]},"scope":{"type":"string"}}},
     "Events": {"type":"object","required":["events"],"properties":{"did_you_mean":{"type":"string"},"events":{"type":"array","items":{"$ref":"Event"}},"scope_known":{"type":"boolean"}}},
     "Forgotten": {"type":"object","properties":{"forgotten":{"type":"array","items":{"type":"integer"}},"purged":{"$ref":"Purged"},"subtree":{"$ref":"Subtree"}}},
     "History": {"type":"object","required":["beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}}}},
     "ImportReport": {"type":"object","required":["scopes","embedding_model","embedded_rows","embedding_calls","extraction_jobs","consolidation_jobs"],"properties":{"consolidation_jobs":{"type":"integer"},"embedded_rows":{"type":"integer"},"embedding_calls":{"type":"integer"},"embedding_error":{"type":"string"},"embedding_model":{"type":"string"},"extraction_jobs":{"type":"integer"},"scopes":{"type":"array","items":{"$ref":"ScopeImported"}}}},
+    "Policies": {"type":"object","required":["policies"],"properties":{"policies":{"type":"array","items":{"$ref":"Policy"}},"scope":{"type":"string"}}},
+    "Policy": {"type":"object","required":["scope_prefix","instructions","redact_patterns","redact","updated_at"],"properties":{"instructions":{"type":"string"},"redact":{"type":["string","null"]},"redact_patterns":{"type":"array","items":{"$ref":"PolicyPattern"}},"scope_prefix":{"type":"string"},"updated_at":{"type":"string"}}},
+    "PolicyPattern": {"type":"object","required":["name","regex"],"properties":{"name":{"type":"string"},"regex":{"type":"string"}}},
     "Proposal": {"type":"object","required":["confidence"],"properties":{"at":{"type":"string"},"attribute":{"type":"string"},"confidence":{"type":"number"},"kind":{"type":"string"},"origin":{"type":"string"},"quote":{"type":"string"},"statement":{"type":"string"},"subject":{"type":"string"},"valid_from":{"type":"string"}}},
     "Purged": {"type":"object","required":["what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"what":{"type":"string"}}},
     "Reverted": {"type":"object","required":["revert","event","restored","retracted","unreinforced"],"properties":{"event":{"$ref":"Event"},"restored":{"type":"array","items":{"type":"integer"}},"retracted":{"type":"array","items":{"type":"integer"}},"revert":{"$ref":"Event"},"unreinforced":{"type":["integer","null"]}}},

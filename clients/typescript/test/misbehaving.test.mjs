@@ -47,6 +47,9 @@ const everyOperation = (c) => [
   ["correctBelief", () => c.correct(1, { statement: "User is short" })],
   ["revertEvent", () => c.revert(1)],
   ["forget", () => c.forget({ scope: "user:1", all: true })],
+  ["setPolicy", () => c.setPolicy({ scope_prefix: "user:" })],
+  ["getPolicies", () => c.policies()],
+  ["unsetPolicy", () => c.unsetPolicy("user:")],
 ];
 
 /** An HTTP/1.0 answer's head. */

@@ -321,6 +321,25 @@ describe("a scope's story: New York in January, Miami since February", () => {
     });
   });
 
+  test("an organisation's policy: set, in force, redacting, unset", async () => {
+    const org = `${prefix}org/`;
+    const set = await client.setPolicy({
+      scope_prefix: org,
+      instructions: "Keep product facts.",
+      redact_patterns: [{ name: "employee_id", regex: "EMP-[0-9]{6}" }],
+    });
+    assert.deepEqual([set.scope_prefix, set.redact, set.redact_patterns.length], [org, null, 1]);
+    const inForce = await client.policies({ scope: `${org}user:1` });
+    assert.deepEqual(inForce.map((p) => p.scope_prefix), [org]);
+    assert.ok((await client.policies()).some((p) => p.scope_prefix === org));
+    const got = await client.addTranscript(`${org}user:1`, [{ role: "user", content: "I am EMP-123456, card 4111 1111 1111 1111." }]);
+    assert.deepEqual(got.redacted, { card: 1, "pattern:employee_id": 1 });
+    const removed = await client.unsetPolicy(org);
+    assert.equal(removed.instructions, "Keep product facts.");
+    await assert.rejects(client.unsetPolicy(org), NotFound);
+    await assert.rejects(client.setPolicy({ scope_prefix: org, redact: ["ssn"] }), InvalidRequest);
+  });
+
   test("401", async () => {
     await assert.rejects(new Client({ url, key: "credo_000000000000_wrong" }).beliefs(scope), (e) => {
       assert.ok(e instanceof Unauthorized);

@@ -1,0 +1,2 @@
+DROP TABLE scope_policy;
+ALTER TABLE episode DROP COLUMN redactions;
