@@ -90,6 +90,7 @@ func TestLongConversationLosesNothing(t *testing.T) {
 			require.ElementsMatch(t, []string{longFacts[0].statement, longFacts[1].statement, longFacts[2].statement}, statements(current))
 
 			chats := p.LLM.Chats()
+			t.Logf("%d chat calls", len(chats)) // BENCHMARKS.md, row 1d
 			require.Greater(t, len(chats), 1, "a transcript longer than the window goes in segments")
 			for i, ch := range chats {
 				require.Equal(t, 200, ch.Status, "chat %d was refused", i)
