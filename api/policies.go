@@ -109,7 +109,7 @@ func (s *Server) setPolicy(ctx context.Context, p *Principal, req PolicyRequest)
 	if req.Redact != nil {
 		set, err := redact.ParseSet(strings.Join(req.Redact, ","))
 		if err != nil {
-			return nil, invalid("redact: " + strings.TrimPrefix(err.Error(), redact.ErrKinds.Error()+": "))
+			return nil, invalid("redact: " + err.Error())
 		}
 		pol.Redact = &set
 	}

@@ -57,8 +57,20 @@ func Placeholder(k Kind) string {
 	return "[redacted " + string(k) + "]"
 }
 
-// ErrKinds is the error of a list of kinds that names an unknown one.
+// ErrKinds is the error of a list of kinds that names an unknown one: a *KindError.
 var ErrKinds = errors.New("unknown kind of secret")
+
+// KindError is a list of kinds naming one that is not a kind: its message is the
+// user's, whichever flag or field gave the list.
+type KindError struct {
+	Name string
+}
+
+func (e *KindError) Error() string {
+	return fmt.Sprintf("%q is not a kind of secret; the kinds are %s, or all, or none", e.Name, All())
+}
+
+func (e *KindError) Is(target error) bool { return target == ErrKinds }
 
 // Set is a set of kinds, in AllKinds' order; empty is redaction off.
 type Set []Kind
@@ -80,7 +92,7 @@ func ParseSet(s string) (Set, error) {
 	for part := range strings.SplitSeq(s, ",") {
 		k := Kind(strings.TrimSpace(part))
 		if !slices.Contains(AllKinds(), k) {
-			return nil, fmt.Errorf("%w: %q; the kinds are %s, or all, or none", ErrKinds, part, All())
+			return nil, &KindError{Name: strings.TrimSpace(part)}
 		}
 		out = append(out, k)
 	}

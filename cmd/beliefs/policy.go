@@ -75,7 +75,7 @@ func policySetCommand() command {
 				if isFlagSet(fs, "redact") {
 					set, err := redact.ParseSet(*kinds)
 					if err != nil {
-						return config.Usagef("--redact: %s", strings.TrimPrefix(err.Error(), redact.ErrKinds.Error()+": "))
+						return config.Usagef("--redact: %s", err)
 					}
 					pol.Redact = &set
 				}
