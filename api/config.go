@@ -15,6 +15,7 @@ import (
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/recall"
 	"github.com/credohq/credo/redact"
+	"github.com/credohq/credo/transfer"
 )
 
 // Defaults of Config's limits.
@@ -44,6 +45,8 @@ type Config struct {
 	// Chat answers questions (POST /v1/ask, MCP ask); AskObserver is told what each cost.
 	Chat        llm.Chatter
 	AskObserver recall.Observer
+	// ImportObserver is told what each import did (POST /v1/import).
+	ImportObserver func(*transfer.Report)
 	// Addr is the address served (HTTP_ADDR); it tells whether the API may run without
 	// keys. Empty for a Server only used over stdio.
 	Addr string

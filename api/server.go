@@ -107,7 +107,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.reader = reader
 	if s.importer, err = transfer.NewImporter(transfer.Config{Store: s.store, Embed: cfg.Embed, EmbedModel: s.embedModel, Jobs: cfg.Jobs,
-		Logger: s.log, Now: s.now}); err != nil {
+		Redact: s.redact, Observer: cfg.ImportObserver, Logger: s.log, Now: s.now}); err != nil {
 		return nil, err
 	}
 	s.api = humago.New(recordingMux{s}, s.humaConfig())

@@ -48,14 +48,15 @@ type ImportReport struct {
 
 // ScopeImported is what one scope received.
 type ScopeImported struct {
-	Scope           string `json:"scope"`
-	ExportedAs      string `json:"exported_as" doc:"The scope as the file named it (scope_map renames it; for mem0, the scope the template made)."`
-	Episodes        int    `json:"episodes"`
-	Beliefs         int    `json:"beliefs"`
-	Dependencies    int    `json:"dependencies"`
-	Events          int    `json:"events"`
-	ReviewItems     int    `json:"review_items"`
-	PendingEpisodes int    `json:"pending_episodes" doc:"Episodes still to extract: the scope's extraction job is queued."`
+	Scope           string         `json:"scope"`
+	ExportedAs      string         `json:"exported_as" doc:"The scope as the file named it (scope_map renames it; for mem0, the scope the template made)."`
+	Episodes        int            `json:"episodes"`
+	Beliefs         int            `json:"beliefs"`
+	Dependencies    int            `json:"dependencies"`
+	Events          int            `json:"events"`
+	ReviewItems     int            `json:"review_items"`
+	PendingEpisodes int            `json:"pending_episodes" doc:"Episodes still to extract: the scope's extraction job is queued."`
+	Redacted        map[string]int `json:"redacted" nullable:"false" doc:"Secrets the scope's policy replaced by placeholders on the way in (transcripts, beliefs, revision events, review items), by kind; never the values. Empty when none."`
 }
 
 func importReportOf(r *transfer.Report) *ImportReport {
@@ -63,7 +64,7 @@ func importReportOf(r *transfer.Report) *ImportReport {
 		EmbeddingError: r.EmbeddingError, ExtractionJobs: r.ExtractionJobs, ConsolidationJobs: r.ConsolidationJobs}
 	out.Scopes = mapped(r.Scopes, func(s transfer.ScopeReport) ScopeImported {
 		return ScopeImported{Scope: s.Scope, ExportedAs: s.ExportedAs, Episodes: s.Episodes, Beliefs: s.Beliefs, Dependencies: s.Dependencies,
-			Events: s.Events, ReviewItems: s.ReviewItems, PendingEpisodes: s.PendingEpisodes}
+			Events: s.Events, ReviewItems: s.ReviewItems, PendingEpisodes: s.PendingEpisodes, Redacted: s.Redacted}
 	})
 	return out
 }

@@ -46,7 +46,7 @@ func TestCitusExportImport(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{from}, holding)
 	require.NoError(t, pgx.BeginFunc(ctx, schema.RouterPool(t), func(tx pgx.Tx) error {
-		_, err := store.ImportTx(ctx, tx, sc)
+		_, err := store.ImportTx(ctx, tx, sc, nil)
 		return err
 	}))
 	was, err := store.All(ctx, from)

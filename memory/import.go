@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
+
+	"github.com/credohq/credo/redact"
 )
 
 // ErrNotEmpty is returned for an import into a scope that holds memory: an import never
@@ -72,6 +74,9 @@ type ScopeImported struct {
 	ReviewItems  int    `json:"review_items"`
 	// PendingEpisodes are episodes still to extract: their scope needs its job.
 	PendingEpisodes int `json:"pending_episodes"`
+	// Redacted counts the secrets the scope's policy replaced on the way in, by kind
+	// (empty when none).
+	Redacted map[string]int `json:"redacted"`
 	// ToEmbed are the rows stored without the vector they need, with their new ids and
 	// the text to embed: the beliefs but forgotten ones, the revisions but restatements
 	// and reverts (see Unembedded). SetImportedEmbeddings stores their vectors.
@@ -86,30 +91,57 @@ type ScopeImported struct {
 // find them as any row stored without a vector. A pending episode needs its scope's
 // extraction job, which the caller inserts in tx.
 //
+// What was imported then passes the redaction of the policy in force in the scope
+// (Policy.Redactor over base; nil base is redact.Default), in tx, as `beliefs policy
+// apply` would redact it: an import is a way in like any other, and an export may come
+// from a deployment that redacted less.
+//
 // Every statement names the scope, so that on Citus the transaction is the scope's
 // shard's alone.
-func (s *Store) ImportTx(ctx context.Context, tx pgx.Tx, sc *ScopeImport) (*ScopeImported, error) {
+func (s *Store) ImportTx(ctx context.Context, tx pgx.Tx, sc *ScopeImport, base *redact.Redactor) (*ScopeImported, error) {
+	if base == nil {
+		base = redact.Default()
+	}
 	im := &importer{tx: tx, sc: sc, episodes: map[int64]int64{}, beliefs: map[int64]int64{}, events: map[int64]int64{}}
 	if err := im.run(ctx); err != nil {
 		return nil, fmt.Errorf("import %s: %w", sc.Scope, err)
 	}
+	policies, err := policiesFor(ctx, tx, []string{sc.Scope})
+	if err != nil {
+		return nil, err
+	}
+	r, err := policies[sc.Scope].Redactor(base)
+	if err != nil {
+		return nil, fmt.Errorf("policy of %q: %w", sc.Scope, err)
+	}
+	redacted := &ScopeRedacted{Counts: map[string]int{}}
+	if !r.Off() {
+		if redacted, err = redactScope(ctx, tx, sc.Scope, r, false); err != nil {
+			return nil, fmt.Errorf("import %s: %w", sc.Scope, err)
+		}
+	}
 	return &ScopeImported{Scope: sc.Scope, Episodes: len(sc.Episodes), Beliefs: len(sc.Beliefs), Dependencies: len(sc.Dependencies),
-		Events: len(sc.Events), ReviewItems: len(sc.Items), PendingEpisodes: sc.Pending(), ToEmbed: im.toEmbed()}, nil
+		Events: len(sc.Events), ReviewItems: len(sc.Items), PendingEpisodes: sc.Pending(), Redacted: redacted.Counts,
+		ToEmbed: im.toEmbed(r)}, nil
 }
 
 // toEmbed lists the imported rows that need a vector, beliefs first, as Unembedded
-// would.
-func (im *importer) toEmbed() []Unembedded {
+// would, with their texts as r redacted them in the rows.
+func (im *importer) toEmbed(r *redact.Redactor) []Unembedded {
+	text := func(s string) string {
+		out, _ := r.Text(s)
+		return out
+	}
 	var out []Unembedded
 	for _, b := range im.sc.Beliefs {
 		if b.Status != StatusForgotten {
-			out = append(out, Unembedded{ID: im.beliefs[b.ID], Text: b.Statement})
+			out = append(out, Unembedded{ID: im.beliefs[b.ID], Text: text(b.Statement)})
 		}
 	}
 	for _, e := range im.sc.Events {
 		if e.Action != ActionReinforce && e.Action != ActionRevert {
-			excerpt, newer := deref(e.Excerpt), deref(e.NewStatement)
-			out = append(out, Unembedded{Event: true, ID: im.events[e.ID], Text: EventText(e.OldStatement, excerpt, newer)})
+			excerpt, newer := text(deref(e.Excerpt)), text(deref(e.NewStatement))
+			out = append(out, Unembedded{Event: true, ID: im.events[e.ID], Text: EventText(text(e.OldStatement), excerpt, newer)})
 		}
 	}
 	return out

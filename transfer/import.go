@@ -18,6 +18,7 @@ import (
 	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/redact"
 	"github.com/credohq/credo/reembed"
 	"github.com/credohq/credo/transcript"
 )
@@ -43,9 +44,14 @@ type Config struct {
 	Batch      int
 	// Jobs inserts the extraction job of a scope with pending episodes, and the
 	// consolidation of each scope imported from mem0.
-	Jobs   riverjobs.Inserter
-	Logger *slog.Logger
-	Now    func() time.Time
+	Jobs riverjobs.Inserter
+	// Redact is the deployment's redaction (REDACT; redact.Default when nil): what is
+	// imported passes it, with each scope's policy, before it is embedded or extracted.
+	Redact *redact.Redactor
+	// Observer, when set, is told each import's report (metrics).
+	Observer func(*Report)
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 // Importer imports exports and mem0's memories into scopes that hold nothing.
@@ -133,7 +139,12 @@ func (e *NotEmbeddedError) Unwrap() error { return e.Err }
 // imported in one transaction, with the extraction job of its pending episodes; what
 // was imported is embedded in batches; the scopes of a mem0 import get a consolidation
 // pass. The import makes no chat call.
-func (im *Importer) Import(ctx context.Context, r io.Reader, p ImportParams) (*Report, error) {
+func (im *Importer) Import(ctx context.Context, r io.Reader, p ImportParams) (rep *Report, err error) {
+	defer func() {
+		if rep != nil && im.cfg.Observer != nil {
+			im.cfg.Observer(rep)
+		}
+	}()
 	pl, err := im.read(r, p)
 	if err != nil {
 		return nil, err
@@ -161,7 +172,7 @@ func (im *Importer) Import(ctx context.Context, r io.Reader, p ImportParams) (*R
 	if len(holding) > 0 {
 		return nil, &memory.NotEmptyError{Scopes: holding}
 	}
-	rep := &Report{Scopes: []ScopeReport{}}
+	rep = &Report{Scopes: []ScopeReport{}}
 	for i, sc := range pl.scopes {
 		got, jobs, err := im.importScope(ctx, sc)
 		if err != nil {
@@ -250,7 +261,7 @@ func (im *Importer) importScope(ctx context.Context, sc *memory.ScopeImport) (*m
 			jobs = n
 		}
 		var err error
-		got, err = im.cfg.Store.ImportTx(ctx, tx, sc)
+		got, err = im.cfg.Store.ImportTx(ctx, tx, sc, im.cfg.Redact)
 		return err
 	})
 	return got, jobs, err

@@ -16,6 +16,7 @@ import (
 	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/redact"
 	"github.com/credohq/credo/transfer"
 )
 
@@ -131,7 +132,12 @@ func importCommand() command {
 				if err != nil {
 					return fmt.Errorf("river client: %w", err)
 				}
-				im, err := transfer.NewImporter(transfer.Config{Store: store, Embed: embed, EmbedModel: embed.EmbedModel(), Jobs: jobs, Logger: logger})
+				base, err := app.Redactor(e.cfg)
+				if err != nil {
+					return err
+				}
+				im, err := transfer.NewImporter(transfer.Config{Store: store, Embed: embed, EmbedModel: embed.EmbedModel(), Jobs: jobs,
+					Redact: base, Logger: logger})
 				if err != nil {
 					return err
 				}
@@ -174,6 +180,9 @@ func printImport(w io.Writer, rep *transfer.Report, asJSON bool) error {
 		}
 		if s.PendingEpisodes > 0 {
 			fmt.Fprintf(w, "; %s to extract", counted(s.PendingEpisodes, "pending episode", "pending episodes"))
+		}
+		if c := redact.Counts(s.Redacted); c.Total() > 0 {
+			fmt.Fprintf(w, "; redacted %d (%s)", c.Total(), c)
 		}
 		fmt.Fprintln(w)
 	}

@@ -524,3 +524,23 @@ func TestImportMem0(t *testing.T) {
 	require.Equal(t, "food", bs[0].Attribute)
 	require.Equal(t, time.Date(2024, 7, 1, 12, 0, 0, 0, time.UTC), bs[1].ValidFrom)
 }
+
+// A mem0 memory holding a secret is redacted on its way in, and the import says so.
+func TestImportMem0Redacts(t *testing.T) {
+	t.Parallel()
+	c := newAPICLI(t)
+	file := filepath.Join(t.TempDir(), "mem0.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"results": [{"id": "m1", "user_id": "sam",
+		"memory": "Sam's card is 4111 1111 1111 1111 and Sam lives in Porto",
+		"created_at": "2024-07-01T12:00:00Z", "updated_at": "2024-07-01T12:00:00Z"}]}`), 0o600))
+	out := c.mustRunOK("import", "--from", "mem0", file)
+	require.Contains(t, out, "user:sam: 1 belief")
+	require.Contains(t, out, "; redacted 1 (card 1)")
+	var bs []memory.Belief
+	require.NoError(t, json.Unmarshal([]byte(c.mustRunOK("list", "--scope", "user:sam", "--json")), &bs))
+	require.Len(t, bs, 1)
+	require.Equal(t, "Sam's card is [redacted card number] and Sam lives in Porto", bs[0].Statement)
+	for _, req := range c.llm.Requests() {
+		require.NotContains(t, strings.Join(req.Inputs, "\n"), "4111", "what is embedded is redacted")
+	}
+}

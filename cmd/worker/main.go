@@ -176,7 +176,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (cf
 func startHTTP(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, client *river.Client[pgx.Tx],
 	chat, embed llm.Provider, red *redact.Redactor, m *metrics.Metrics, tr *tracing.Tracing, logger *slog.Logger) (*http.Server, error) {
 	v1, err := api.New(ctx, api.Config{Store: store, Pool: pool, Jobs: client, Redact: red, Embed: embed, Chat: chat,
-		AskObserver: m.Answers(), Logger: logger}.Settings(cfg))
+		AskObserver: m.Answers(), ImportObserver: m.Imported, Logger: logger}.Settings(cfg))
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/retention"
+	"github.com/credohq/credo/transfer"
 )
 
 // Namespace prefixes every credo metric.
@@ -188,7 +189,7 @@ func New() *Metrics {
 
 		redactions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "redactions_total",
-			Help: "Secrets replaced by placeholders, by kind (card, iban, api_key, token, private_key, password, or pattern for a policy's own) and where (transcript: at enqueue, counted once its episode is extracted; fact: in the model's answer).",
+			Help: "Secrets replaced by placeholders, by kind (card, iban, api_key, token, private_key, password, or pattern for a policy's own) and where (transcript: at enqueue, counted once its episode is extracted; fact: in the model's answer; import: in what an import brought).",
 		}, []string{"kind", "where"}),
 
 		clusters: prometheus.NewCounter(prometheus.CounterOpts{
@@ -273,7 +274,15 @@ func (m *Metrics) Extracted(r extract.Report) {
 const (
 	RedactedTranscript = "transcript"
 	RedactedFact       = "fact"
+	RedactedImport     = "import"
 )
+
+// Imported counts the secrets an import redacted (POST /v1/import).
+func (m *Metrics) Imported(r *transfer.Report) {
+	for _, sc := range r.Scopes {
+		m.redacted(sc.Redacted, RedactedImport)
+	}
+}
 
 // redacted counts the secrets of counts, by kind: a policy's patterns, whose names are
 // the operators', are one kind ("pattern"), so that the labels stay few.

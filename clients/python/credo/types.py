@@ -508,6 +508,8 @@ class ScopeImported:
     events: int
     review_items: int
     pending_episodes: int  # still to extract: the scope's extraction job is queued
+    # secrets the scope's policy replaced on the way in, by kind
+    redacted: Dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -967,6 +967,10 @@ export interface components {
              * @description Episodes still to extract: the scope's extraction job is queued.
              */
             pending_episodes: number;
+            /** @description Secrets the scope's policy replaced by placeholders on the way in (transcripts, beliefs, revision events, review items), by kind; never the values. Empty when none. */
+            redacted: {
+                [key: string]: number;
+            };
             /** Format: int64 */
             review_items: number;
             scope: string;
@@ -2954,7 +2958,7 @@ export const shapes: { readonly [name: string]: Shape } = {
     "Purged": {"type":"object","required":["what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"what":{"type":"string"}}},
     "Reverted": {"type":"object","required":["revert","event","restored","retracted","unreinforced"],"properties":{"event":{"$ref":"Event"},"restored":{"type":"array","items":{"type":"integer"}},"retracted":{"type":"array","items":{"type":"integer"}},"revert":{"$ref":"Event"},"unreinforced":{"type":["integer","null"]}}},
     "Revision": {"type":"object","required":["outcome"],"properties":{"belief_id":{"type":"integer"},"outcome":{"type":"string"},"target_id":{"type":"integer"}}},
-    "ScopeImported": {"type":"object","required":["scope","exported_as","episodes","beliefs","dependencies","events","review_items","pending_episodes"],"properties":{"beliefs":{"type":"integer"},"dependencies":{"type":"integer"},"episodes":{"type":"integer"},"events":{"type":"integer"},"exported_as":{"type":"string"},"pending_episodes":{"type":"integer"},"review_items":{"type":"integer"},"scope":{"type":"string"}}},
+    "ScopeImported": {"type":"object","required":["scope","exported_as","episodes","beliefs","dependencies","events","review_items","pending_episodes","redacted"],"properties":{"beliefs":{"type":"integer"},"dependencies":{"type":"integer"},"episodes":{"type":"integer"},"events":{"type":"integer"},"exported_as":{"type":"string"},"pending_episodes":{"type":"integer"},"redacted":{"type":"object","additionalProperties":{"type":"integer"}},"review_items":{"type":"integer"},"scope":{"type":"string"}}},
     "ScopePurged": {"type":"object","required":["scope","what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"scope":{"type":"string"},"what":{"type":"string"}}},
     "Subtree": {"type":"object","required":["prefix","scopes","counts"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"prefix":{"type":"string"},"scopes":{"type":"array","items":{"$ref":"ScopePurged"}}}},
 };
