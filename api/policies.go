@@ -111,6 +111,9 @@ func (s *Server) setPolicy(ctx context.Context, p *Principal, req PolicyRequest)
 		if err != nil {
 			return nil, invalid("redact: " + err.Error())
 		}
+		if err := s.redactFloor(p, set); err != nil {
+			return nil, err
+		}
 		pol.Redact = &set
 	}
 	stored, err := s.store.SetPolicy(ctx, pol)
@@ -168,4 +171,29 @@ func (s *Server) unsetPolicy(ctx context.Context, p *Principal, prefix string) (
 	}
 	out := PolicyOf(removed)
 	return &out, nil
+}
+
+// redactFloor refuses a tenant's policy that would redact less than the deployment: a key
+// limited to some scope prefixes may add kinds of secret to REDACT's, not remove any,
+// since what its users paste is the deployment's to protect. A key that sees every
+// scope speaks for the deployment, as the CLI does.
+func (s *Server) redactFloor(p *Principal, set redact.Set) error {
+	if p.Sees("") {
+		return nil
+	}
+	base := s.redact
+	if base == nil {
+		base = redact.Default()
+	}
+	var missing []string
+	for _, k := range base.Set() {
+		if !set.Has(k) {
+			missing = append(missing, string(k))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return newError(http.StatusForbidden, CodeForbidden, "redact: a key limited to scope prefixes may add kinds to the deployment's (REDACT), not remove them; "+
+		"missing: "+strings.Join(missing, ", "))
 }

@@ -27,14 +27,18 @@ func TestPolicies(t *testing.T) {
 	require.Equal(t, "acme/", pol.ScopePrefix)
 	require.Nil(t, pol.Redact, "the deployment's kinds")
 	require.Equal(t, []PolicyPattern{{Name: "employee_id", Regex: `EMP-\d{6}`}}, pol.RedactPatterns)
-	h.ok("PUT", "/v1/policies", acme, map[string]any{"scope_prefix": "acme/lab/", "redact": []string{"card", "iban"}}, 200, &pol)
+	// A tenant may not redact less than the deployment; a key for every scope may.
+	r := h.fail("PUT", "/v1/policies", acme, map[string]any{"scope_prefix": "acme/lab/", "redact": []string{"card", "iban"}}, 403, CodeForbidden)
+	require.Contains(t, string(r.Body), "missing: api_key, token, private_key, password")
+	h.ok("PUT", "/v1/policies", acme, map[string]any{"scope_prefix": "acme/lab/", "redact": []string{"all"}}, 200, &pol)
+	h.ok("PUT", "/v1/policies", owner, map[string]any{"scope_prefix": "acme/lab/", "redact": []string{"card", "iban"}}, 200, &pol)
 	require.Equal(t, "card,iban", *pol.Redact)
 	h.ok("PUT", "/v1/policies", owner, map[string]any{"scope_prefix": "globex/", "instructions": "Travel facts only."}, 200, nil)
 
 	h.fail("PUT", "/v1/policies", acme, map[string]any{"scope_prefix": "globex/"}, 403, CodeForbidden)
 	h.fail("PUT", "/v1/policies", acme, map[string]any{"scope_prefix": ""}, 403, CodeForbidden)
 	h.fail("PUT", "/v1/policies", reader, map[string]any{"scope_prefix": "acme/"}, 403, CodeForbidden)
-	r := h.fail("PUT", "/v1/policies", acme, map[string]any{"scope_prefix": "acme/", "redact_patterns": []map[string]string{{"name": "x", "regex": "a*"}}},
+	r = h.fail("PUT", "/v1/policies", acme, map[string]any{"scope_prefix": "acme/", "redact_patterns": []map[string]string{{"name": "x", "regex": "a*"}}},
 		400, CodeInvalidRequest)
 	require.Contains(t, string(r.Body), "matches empty text")
 	r = h.fail("PUT", "/v1/policies", acme, map[string]any{"scope_prefix": "acme/", "redact": []string{"ssn"}}, 400, CodeInvalidRequest)
