@@ -143,6 +143,7 @@ func (s *Server) register() {
 	s.registerRead()
 	s.registerTransfer()
 	s.registerPolicies()
+	s.registerChanges()
 
 	// Huma documents 422 for invalid parameters and bodies; this API answers them 400.
 	for _, item := range s.api.OpenAPI().Paths {

@@ -33,6 +33,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
+	"github.com/credohq/credo/changes"
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
@@ -62,6 +63,8 @@ type Server struct {
 	reader     *recall.Reader
 	ops        *operator.Operator
 	importer   *transfer.Importer
+	feed       *changes.Reader
+	listener   *changes.Listener
 	log        *slog.Logger
 	now        func() time.Time
 
@@ -98,6 +101,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		maxBody: cfg.MaxBodyBytes, maxRecords: cfg.MaxRecords, rate: cfg.limit(), burst: cfg.RateBurst, bodyTimeout: cfg.BodyReadTimeout,
 		open: cfg.BehindGate || IsLoopback(cfg.Addr), gate: cfg.BehindGate, csrf: http.NewCrossOriginProtection(),
 		limiters: map[int64]*rate.Limiter{}, schemas: mcp.NewSchemaCache(), mux: http.NewServeMux(),
+		feed: changes.NewReader(cfg.Pool), listener: changes.NewListener(cfg.Pool, cfg.Logger),
 		ops: operator.New(operator.Config{Store: cfg.Store, Embed: cfg.Embed, EmbedModel: cfg.EmbedModel, Now: cfg.Now}),
 	}
 	reader, err := recall.New(recall.Config{Store: s.store, Chat: cfg.Chat, Embed: cfg.Embed, EmbedModel: s.embedModel,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/credohq/credo/changes"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
@@ -58,10 +59,12 @@ func OpenDB(ctx context.Context, cfg *config.Config, maxConns int32, logger *slo
 
 // MemoryConfig is the store's configuration from cfg: what every command that revises
 // memory (the worker, beliefs, eval) passes to memory.NewStore. confidenceFloor is the
-// worker's CONFIDENCE_FLOOR where it applies (0: the default).
-func MemoryConfig(cfg *config.Config, confidenceFloor float64) *memory.Config {
+// worker's CONFIDENCE_FLOOR where it applies (0: the default). Every change is written
+// to the change feed, whose followers (webhooks) hear of it in the same transaction.
+func MemoryConfig(cfg *config.Config, confidenceFloor float64, followers ...changes.Follower) *memory.Config {
 	return &memory.Config{ConfidenceFloor: confidenceFloor, ExactSearchLimit: cfg.ExactSearchLimit,
-		Containment: memory.Containment{SimilarityFloor: cfg.RevisionSimilarityFloor, MaxRevisions: cfg.MaxRevisionsPerEpisode}}
+		Containment: memory.Containment{SimilarityFloor: cfg.RevisionSimilarityFloor, MaxRevisions: cfg.MaxRevisionsPerEpisode},
+		Announcer:   changes.NewLog(changes.Config{Followers: followers})}
 }
 
 // Redactor is the deployment's redactor: the kinds of REDACT, or every kind when the
