@@ -42,6 +42,9 @@ CREATE TABLE webhook (
     previous_until timestamptz,
     created_by text NOT NULL DEFAULT '',
     created_at timestamptz NOT NULL,
+    -- failing_since: deliveries have failed since then, with no success; after
+    -- WEBHOOK_DISABLE_AFTER the webhook is disabled (disabled_at, disabled_reason).
+    failing_since timestamptz,
     disabled_at timestamptz,
     disabled_reason text
 );
