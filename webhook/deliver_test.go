@@ -169,7 +169,9 @@ func (s *setup) startClient(t *testing.T) *river.Client[pgx.Tx] {
 
 type quickRetry struct{}
 
-func (quickRetry) NextRetry(*rivertype.JobRow) time.Time { return time.Now().Add(10 * time.Millisecond) }
+func (quickRetry) NextRetry(*rivertype.JobRow) time.Time {
+	return time.Now().Add(10 * time.Millisecond)
+}
 
 func (s *setup) create(t *testing.T, url, prefix string, events ...memory.ChangeKind) (*webhook.Webhook, string) {
 	t.Helper()
@@ -272,7 +274,7 @@ func TestOrderPerScopeThroughRetriesAndTimeouts(t *testing.T) {
 			return http.StatusOK
 		}
 		if strings.HasSuffix(r.Header.Get("webhook-id"), "1") {
-			<-r.Context().Done() // outlast the attempt's timeout
+			<-r.Context().Done()             // outlast the attempt's timeout
 			return http.StatusGatewayTimeout // recorded only: the worker is gone
 		}
 		return http.StatusBadGateway
@@ -376,7 +378,7 @@ func TestDeliveryOutlivesAStoppedWorker(t *testing.T) {
 	rc := newReceiver(t, func(r *http.Request, n int) int {
 		if n == 0 {
 			once.Do(func() { close(first) })
-			<-r.Context().Done() // the worker goes away mid-request
+			<-r.Context().Done()             // the worker goes away mid-request
 			return http.StatusGatewayTimeout // recorded only: the worker is gone
 		}
 		return http.StatusOK
