@@ -130,9 +130,7 @@ type setup struct {
 func newSetup(t *testing.T, adjust func(*webhook.WorkerConfig)) *setup {
 	t.Helper()
 	schema := dbtest.New(t)
-	d, err := webhook.NewDispatcher()
-	require.NoError(t, err)
-	store := memory.NewStore(schema.Pool, &memory.Config{Announcer: changes.NewLog(changes.Config{Followers: []changes.Follower{d}})})
+	store := memory.NewStore(schema.Pool, &memory.Config{Announcer: changes.NewLog(changes.Config{Followers: []changes.Follower{webhook.NewDispatcher()}})})
 	hooks, err := webhook.NewWebhooks(webhook.Config{Pool: schema.Pool, SecretKey: secretKey, Guard: webhook.Guard{AllowPrivate: true}})
 	require.NoError(t, err)
 	s := &setup{schema: schema, store: store, webhooks: hooks}

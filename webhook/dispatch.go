@@ -45,18 +45,20 @@ const sendLockSQL = "SELECT pg_advisory_xact_lock_shared(hashtext('credo:webhook
 // in the change's transaction.
 type Dispatcher struct {
 	jobs riverjobs.Inserter
+	// err is why no River client could be made: told by FollowTx.
+	err error
 }
 
 var _ changes.Follower = (*Dispatcher)(nil)
 
 // NewDispatcher returns a Dispatcher, with an insert-only River client of its own (it
 // inserts in the caller's transaction).
-func NewDispatcher() (*Dispatcher, error) {
+func NewDispatcher() *Dispatcher {
 	client, err := river.NewClient(riverpgxv5.New(nil), &river.Config{})
 	if err != nil {
-		return nil, fmt.Errorf("webhook dispatcher: %w", err)
+		return &Dispatcher{err: fmt.Errorf("webhook dispatcher: %w", err)}
 	}
-	return &Dispatcher{jobs: client}, nil
+	return &Dispatcher{jobs: client}
 }
 
 type delivery struct {
@@ -68,6 +70,9 @@ type delivery struct {
 // jobs. A purge first waits for the sends of its scope in flight, and a scope's purge
 // drops its deliveries still queued: what they named is gone.
 func (d *Dispatcher) FollowTx(ctx context.Context, tx pgx.Tx, cs []changes.Change) error {
+	if d.err != nil {
+		return d.err
+	}
 	for _, c := range cs {
 		if c.Kind != memory.ChangeScopePurged {
 			continue

@@ -312,3 +312,17 @@ func (s *Webhooks) Test(ctx context.Context, id int64, timeout time.Duration) (*
 	}
 	return out, nil
 }
+
+// Backlog is how many deliveries wait, and when the oldest change waiting was made: one
+// read of every shard on Citus (the partial index of pending deliveries).
+func (s *Webhooks) Backlog(ctx context.Context) (int, *time.Time, error) {
+	var (
+		n      int
+		oldest *time.Time
+	)
+	err := s.pool.QueryRow(ctx, "SELECT count(*), min(created_at) FROM webhook_delivery WHERE state = 'pending'").Scan(&n, &oldest)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read webhook backlog: %w", err)
+	}
+	return n, oldest, nil
+}

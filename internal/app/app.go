@@ -15,6 +15,7 @@ import (
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/migrations"
 	"github.com/credohq/credo/redact"
+	"github.com/credohq/credo/webhook"
 )
 
 // Logger logs to w in the configured format and level.
@@ -60,11 +61,11 @@ func OpenDB(ctx context.Context, cfg *config.Config, maxConns int32, logger *slo
 // MemoryConfig is the store's configuration from cfg: what every command that revises
 // memory (the worker, beliefs, eval) passes to memory.NewStore. confidenceFloor is the
 // worker's CONFIDENCE_FLOOR where it applies (0: the default). Every change is written
-// to the change feed, whose followers (webhooks) hear of it in the same transaction.
-func MemoryConfig(cfg *config.Config, confidenceFloor float64, followers ...changes.Follower) *memory.Config {
+// to the change feed, and its webhook deliveries queued, in the same transaction.
+func MemoryConfig(cfg *config.Config, confidenceFloor float64) *memory.Config {
 	return &memory.Config{ConfidenceFloor: confidenceFloor, ExactSearchLimit: cfg.ExactSearchLimit,
 		Containment: memory.Containment{SimilarityFloor: cfg.RevisionSimilarityFloor, MaxRevisions: cfg.MaxRevisionsPerEpisode},
-		Announcer:   changes.NewLog(changes.Config{Followers: followers})}
+		Announcer:   changes.NewLog(changes.Config{Followers: []changes.Follower{webhook.NewDispatcher()}})}
 }
 
 // Redactor is the deployment's redactor: the kinds of REDACT, or every kind when the
