@@ -184,18 +184,20 @@ func TestListenerWakesOnCommit(t *testing.T) {
 	s := newSetup(t)
 	l := changes.NewListener(s.schema.Pool, nil)
 	ctx := context.Background()
-	other, cancelOther := l.Subscribe(ctx, func(scope string) bool { return scope == "user:2" })
+	// NOTIFY is the database's: scopes of this test's own, apart from other tests'.
+	mine, other := s.schema.Name+"/user:1", s.schema.Name+"/user:2"
+	woken, cancelOther := l.Subscribe(ctx, func(scope string) bool { return scope == other })
 	defer cancelOther()
-	wake, cancel := l.Subscribe(ctx, func(scope string) bool { return scope == "user:1" })
+	wake, cancel := l.Subscribe(ctx, func(scope string) bool { return scope == mine })
 	defer cancel()
-	s.accept(t, "user:1", "User likes tea")
+	s.accept(t, mine, "User likes tea")
 	select {
 	case <-wake:
 	case <-time.After(30 * time.Second):
 		t.Fatal("no wake-up within 30 s of a commit")
 	}
 	select {
-	case <-other:
+	case <-woken:
 		t.Fatal("a waiter of another scope was woken")
 	default:
 	}
