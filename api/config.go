@@ -16,6 +16,7 @@ import (
 	"github.com/credohq/credo/recall"
 	"github.com/credohq/credo/redact"
 	"github.com/credohq/credo/transfer"
+	"github.com/credohq/credo/webhook"
 )
 
 // Defaults of Config's limits.
@@ -64,8 +65,11 @@ type Config struct {
 	// BodyReadTimeout bounds the wait for a request's body (DefaultBodyReadTimeout when
 	// zero): a body too slow to arrive is a 408, and its connection closes.
 	BodyReadTimeout time.Duration
-	Logger          *slog.Logger
-	Now             func() time.Time
+	// Webhooks manages webhook subscriptions (nil: on Pool, without WEBHOOK_SECRET_KEY,
+	// so that none can be created).
+	Webhooks *webhook.Webhooks
+	Logger   *slog.Logger
+	Now      func() time.Time
 }
 
 // Settings returns c with the address, gate and limits of the worker's configuration.
@@ -97,6 +101,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Webhooks == nil && c.Pool != nil {
+		c.Webhooks, _ = webhook.NewWebhooks(webhook.Config{Pool: c.Pool, Now: c.Now}) //nolint:errcheck // no key: no error
 	}
 	if c.BodyReadTimeout <= 0 {
 		c.BodyReadTimeout = DefaultBodyReadTimeout

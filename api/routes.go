@@ -143,6 +143,8 @@ func (s *Server) register() {
 	s.registerRead()
 	s.registerTransfer()
 	s.registerPolicies()
+	s.registerChanges()
+	s.registerWebhooks()
 
 	// Huma documents 422 for invalid parameters and bodies; this API answers them 400.
 	for _, item := range s.api.OpenAPI().Paths {

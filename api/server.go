@@ -33,6 +33,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
+	"github.com/credohq/credo/changes"
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
@@ -40,6 +41,7 @@ import (
 	"github.com/credohq/credo/recall"
 	"github.com/credohq/credo/redact"
 	"github.com/credohq/credo/transfer"
+	"github.com/credohq/credo/webhook"
 )
 
 // Version is the version of the API's OpenAPI document.
@@ -62,6 +64,9 @@ type Server struct {
 	reader     *recall.Reader
 	ops        *operator.Operator
 	importer   *transfer.Importer
+	feed       *changes.Reader
+	listener   *changes.Listener
+	webhooks   *webhook.Webhooks
 	log        *slog.Logger
 	now        func() time.Time
 
@@ -98,6 +103,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		maxBody: cfg.MaxBodyBytes, maxRecords: cfg.MaxRecords, rate: cfg.limit(), burst: cfg.RateBurst, bodyTimeout: cfg.BodyReadTimeout,
 		open: cfg.BehindGate || IsLoopback(cfg.Addr), gate: cfg.BehindGate, csrf: http.NewCrossOriginProtection(),
 		limiters: map[int64]*rate.Limiter{}, schemas: mcp.NewSchemaCache(), mux: http.NewServeMux(),
+		feed: changes.NewReader(cfg.Pool), listener: changes.NewListener(cfg.Pool, cfg.Logger), webhooks: cfg.Webhooks,
 		ops: operator.New(operator.Config{Store: cfg.Store, Embed: cfg.Embed, EmbedModel: cfg.EmbedModel, Now: cfg.Now}),
 	}
 	reader, err := recall.New(recall.Config{Store: s.store, Chat: cfg.Chat, Embed: cfg.Embed, EmbedModel: s.embedModel,

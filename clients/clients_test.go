@@ -23,6 +23,7 @@ import (
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
+	"github.com/credohq/credo/webhook"
 )
 
 // The statements the fake model extracts; the clients' suites check them by these words.
@@ -55,8 +56,11 @@ func newWorld(t *testing.T) *world {
 
 func serve(t *testing.T, p *pipelinetest.Pipeline, rate float64, burst int) string {
 	t.Helper()
+	hooks, err := webhook.NewWebhooks(webhook.Config{Pool: p.Pool(), SecretKey: "a test key of thirty-two characters or more",
+		Guard: webhook.Guard{AllowPrivate: true}})
+	require.NoError(t, err)
 	srv, err := api.New(context.Background(), api.Config{Store: p.Store, Pool: p.Pool(), Jobs: p.Client, Embed: p.Provider, Chat: p.Provider,
-		RateLimit: rate, RateBurst: burst})
+		RateLimit: rate, RateBurst: burst, Webhooks: hooks})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)

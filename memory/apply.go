@@ -123,7 +123,7 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 	for _, k := range b.Keep {
 		res.Kept = append(res.Kept, a.keep(k))
 	}
-	if err := a.flush(ctx); err != nil {
+	if err := a.announce(ctx); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -131,9 +131,13 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 
 type applier struct {
 	store *Store
-	tx    pgx.Tx
-	b     *Batch
-	now   time.Time
+	// changes are what the batch changed, announced when it ends; flagged: a flag
+	// statement may have opened review items.
+	changes []Change
+	flagged bool
+	tx      pgx.Tx
+	b       *Batch
+	now     time.Time
 	// touched holds the beliefs this batch already revised: a second directive on one
 	// of them is stale, never a revision of the revision.
 	touched map[int64]bool

@@ -103,6 +103,7 @@ func (a *applier) writeRetirement(p retireParams) {
 	f := flag{scope: a.b.Scope, bases: []int64{p.ID}, keepTarget: true, origin: a.b.Origin, reason: &p.Reason, change: change, now: a.now}
 	sql, args := f.statement()
 	a.exec(fmt.Sprintf("flag beliefs concluded from %v", f.bases), sql, args...)
+	a.flagged = true
 }
 
 // eventRow is one revision_event to write.
@@ -158,6 +159,13 @@ func (a *applier) writeEvent(ctx context.Context, e eventRow) (int64, error) {
 		"excerpt": nullText(e.excerpt), "rationale": nullText(e.rationale), "episode_id": episode, "now": a.now,
 		"embedding": embedding, "embed_model": model, "prior": e.prior, "reverts": e.reverts,
 	}}, &id)
+	if err == nil {
+		kind := ChangeRevisionApplied
+		if e.action == ActionRevert {
+			kind = ChangeRevisionReverted
+		}
+		a.note(kind, id)
+	}
 	return id, err
 }
 
@@ -186,6 +194,9 @@ func (a *applier) writeConflict(ctx context.Context, p conflictParams) (int64, e
 		"target_belief_id": p.TargetID, "belief_id": p.BeliefID, "proposed": p.Proposed, "detail": p.Detail,
 		"episode_id": a.b.EpisodeID, "now": a.now,
 	}}, &id)
+	if err == nil {
+		a.note(ChangeReviewOpened, id)
+	}
 	return id, err
 }
 

@@ -314,8 +314,14 @@ func (s *Store) RecordEpisodeFailure(ctx context.Context, f EpisodeFailure) erro
 	if f.Final {
 		state = EpisodeFailed
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE episode SET attempts = $2, last_error = $3, state = $4
-		WHERE scope = $5 AND id = $1 AND state = 'pending'`, f.ID, f.Attempt, f.Err.Error(), state, f.Scope)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE episode SET attempts = $2, last_error = $3, state = $4
+			WHERE scope = $5 AND id = $1 AND state = 'pending'`, f.ID, f.Attempt, f.Err.Error(), state, f.Scope)
+		if err != nil || !f.Final || tag.RowsAffected() == 0 {
+			return err
+		}
+		return s.announceTx(ctx, tx, []Change{{Scope: f.Scope, Kind: ChangeEpisodeFailed, ID: f.ID, At: s.clock()}})
+	})
 	if err != nil {
 		return fmt.Errorf("record failure of episode %d: %w", f.ID, err)
 	}

@@ -69,7 +69,7 @@ func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
 	}
 	var p *purge
 	err := s.inTxRetryingDeadlocks(ctx, func(tx pgx.Tx) error {
-		p = &purge{tx: tx, sel: sel, now: s.clock(), out: &Purged{What: PurgedBeliefs, Counts: map[string]int64{}}}
+		p = &purge{store: s, tx: tx, sel: sel, now: s.clock(), out: &Purged{What: PurgedBeliefs, Counts: map[string]int64{}}}
 		if sel.All {
 			p.out.What = PurgedScope
 		}
@@ -91,10 +91,11 @@ func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
 
 // purge is one Purge's transaction.
 type purge struct {
-	tx  pgx.Tx
-	sel Selection
-	now time.Time
-	out *Purged
+	store *Store
+	tx    pgx.Tx
+	sel   Selection
+	now   time.Time
+	out   *Purged
 
 	beliefs []int64
 	// episodes are the episodes the purge selected, redacted those of them it redacted
@@ -139,7 +140,11 @@ func (p *purge) run(ctx context.Context) error {
 			return err
 		}
 	}
-	return p.tombstone(ctx)
+	if err := p.tombstone(ctx); err != nil {
+		return err
+	}
+	return p.store.announceTx(ctx, p.tx, []Change{{Scope: p.sel.Scope, Kind: ChangeScopePurged, At: p.now,
+		Purged: p.out.Counts, All: p.sel.All}})
 }
 
 func (p *purge) findNeedles(ctx context.Context) error {

@@ -114,7 +114,7 @@ func (s *Store) Revert(ctx context.Context, p RevertParams) (*Reverted, error) {
 		if out, err = r.revert(ctx); err != nil {
 			return err
 		}
-		return r.flush(ctx)
+		return r.announce(ctx)
 	})
 	if err != nil {
 		return nil, err

@@ -129,7 +129,10 @@ func (s *Store) Decide(ctx context.Context, d Decision) (*Decided, error) {
 				return err
 			}
 		}
-		return s.closeItem(ctx, tx, &c, d, out)
+		if err := s.closeItem(ctx, tx, &c, d, out); err != nil {
+			return err
+		}
+		return s.announceTx(ctx, tx, []Change{{Scope: c.Scope, Kind: ChangeReviewResolved, ID: c.ID, At: *c.ResolvedAt}})
 	})
 	if err != nil {
 		return nil, err

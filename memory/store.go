@@ -34,6 +34,9 @@ type Config struct {
 	ExactSearchLimit int
 	// Containment configures the guards on a model's destructive directives.
 	Containment Containment
+	// Announcer, when set, hears of every change in the transaction that makes it (the
+	// change feed, webhooks).
+	Announcer Announcer
 }
 
 // withDefaults returns c with the defaults of what it leaves zero.
@@ -73,6 +76,7 @@ type Store struct {
 	exactLimit int
 	// containment configures the guards on a model's destructive directives.
 	containment Containment
+	announcer   Announcer
 }
 
 // modelCache holds the embedding models registered so far: model → dimension.
@@ -89,7 +93,8 @@ func NewStore(pool *pgxpool.Pool, cfg *Config) *Store {
 	}
 	c = c.withDefaults()
 	return &Store{pool: pool, db: pool, floor: c.ConfidenceFloor, now: c.Now,
-		models: &modelCache{dims: map[string]int{}}, exactLimit: c.ExactSearchLimit, containment: c.Containment}
+		models: &modelCache{dims: map[string]int{}}, exactLimit: c.ExactSearchLimit, containment: c.Containment,
+		announcer: c.Announcer}
 }
 
 // On is the store with its reads run on conn, so that a caller making several reads in a

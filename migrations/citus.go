@@ -15,13 +15,13 @@ const DefaultShardCount = 32
 // distributed are the tables of a scope's data, distributed by scope and co-located with
 // episode, in an order where each table's references are distributed before it.
 var distributed = []string{"episode", "belief", "revision_event", "belief_conflict", "belief_dependency",
-	"scope_consolidation", "consolidation_judgment", "scope_vector_index"}
+	"scope_consolidation", "consolidation_judgment", "scope_vector_index", "change_head", "change", "webhook_delivery"}
 
 // reference are the tables without a scope, copied to every node: small, read by every
 // shard's queries or by the coordinator alone (scope_policy: a few rows per
 // organisation, read by the prefixes of a scope). Tables a later migration adds are listed
 // here or above; one that does not exist yet is passed over.
-var reference = []string{"embedding_model", "api_key", "purge_tombstone", "inspector_session", "scope_policy"}
+var reference = []string{"embedding_model", "api_key", "purge_tombstone", "inspector_session", "scope_policy", "webhook"}
 
 // distribute shards credo's tables when the database has the citus extension, and does
 // nothing on plain PostgreSQL. River's tables stay local to the coordinator: its queue is

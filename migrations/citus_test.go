@@ -58,7 +58,7 @@ func TestCitusDistribute(t *testing.T) {
 		got := placements(t, schema.Pool, schema.Name)
 		group := got["episode"].Group
 		for _, table := range []string{"episode", "belief", "revision_event", "belief_conflict", "belief_dependency",
-			"scope_consolidation", "consolidation_judgment", "scope_vector_index"} {
+			"scope_consolidation", "consolidation_judgment", "scope_vector_index", "change_head", "change", "webhook_delivery"} {
 			p, ok := got[table]
 			require.True(t, ok, "%s is distributed", table)
 			require.Equal(t, "h", p.Method, table)
@@ -67,7 +67,7 @@ func TestCitusDistribute(t *testing.T) {
 			require.Equal(t, group, p.Group, "%s is co-located with episode", table)
 			require.Equal(t, dbtest.ShardCount, p.Shards, table)
 		}
-		for _, table := range []string{"embedding_model", "api_key", "purge_tombstone", "inspector_session", "scope_policy"} {
+		for _, table := range []string{"embedding_model", "api_key", "purge_tombstone", "inspector_session", "scope_policy", "webhook"} {
 			require.Equal(t, "n", got[table].Method, "%s is a reference table", table)
 		}
 		for _, table := range []string{"river_job", "river_leader", "river_queue", "river_migration"} {

@@ -21,6 +21,8 @@ type cli struct {
 	t      *testing.T
 	schema *dbtest.Schema
 	store  *memory.Store
+	// env holds the environment's other variables.
+	env map[string]string
 }
 
 func newCLI(t *testing.T) *cli {
@@ -37,7 +39,7 @@ func (c *cli) run(args ...string) (string, string, int) {
 		if name == "DATABASE_URL" {
 			return c.schema.URL
 		}
-		return ""
+		return c.env[name]
 	}
 	code := exitCode(run(context.Background(), args, getenv, &stdout, &stderr), &stderr)
 	return stdout.String(), stderr.String(), code

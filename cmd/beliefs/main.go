@@ -23,6 +23,7 @@
 //	beliefs keys create|list|revoke ...
 //	beliefs policy set --scope-prefix P [--instructions TEXT] [--redact-pattern NAME=REGEX]... [--redact KINDS]
 //	beliefs policy show [--scope S] | unset --scope-prefix P | apply --scope-prefix P [--dry-run]
+//	beliefs webhooks create --url URL --scope-prefix P [--events T,...] | list | delete --id ID | test --id ID | rotate --id ID
 //	beliefs mcp [--key KEY]
 //
 // Exit codes: 0 done, 1 failed (a refused revision or revert, an item already
@@ -103,7 +104,7 @@ type command struct {
 
 func commands() []command {
 	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), episodesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), revertCommand(), auditCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand(), reembedCommand(), exportCommand(), importCommand()},
-		slices.Concat(keysCommands(), policyCommands(), []command{mcpCommand()})...)
+		slices.Concat(keysCommands(), policyCommands(), webhooksCommands(), []command{mcpCommand()})...)
 }
 
 // run is runWith without a terminal to ask on, as in a script.

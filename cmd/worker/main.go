@@ -21,6 +21,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/credohq/credo/api"
+	"github.com/credohq/credo/changes"
 	"github.com/credohq/credo/consolidate"
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/inspector"
@@ -35,6 +36,7 @@ import (
 	"github.com/credohq/credo/redact"
 	"github.com/credohq/credo/reembed"
 	"github.com/credohq/credo/retention"
+	"github.com/credohq/credo/webhook"
 )
 
 func main() {
@@ -43,7 +45,7 @@ func main() {
 	})
 }
 
-const groups = config.GroupDB | config.GroupLLM | config.GroupWorker | config.GroupConsolidate | config.GroupRetention
+const groups = config.GroupDB | config.GroupLLM | config.GroupWorker | config.GroupConsolidate | config.GroupRetention | config.GroupWebhooks
 
 // run is the whole command; ready, when set, receives the HTTP address once serving.
 // It returns when ctx is canceled (after a graceful stop) or, with --drain, when no job
@@ -65,7 +67,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 
 	// Connections are taken per query and never held across an LLM call, so a pool a
 	// little larger than the worker count suffices.
-	maxConns := int32(min(cfg.Workers+4, 64)) //nolint:gosec // G115: at most 64
+	// A webhook delivery holds its connection while it sends.
+	maxConns := int32(min(cfg.Workers+cfg.WebhookWorkers+4, 96)) //nolint:gosec // G115: at most 96
 	pool, err := app.OpenDB(ctx, cfg, maxConns, logger, tr.ConfigurePool)
 	if err != nil {
 		return err
@@ -175,8 +178,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (cf
 // API's keys and modes), metrics and health at cfg.HTTPAddr.
 func startHTTP(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, client *river.Client[pgx.Tx],
 	chat, embed llm.Provider, red *redact.Redactor, m *metrics.Metrics, tr *tracing.Tracing, logger *slog.Logger) (*http.Server, error) {
+	hooks, err := webhook.NewWebhooks(webhook.Config{Pool: pool, SecretKey: cfg.WebhookSecretKey,
+		Guard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}})
+	if err != nil {
+		return nil, err
+	}
+	m.WatchWebhooks(hooks)
 	v1, err := api.New(ctx, api.Config{Store: store, Pool: pool, Jobs: client, Redact: red, Embed: embed, Chat: chat,
-		AskObserver: m.Answers(), ImportObserver: m.Imported, Logger: logger}.Settings(cfg))
+		AskObserver: m.Answers(), ImportObserver: m.Imported, Logger: logger, Webhooks: hooks}.Settings(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +240,15 @@ func newClient(cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, chat
 	if err := river.AddWorkerSafely(workers, reembedder); err != nil {
 		return nil, err
 	}
+	sender, err := webhook.NewWorker(webhook.WorkerConfig{Pool: pool, SecretKey: cfg.WebhookSecretKey,
+		Guard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, Render: api.WebhookRenderer(store, changes.NewReader(pool)),
+		Timeout: cfg.WebhookTimeout, DisableAfter: cfg.WebhookDisableAfter, Observer: m, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, sender); err != nil {
+		return nil, err
+	}
 	if !drain {
 		// After EMBED_MODEL changes, what the previous model embedded is embedded again
 		// in the background; a drain run does not wait for it.
@@ -245,6 +263,8 @@ func newClient(cfg *config.Config, pool *pgxpool.Pool, store *memory.Store, chat
 			retention.Queue: {MaxWorkers: 1},
 			// Re-embedding after a model change: one batch at a time, beside extraction.
 			reembed.Queue: {MaxWorkers: 1},
+			// Webhook deliveries: network waits, beside the model calls.
+			webhook.Queue: {MaxWorkers: cfg.WebhookWorkers},
 		},
 		Workers:              workers,
 		Middleware:           tr.RiverMiddleware(),

@@ -9,11 +9,13 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/credohq/credo/changes"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/migrations"
 	"github.com/credohq/credo/redact"
+	"github.com/credohq/credo/webhook"
 )
 
 // Logger logs to w in the configured format and level.
@@ -58,10 +60,12 @@ func OpenDB(ctx context.Context, cfg *config.Config, maxConns int32, logger *slo
 
 // MemoryConfig is the store's configuration from cfg: what every command that revises
 // memory (the worker, beliefs, eval) passes to memory.NewStore. confidenceFloor is the
-// worker's CONFIDENCE_FLOOR where it applies (0: the default).
+// worker's CONFIDENCE_FLOOR where it applies (0: the default). Every change is written
+// to the change feed, and its webhook deliveries queued, in the same transaction.
 func MemoryConfig(cfg *config.Config, confidenceFloor float64) *memory.Config {
 	return &memory.Config{ConfidenceFloor: confidenceFloor, ExactSearchLimit: cfg.ExactSearchLimit,
-		Containment: memory.Containment{SimilarityFloor: cfg.RevisionSimilarityFloor, MaxRevisions: cfg.MaxRevisionsPerEpisode}}
+		Containment: memory.Containment{SimilarityFloor: cfg.RevisionSimilarityFloor, MaxRevisions: cfg.MaxRevisionsPerEpisode},
+		Announcer:   changes.NewLog(changes.Config{Followers: []changes.Follower{webhook.NewDispatcher()}})}
 }
 
 // Redactor is the deployment's redactor: the kinds of REDACT, or every kind when the

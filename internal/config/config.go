@@ -78,6 +78,15 @@ type Config struct {
 	PublicURL string
 	// InspectorSessionTTL is how long an inspector login lasts.
 	InspectorSessionTTL time.Duration
+
+	// WebhookSecretKey seals webhook secrets; WebhookAllowPrivate lets webhooks reach
+	// internal addresses and plain http; WebhookTimeout bounds one delivery attempt;
+	// WebhookDisableAfter is how long a webhook may fail before it is disabled.
+	WebhookSecretKey    string
+	WebhookAllowPrivate bool
+	WebhookTimeout      time.Duration
+	WebhookDisableAfter time.Duration
+	WebhookWorkers      int
 }
 
 // SecureCookies says whether browsers reach the worker over https by PublicURL.
@@ -100,6 +109,8 @@ const (
 	GroupRetention
 	// GroupJobs is what inserting extraction jobs needs, in the worker or enqueue.
 	GroupJobs
+	// GroupWebhooks is webhooks' secrets and guard, in the worker or the CLI.
+	GroupWebhooks
 )
 
 // MinRetainHistory is the shortest RETAIN_HISTORY: history is an audit trail, and a
@@ -155,6 +166,11 @@ func settings() []setting {
 		{GroupWorker, "public-url", "PUBLIC_URL", "", "the address browsers reach the worker at, e.g. https://credo.example.com behind a TLS proxy: an https URL makes the inspector's login cookie Secure", optURL(func(c *Config) *string { return &c.PublicURL })},
 		{GroupWorker, "inspector-session-ttl", "INSPECTOR_SESSION_TTL", "12h", "how long an inspector login lasts before the key must be entered again", duration(func(c *Config) *time.Duration { return &c.InspectorSessionTTL })},
 		{GroupWorker, "api-rate-burst", "API_RATE_BURST", "40", "requests an API key may send at once before API_RATE_LIMIT applies", intRange(func(c *Config) *int { return &c.APIRateBurst }, 1, 1_000_000)},
+		{GroupWebhooks, "webhook-secret-key", "WEBHOOK_SECRET_KEY", "", "key (32 characters or more, e.g. openssl rand -base64 32) that seals webhook secrets in the database; the same on every process; without it no webhook is created or sent", str(func(c *Config) *string { return &c.WebhookSecretKey })},
+		{GroupWebhooks, "webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "false", "let webhooks reach loopback, private and link-local addresses, and plain http (development only)", boolValue(func(c *Config) *bool { return &c.WebhookAllowPrivate })},
+		{GroupWorker, "webhook-timeout", "WEBHOOK_TIMEOUT", "10s", "how long one webhook delivery attempt may take", duration(func(c *Config) *time.Duration { return &c.WebhookTimeout })},
+		{GroupWorker, "webhook-disable-after", "WEBHOOK_DISABLE_AFTER", "120h", "a webhook whose deliveries all failed this long is disabled", duration(func(c *Config) *time.Duration { return &c.WebhookDisableAfter })},
+		{GroupWorker, "webhook-workers", "WEBHOOK_WORKERS", "4", "webhook deliveries sent at once", intRange(func(c *Config) *int { return &c.WebhookWorkers }, 1, 256)},
 		{GroupDB, "citus-shard-count", "CITUS_SHARD_COUNT", "32", "on Citus: shards of each table distributed by scope, set when the migrations first distribute it (plain PostgreSQL: unused)", intRange(func(c *Config) *int { return &c.CitusShardCount }, 1, 64000)},
 		{GroupDB, "log-level", "LOG_LEVEL", "info", "debug, info, warn or error", oneOf(func(c *Config) *string { return &c.LogLevel }, "debug", "info", "warn", "error")},
 		{GroupDB, "log-format", "LOG_FORMAT", "text", "text or json", oneOf(func(c *Config) *string { return &c.LogFormat }, "text", "json")},

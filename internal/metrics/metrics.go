@@ -99,6 +99,9 @@ type Metrics struct {
 	curateRuns      *prometheus.CounterVec
 	curatedBeliefs  prometheus.Counter
 	curatedEpisodes prometheus.Counter
+
+	webhookDeliveries *prometheus.CounterVec
+	webhookLatency    prometheus.Histogram
 }
 
 // Bucket layouts. LLM calls on a laptop CPU take from a few milliseconds (a cached
@@ -224,6 +227,7 @@ func New() *Metrics {
 		m.clusters, m.clustersJudged,
 		m.curateRuns, m.curatedBeliefs, m.curatedEpisodes,
 	)
+	m.registerWebhooks()
 	return m
 }
 

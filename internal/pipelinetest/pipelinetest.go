@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/credohq/credo/changes"
 	"github.com/credohq/credo/consolidate"
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/internal/dbtest"
@@ -61,10 +63,19 @@ type Options struct {
 	// Redact is the deployment's redactor of Enqueue and the workers (nil:
 	// redact.Default, as REDACT's default).
 	Redact *redact.Redactor
+	// Announcer is the stores' memory.Config.Announcer (nil: a change log without
+	// followers, as the commands write it).
+	Announcer memory.Announcer
+	// AddWorkers, when set, registers more workers in every River client, with the
+	// queues they need.
+	AddWorkers func(workers *river.Workers, pool *pgxpool.Pool, store *memory.Store) map[string]river.QueueConfig
 }
 
 func (o *Options) memory() *memory.Config {
-	return &memory.Config{ExactSearchLimit: o.ExactSearchLimit, Containment: o.Containment}
+	if o.Announcer == nil {
+		o.Announcer = changes.NewLog(changes.Config{})
+	}
+	return &memory.Config{ExactSearchLimit: o.ExactSearchLimit, Containment: o.Containment, Announcer: o.Announcer}
 }
 
 // Pipeline is a running pipeline.
@@ -160,6 +171,9 @@ func (p *Pipeline) AddClient(tb testing.TB) *river.Client[pgx.Tx] {
 		river.AddWorker(workers, consolidate.NewSweepWorker(pool, nil))
 		river.AddWorker(workers, consolidate.NewIndexWorker(store, p.Provider.EmbedModel(), nil))
 		queues[consolidate.Queue] = river.QueueConfig{MaxWorkers: 1}
+	}
+	if opts.AddWorkers != nil {
+		maps.Copy(queues, opts.AddWorkers(workers, pool, store))
 	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues:            queues,

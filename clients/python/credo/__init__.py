@@ -35,6 +35,8 @@ from .types import (
     AuditRevisions,
     Belief,
     Beliefs,
+    Change,
+    Changes,
     Conflict,
     Context,
     Decided,
@@ -54,7 +56,10 @@ from .types import (
     ScopePurged,
     Subtree,
     Transcript,
+    Webhook,
+    WebhookTest,
 )
+from .webhooks import WebhookVerificationError, verify_webhook
 
 # The version of the API this client speaks: its OpenAPI document's.
 __version__ = "1.0.0"
@@ -66,4 +71,5 @@ __all__ = [
     "Answer", "Audit", "AuditOrigin", "AuditRefusals", "AuditRevisions", "Belief", "Beliefs", "Conflict", "Context",
     "Decided", "Enqueued", "Episode", "Event", "Forgotten", "ImportReport", "Message", "Policy", "PolicyPattern",
     "Proposal", "Purged", "Reverted", "Revision", "ScopeImported", "ScopePurged", "Subtree", "Transcript",
+    "Change", "Changes", "Webhook", "WebhookTest", "WebhookVerificationError", "verify_webhook",
 ]

@@ -21,6 +21,10 @@ from .types import (
     Audit,
     Belief,
     Beliefs,
+    Change,
+    Changes,
+    Webhook,
+    WebhookTest,
     Conflict,
     Context,
     Decided,
@@ -306,6 +310,59 @@ class Client:
         NotFound when it has none."""
         return self._call(Policy, "DELETE", "/v1/policies", query=_query(scope_prefix=scope_prefix))
 
+    # The change feed and webhooks.
+
+    def changes(self, scope: Optional[str] = None, *, scope_prefix: Optional[str] = None, after: Optional[str] = None,
+                limit: Optional[int] = None, wait: Optional[int] = None) -> Changes:
+        """What changed in a scope, or in every scope under ``scope_prefix``, after the
+        cursor ``after``, in commit order (listChanges); with ``wait`` (seconds, at most
+        30), an empty read waits for the next change. Pass the answer's ``cursor`` as
+        ``after`` to read what follows: nothing is missed or given twice."""
+        q = _query(scope=scope, scope_prefix=scope_prefix, after=after, limit=limit, wait=wait)
+        timeout = None if not wait else max(self.timeout, float(wait) + 10)
+        return self._call(Changes, "GET", "/v1/changes", query=q, timeout=timeout)
+
+    def iter_changes(self, scope: Optional[str] = None, *, scope_prefix: Optional[str] = None,
+                     after: Optional[str] = None, wait: int = 30,
+                     limit: Optional[int] = None) -> Iterator[Tuple[Change, Optional[str]]]:
+        """Every change after ``after``, then each new one as it commits (long polls of
+        ``wait`` seconds), forever. Each change comes with the cursor after it:
+        ``for change, cursor in client.iter_changes(...)``; store the cursor once the
+        change is handled, and pass it as ``after`` to resume after a restart."""
+        cursor = after
+        while True:
+            page = self.changes(scope, scope_prefix=scope_prefix, after=cursor, limit=limit, wait=wait)
+            for i, change in enumerate(page.changes):
+                # Within a page, the cursor after change i is the page's, less what follows:
+                # only the page's end is a cursor the server gave, so the last change carries it.
+                yield change, (page.cursor if i == len(page.changes) - 1 else cursor)
+            cursor = page.cursor
+
+    def create_webhook(self, url: str, scope_prefix: str, *, events: Optional[Sequence[str]] = None) -> Webhook:
+        """Subscribe ``url`` to the changes of every scope under ``scope_prefix``
+        (createWebhook), of the types in ``events`` (default: all). The answer's ``secret``
+        is shown this once: verify deliveries with it (verify_webhook)."""
+        body = _body(url=url, scope_prefix=scope_prefix, events=list(events) if events is not None else None)
+        return self._call(Webhook, "POST", "/v1/webhooks", body=body)
+
+    def webhooks(self) -> List[Webhook]:
+        """The webhooks within the key's prefixes, with their deliveries' status
+        (listWebhooks)."""
+        return self._call(_Webhooks, "GET", "/v1/webhooks").webhooks
+
+    def delete_webhook(self, id: int) -> Webhook:
+        """Delete a webhook, answered with it (deleteWebhook)."""
+        return self._call(Webhook, "DELETE", "/v1/webhooks", query=_query(id=int(id)))
+
+    def test_webhook(self, id: int) -> WebhookTest:
+        """Send a webhook a signed test message now, and its answer (testWebhook)."""
+        return self._call(WebhookTest, "POST", f"/v1/webhooks/{int(id)}/test")
+
+    def rotate_webhook_secret(self, id: int) -> Webhook:
+        """A new secret for a webhook, in the answer's ``secret``; the old one still
+        signs for a day (rotateWebhookSecret)."""
+        return self._call(Webhook, "POST", f"/v1/webhooks/{int(id)}/rotate")
+
     # The wire.
 
     def _headers(self, accept: str = "application/json") -> Dict[str, str]:
@@ -408,6 +465,11 @@ class _Conflicts:
 @dataclass
 class _Policies:
     policies: List[Policy]
+
+
+@dataclass
+class _Webhooks:
+    webhooks: List[Webhook]
 
 
 def _query(**params: Any) -> Dict[str, Any]:

@@ -536,3 +536,57 @@ __all__ = [
     "Decided", "Enqueued", "Episode", "Event", "Forgotten", "ImportReport", "Message", "Proposal", "Purged", "Reverted",
     "Revision", "ScopeImported", "ScopePurged", "Subtree", "Transcript", "parse_time", "format_time",
 ]
+
+
+@dataclass
+class Change:
+    """One change of the feed: ``type`` (revision.applied, revision.reverted,
+    review.opened, review.resolved, episode.failed, scope.purged), its scope and place
+    (``position``, commit order within the scope), and ``data``: the event, review item,
+    episode or purge counts as the API gives them."""
+
+    type: str
+    scope: str
+    position: int
+    timestamp: datetime
+    data: Any = None
+
+
+@dataclass
+class Changes:
+    """A page of the change feed, and the ``cursor`` to pass as ``after`` next."""
+
+    changes: List[Change]
+    cursor: str
+
+
+@dataclass
+class Webhook:
+    """A webhook subscription and where its deliveries stand; ``secret`` only when it
+    was just created or rotated."""
+
+    id: int
+    url: str
+    scope_prefix: str
+    events: List[str]
+    created_at: datetime
+    disabled: bool = False
+    disabled_reason: Optional[str] = None
+    last_status: Optional[int] = None
+    last_error: Optional[str] = None
+    last_attempt_at: Optional[datetime] = None
+    failures_in_row: int = 0
+    oldest_undelivered: Optional[datetime] = None
+    pending: int = 0
+    failed: int = 0
+    previous_secret_until: Optional[datetime] = None
+    secret: Optional[str] = None
+
+
+@dataclass
+class WebhookTest:
+    """The receiver's answer to a test message."""
+
+    status: int
+    ok: bool
+    error: Optional[str] = None

@@ -282,6 +282,56 @@ class Session(unittest.TestCase):
             c.import_file(data.replace(b'"status": "active"', b'"status": "dreamt"'), scope_map={scope: self.prefix + "x"})
         self.assertIn("line ", raised.exception.message)
 
+    def test_changes(self) -> None:
+        c = self.client
+        page = c.changes(self.scope)
+        applied = [ch for ch in page.changes if ch.type == "revision.applied"]
+        self.assertEqual(1, len(applied))
+        self.assertEqual((self.scope, MIAMI), (applied[0].scope, applied[0].data["new_statement"]))
+        again = c.changes(self.scope, after=page.cursor, wait=0)
+        self.assertEqual([], again.changes)
+        first, cursor = next(c.iter_changes(scope_prefix=self.scope, wait=0))
+        self.assertEqual(page.changes[0], first)
+        with self.assertRaises(credo.InvalidRequest):
+            c.changes(self.scope, after="not a cursor")
+
+    def test_webhook(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, HTTPServer
+
+        got = []
+
+        class Receiver(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                got.append((dict(self.headers), body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        srv = HTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        self.addCleanup(srv.shutdown)
+        c = self.client
+        made = c.create_webhook(f"http://127.0.0.1:{srv.server_port}/hook", self.prefix + "hooks/",
+                                events=["revision.applied"])
+        self.assertTrue(made.secret.startswith("whsec_"))
+        self.assertIn(made.id, [w.id for w in c.webhooks()])
+        self.assertEqual((204, True), (c.test_webhook(made.id).status, c.test_webhook(made.id).ok))
+        headers, body = got[0]
+        self.assertEqual("webhook.test", credo.verify_webhook(made.secret, headers, body)["type"])
+        with self.assertRaises(credo.WebhookVerificationError):
+            credo.verify_webhook(made.secret, headers, body + b" ")
+        with self.assertRaises(credo.WebhookVerificationError):
+            credo.verify_webhook(made.secret, headers, body, now=0)
+        rotated = c.rotate_webhook_secret(made.id)
+        self.assertNotEqual(made.secret, rotated.secret)
+        self.assertEqual(made.id, c.delete_webhook(made.id).id)
+        with self.assertRaises(credo.NotFound):
+            c.delete_webhook(made.id)
+
     def test_policy(self) -> None:
         c, org = self.client, self.prefix + "org/"
         set_ = c.set_policy(org, instructions="Keep product facts.",

@@ -18,6 +18,19 @@ from credo.types import parse_time, transcript_json
 from .server import Server, error_answer, send
 
 
+class Webhooks(unittest.TestCase):
+    def test_standard_webhooks_vector(self) -> None:
+        headers = {"Webhook-Id": "msg_p5jXN8AQM9LWM0D4loKWxJek", "Webhook-Timestamp": "1614265330",
+                   "Webhook-Signature": "v1,bad v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="}
+        body = b'{"test": 2432232314}'
+        secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+        self.assertEqual({"test": 2432232314}, credo.verify_webhook(secret, headers, body, now=1614265330))
+        with self.assertRaises(credo.WebhookVerificationError):
+            credo.verify_webhook(secret, headers, body, now=1614265330 + 301)
+        with self.assertRaises(credo.WebhookVerificationError):
+            credo.verify_webhook("whsec_" + "A" * 44, headers, body, now=1614265330)
+
+
 class Retries(unittest.TestCase):
     def stub(self, status: int, code: str, *headers: Tuple[str, str]) -> Server:
         return Server.start(self, error_answer(status, code, headers))

@@ -45,6 +45,12 @@ export type Policy = Schemas["Policy"];
 export type Policies = Schemas["Policies"];
 export type PolicyRequest = Schemas["PolicyRequest"];
 export type PolicyPattern = Schemas["PolicyPattern"];
+export type Change = Schemas["ChangeItem"];
+export type Changes = Schemas["Changes"];
+export type Webhook = Schemas["Webhook"];
+export type WebhookRequest = Schemas["WebhookRequest"];
+export type WebhookTest = Schemas["WebhookTest"];
+export { verifyWebhook, WebhookVerificationError } from "./webhooks.js";
 
 /** An answer to a question, with the cited beliefs themselves. */
 export type Answer = AskAnswer & { cited: Belief[] };
@@ -386,6 +392,71 @@ export class Client {
   unsetPolicy(scopePrefix: string): Promise<Policy> {
     const query: QueryOf<"unsetPolicy"> = { scope_prefix: scopePrefix };
     return this.call("unsetPolicy", "DELETE", "/v1/policies", { query });
+  }
+
+  // The change feed and webhooks.
+
+  /**
+   * What changed in a scope, or in every scope under scopePrefix, after the cursor after,
+   * in commit order (listChanges); with wait (seconds, at most 30) an empty read waits for
+   * the next change. Pass the answer's cursor as after to read what follows: nothing is
+   * missed or given twice.
+   */
+  changes(
+    options: { scope?: string; scopePrefix?: string; after?: string; limit?: number; wait?: number },
+  ): Promise<Changes> {
+    const query: QueryOf<"listChanges"> = {
+      scope: options.scope, scope_prefix: options.scopePrefix, after: options.after, limit: options.limit, wait: options.wait,
+    };
+    const timeout = options.wait ? Math.max(this.timeout, options.wait * 1000 + 10_000) : undefined;
+    return this.call("listChanges", "GET", "/v1/changes", { query, timeout });
+  }
+
+  /**
+   * Every change after options.after, then each new one as it commits (long polls of
+   * options.wait seconds, default 30), forever, each with the cursor to resume from once
+   * it is handled (the page's cursor on its last change, the one before on the others).
+   */
+  async *iterChanges(
+    options: { scope?: string; scopePrefix?: string; after?: string; limit?: number; wait?: number },
+  ): AsyncGenerator<{ change: Change; cursor: string | undefined }> {
+    let cursor = options.after;
+    for (;;) {
+      const page = await this.changes({ ...options, after: cursor, wait: options.wait ?? 30 });
+      for (const [i, change] of page.changes.entries()) {
+        yield { change, cursor: i === page.changes.length - 1 ? page.cursor : cursor };
+      }
+      cursor = page.cursor;
+    }
+  }
+
+  /**
+   * Subscribe a URL to the changes of every scope under scope_prefix (createWebhook). The
+   * answer's secret is shown this once: verify deliveries with it (verifyWebhook).
+   */
+  createWebhook(request: WebhookRequest): Promise<Webhook> {
+    return this.call("createWebhook", "POST", "/v1/webhooks", { body: request });
+  }
+
+  /** The webhooks within the key's prefixes, with their deliveries' status (listWebhooks). */
+  async webhooks(): Promise<Webhook[]> {
+    return (await this.call("listWebhooks", "GET", "/v1/webhooks")).webhooks;
+  }
+
+  /** Delete a webhook, answered with it (deleteWebhook). */
+  deleteWebhook(id: number): Promise<Webhook> {
+    const query: QueryOf<"deleteWebhook"> = { id };
+    return this.call("deleteWebhook", "DELETE", "/v1/webhooks", { query });
+  }
+
+  /** Send a webhook a signed test message now, and its answer (testWebhook). */
+  testWebhook(id: number): Promise<WebhookTest> {
+    return this.call("testWebhook", "POST", `/v1/webhooks/${id}/test`);
+  }
+
+  /** A new secret for a webhook; the old one still signs for a day (rotateWebhookSecret). */
+  rotateWebhookSecret(id: number): Promise<Webhook> {
+    return this.call("rotateWebhookSecret", "POST", `/v1/webhooks/${id}/rotate`);
   }
 
   // The wire.

@@ -106,6 +106,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed: revisions, reverts, review items, failed episodes, purges
+         * @description The change feed of one scope, or of every scope under a prefix, in commit order, after a cursor; with wait, an empty read waits up to that many seconds for a change. The cursor resumes exactly: nothing missed, nothing twice. A change whose row a purge erased since is left out; the purge itself is a scope.purged change with counts only. Needs the read right.
+         */
+        get: operations["listChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/conflicts": {
         parameters: {
             query?: never;
@@ -354,6 +374,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhooks within the key's prefixes, with their deliveries' status
+         * @description As `beliefs webhooks list`: each one's last status, failures in a row, oldest undelivered change, and whether it was disabled. Needs the operate right.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe a URL to the changes of a scope prefix
+         * @description As `beliefs webhooks create`. The answer holds the secret, shown this once. A URL whose host resolves to a loopback, private or link-local address is refused with 400, as is http, unless the worker runs with WEBHOOK_ALLOW_PRIVATE=true. 503 when the worker has no WEBHOOK_SECRET_KEY. Needs the operate right, and a prefix within the key's.
+         */
+        post: operations["createWebhook"];
+        /**
+         * Delete a webhook
+         * @description As `beliefs webhooks delete`: nothing more is sent to it, its queued deliveries are dropped. Answers the webhook removed. Needs the operate right; a webhook outside the key's prefixes is not found, like an unknown id.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a webhook a new secret
+         * @description The answer holds the new secret, shown this once; the old one still signs beside it for a day (two signatures in webhook-signature). Needs the operate right.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed test message to a webhook now
+         * @description As `beliefs webhooks test`: a message of type webhook.test, signed and guarded as deliveries are, and the receiver's answer. Needs the operate right.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -573,6 +661,32 @@ export interface components {
             ranked: boolean;
             /** @description false when memory has never held an episode or a belief of the scope (with inherit, nor of any ancestor): most likely a misspelt scope, read as empty. */
             scope_known?: boolean;
+        };
+        ChangeItem: {
+            /** @description As the API gives the row: an event of GET /v1/events (revision.*), an item of GET /v1/conflicts (review.*), an episode of GET /v1/episodes/{id} (episode.failed), or the purge's counts (scope.purged). */
+            data: unknown;
+            /**
+             * Format: int64
+             * @description The change's place in its scope: commit order.
+             */
+            position: number;
+            scope: string;
+            /**
+             * Format: date-time
+             * @description When the change was made.
+             */
+            timestamp: string;
+            /**
+             * @description What changed.
+             * @enum {string}
+             */
+            type: "revision.applied" | "revision.reverted" | "review.opened" | "review.resolved" | "episode.failed" | "scope.purged";
+        };
+        Changes: {
+            /** @description Oldest first: in commit order within a scope, by time across scopes. */
+            changes: components["schemas"]["ChangeItem"][];
+            /** @description Pass as after to read what follows; opaque. */
+            cursor: string;
         };
         Conflict: {
             /** @description What applying the item does: the refused action, or retract for basis_changed. */
@@ -1009,6 +1123,75 @@ export interface components {
             occurred_at?: string;
             /** @description The memory the transcript belongs to, e.g. user:42; it must start with one of the key's scope prefixes. */
             scope: string;
+        };
+        Webhook: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description Deliveries failed for WEBHOOK_DISABLE_AFTER: nothing more is sent. */
+            disabled: boolean;
+            disabled_reason: string | null;
+            /** @description Empty: every type. */
+            events: string[];
+            /**
+             * Format: int64
+             * @description Deliveries given up after a day of retries.
+             */
+            failed: number;
+            /**
+             * Format: int64
+             * @description Failed attempts of the oldest undelivered change.
+             */
+            failures_in_row: number;
+            /** Format: int64 */
+            id: number;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            last_error: string | null;
+            /**
+             * Format: int64
+             * @description The HTTP status of the last attempt; null with none, or no answer (see last_error).
+             */
+            last_status: number | null;
+            /**
+             * Format: date-time
+             * @description When the oldest change still to deliver was made; null when none waits.
+             */
+            oldest_undelivered: string | null;
+            /**
+             * Format: int64
+             * @description Deliveries waiting.
+             */
+            pending: number;
+            /**
+             * Format: date-time
+             * @description After a rotation, the old secret signs beside the new one until then.
+             */
+            previous_secret_until: string | null;
+            scope_prefix: string;
+            /** @description whsec_ and base64: the key that signs deliveries (Standard Webhooks). Shown once, when the webhook is created or its secret rotated. */
+            secret?: string;
+            url: string;
+        };
+        WebhookRequest: {
+            /** @description The types to deliver: revision.applied, revision.reverted, review.opened, review.resolved, episode.failed, scope.purged. Absent or empty: all. */
+            events?: string[] | null;
+            /** @description The changes of every scope starting with it are delivered; it must start with one of the key's scope prefixes. */
+            scope_prefix: string;
+            /** @description Where deliveries are posted: https, on a host that resolves to public addresses only (unless the worker runs with WEBHOOK_ALLOW_PRIVATE=true). */
+            url: string;
+        };
+        WebhookTest: {
+            error?: string;
+            /** @description The receiver answered 2xx. */
+            ok: boolean;
+            /**
+             * Format: int64
+             * @description The receiver's HTTP status; 0 without an answer.
+             */
+            status: number;
+        };
+        Webhooks: {
+            webhooks: components["schemas"]["Webhook"][];
         };
     };
     responses: never;
@@ -1593,6 +1776,92 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listChanges: {
+        parameters: {
+            query?: {
+                /** @description Read this scope's changes. Exactly one of scope and scope_prefix. */
+                scope?: string;
+                /** @description Read the changes of every scope starting with this prefix; it must start with one of the key's scope prefixes. */
+                scope_prefix?: string;
+                "-"?: boolean;
+                /** @description The cursor a previous read answered: the changes after it. Absent: from the first change kept. */
+                after?: string;
+                /** @description At most this many changes. */
+                limit?: number;
+                /** @description Seconds to wait for a change when there is none yet (long poll), at most 30. */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Changes"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2897,6 +3166,452 @@ export interface operations {
             };
         };
     };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhooks"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query: {
+                /** @description Webhook id. */
+                id: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTest"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
 }
 
 /** A JSON Schema reduced to what says a shape; `$ref` names one of `shapes`. */
@@ -2915,6 +3630,8 @@ export const answers: { readonly [O in keyof operations]: Shape | null } = {
     "audit": {"$ref":"Audit"},
     "beliefHistory": {"$ref":"History"},
     "correctBelief": {"$ref":"Revision"},
+    "createWebhook": {"$ref":"Webhook"},
+    "deleteWebhook": {"$ref":"Webhook"},
     "enqueueTranscripts": {"$ref":"Enqueued"},
     "exportMemory": null,
     "forget": {"$ref":"Forgotten"},
@@ -2924,11 +3641,15 @@ export const answers: { readonly [O in keyof operations]: Shape | null } = {
     "getPolicies": {"$ref":"Policies"},
     "importMemory": {"$ref":"ImportReport"},
     "listBeliefs": {"$ref":"Beliefs"},
+    "listChanges": {"$ref":"Changes"},
     "listConflicts": {"$ref":"Conflicts"},
     "listEvents": {"$ref":"Events"},
+    "listWebhooks": {"$ref":"Webhooks"},
     "resolveConflict": {"$ref":"Decided"},
     "revertEvent": {"$ref":"Reverted"},
+    "rotateWebhookSecret": {"$ref":"Webhook"},
     "setPolicy": {"$ref":"Policy"},
+    "testWebhook": {"$ref":"WebhookTest"},
     "unsetPolicy": {"$ref":"Policy"},
 };
 /** The schemas the answers refer to. */
@@ -2940,6 +3661,8 @@ export const shapes: { readonly [name: string]: Shape } = {
     "AuditRevisions": {"type":"object","required":["origin","action","reason","applied","reverted","corrected"],"properties":{"action":{"type":"string"},"applied":{"type":"integer"},"corrected":{"type":"integer"},"origin":{"type":"string"},"reason":{"type":"string"},"reverted":{"type":"integer"}}},
     "Belief": {"type":"object","required":["id","scope","subject","attribute","kind","statement","status","confidence","origin","valid_from","valid_until","recorded_at","retired_at","supersedes","superseded_by","episode_id","quote","reinforced_count","last_seen_at","depends_on","needs_review","episodes"],"properties":{"attribute":{"type":"string"},"confidence":{"type":"number"},"depends_on":{"type":["array","null"],"items":{"type":"integer"}},"distance":{"type":"number"},"episode_id":{"type":["integer","null"]},"episodes":{"type":["array","null"],"items":{"type":"integer"}},"id":{"type":"integer"},"kind":{"type":"string"},"last_seen_at":{"type":"string"},"needs_review":{"type":"boolean"},"origin":{"type":"string"},"quote":{"type":["string","null"]},"recorded_at":{"type":"string"},"reinforced_count":{"type":"integer"},"retired_at":{"type":["string","null"]},"scope":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"subject":{"type":"string"},"superseded_by":{"type":["array","null"],"items":{"type":"integer"}},"supersedes":{"type":["array","null"],"items":{"type":"integer"}},"valid_from":{"type":"string"},"valid_until":{"type":["string","null"]}}},
     "Beliefs": {"type":"object","required":["mode","auto_history","ranked","beliefs"],"properties":{"auto_history":{"type":"boolean"},"beliefs":{"type":"array","items":{"$ref":"Belief"}},"did_you_mean":{"type":"string"},"mode":{"type":"string"},"ranked":{"type":"boolean"},"scope_known":{"type":"boolean"}}},
+    "ChangeItem": {"type":"object","required":["type","scope","position","timestamp","data"],"properties":{"data":{},"position":{"type":"integer"},"scope":{"type":"string"},"timestamp":{"type":"string"},"type":{"type":"string"}}},
+    "Changes": {"type":"object","required":["changes","cursor"],"properties":{"changes":{"type":"array","items":{"$ref":"ChangeItem"}},"cursor":{"type":"string"}}},
     "Conflict": {"type":"object","required":["id","scope","kind","cause","origin","action","reason","belief_id","target_id","statement","detail","episode_id","status","created_at","resolved_at","resolution","note"],"properties":{"action":{"type":"string"},"belief_id":{"type":["integer","null"]},"cause":{"type":["string","null"]},"created_at":{"type":"string"},"detail":{"type":"string"},"episode_id":{"type":["integer","null"]},"id":{"type":"integer"},"kind":{"type":"string"},"note":{"type":["string","null"]},"origin":{"type":"string"},"proposed":{"$ref":"Proposal"},"reason":{"type":["string","null"]},"resolution":{"type":["string","null"]},"resolved_at":{"type":["string","null"]},"scope":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"target_id":{"type":["integer","null"]}}},
     "Conflicts": {"type":"object","required":["conflicts"],"properties":{"conflicts":{"type":"array","items":{"$ref":"Conflict"}},"did_you_mean":{"type":"string"},"scope_known":{"type":"boolean"}}},
     "ContextAnswer": {"type":"object","required":["context","mode","beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}},"context":{"type":"string"},"did_you_mean":{"type":"string"},"mode":{"type":"string"},"scope_known":{"type":"boolean"}}},
@@ -2961,4 +3684,7 @@ export const shapes: { readonly [name: string]: Shape } = {
     "ScopeImported": {"type":"object","required":["scope","exported_as","episodes","beliefs","dependencies","events","review_items","pending_episodes","redacted"],"properties":{"beliefs":{"type":"integer"},"dependencies":{"type":"integer"},"episodes":{"type":"integer"},"events":{"type":"integer"},"exported_as":{"type":"string"},"pending_episodes":{"type":"integer"},"redacted":{"type":"object","additionalProperties":{"type":"integer"}},"review_items":{"type":"integer"},"scope":{"type":"string"}}},
     "ScopePurged": {"type":"object","required":["scope","what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"scope":{"type":"string"},"what":{"type":"string"}}},
     "Subtree": {"type":"object","required":["prefix","scopes","counts"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"prefix":{"type":"string"},"scopes":{"type":"array","items":{"$ref":"ScopePurged"}}}},
+    "Webhook": {"type":"object","required":["id","url","scope_prefix","events","created_at","disabled","disabled_reason","last_status","last_error","last_attempt_at","failures_in_row","oldest_undelivered","pending","failed","previous_secret_until"],"properties":{"created_at":{"type":"string"},"disabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"]},"events":{"type":"array","items":{"type":"string"}},"failed":{"type":"integer"},"failures_in_row":{"type":"integer"},"id":{"type":"integer"},"last_attempt_at":{"type":["string","null"]},"last_error":{"type":["string","null"]},"last_status":{"type":["integer","null"]},"oldest_undelivered":{"type":["string","null"]},"pending":{"type":"integer"},"previous_secret_until":{"type":["string","null"]},"scope_prefix":{"type":"string"},"secret":{"type":"string"},"url":{"type":"string"}}},
+    "WebhookTest": {"type":"object","required":["status","ok"],"properties":{"error":{"type":"string"},"ok":{"type":"boolean"},"status":{"type":"integer"}}},
+    "Webhooks": {"type":"object","required":["webhooks"],"properties":{"webhooks":{"type":"array","items":{"$ref":"Webhook"}}}},
 };

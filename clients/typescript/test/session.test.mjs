@@ -340,6 +340,49 @@ describe("a scope's story: New York in January, Miami since February", () => {
     await assert.rejects(client.setPolicy({ scope_prefix: org, redact: ["ssn"] }), InvalidRequest);
   });
 
+  test("the change feed: a page, its cursor, the iterator", async () => {
+    const page = await client.changes({ scope });
+    const applied = page.changes.filter((c) => c.type === "revision.applied");
+    assert.equal(applied.length, 1);
+    assert.equal(applied[0].data.new_statement, MIAMI);
+    const again = await client.changes({ scope, after: page.cursor, wait: 0 });
+    assert.deepEqual(again.changes, []);
+    const it = client.iterChanges({ scopePrefix: scope, wait: 0 });
+    const { value } = await it.next();
+    assert.deepEqual(value.change, page.changes[0]);
+    await it.return(undefined);
+    await assert.rejects(client.changes({ scope, after: "not a cursor" }), InvalidRequest);
+  });
+
+  test("a webhook: created, tested, signed, rotated, deleted", async (t) => {
+    const { createServer } = await import("node:http");
+    const { verifyWebhook } = await import("@credohq/credo");
+    const got = [];
+    const srv = createServer((req, res) => {
+      const chunks = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", () => {
+        got.push({ headers: req.headers, body: Buffer.concat(chunks) });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise((resolve) => srv.listen(0, "127.0.0.1", resolve));
+    t.after(() => srv.close());
+    const made = await client.createWebhook({
+      url: `http://127.0.0.1:${srv.address().port}/hook`, scope_prefix: `${prefix}hooks/`, events: ["revision.applied"],
+    });
+    assert.ok(made.secret.startsWith("whsec_"));
+    assert.ok((await client.webhooks()).some((w) => w.id === made.id));
+    const tested = await client.testWebhook(made.id);
+    assert.deepEqual([tested.status, tested.ok], [204, true]);
+    const msg = await verifyWebhook(made.secret, got[0].headers, new Uint8Array(got[0].body));
+    assert.equal(msg.type, "webhook.test");
+    const rotated = await client.rotateWebhookSecret(made.id);
+    assert.notEqual(rotated.secret, made.secret);
+    assert.equal((await client.deleteWebhook(made.id)).id, made.id);
+    await assert.rejects(client.deleteWebhook(made.id), NotFound);
+  });
+
   test("401", async () => {
     await assert.rejects(new Client({ url, key: "credo_000000000000_wrong" }).beliefs(scope), (e) => {
       assert.ok(e instanceof Unauthorized);

@@ -90,3 +90,19 @@ test("a url that is not http(s), or a timeout not above 0, is refused at once", 
     assert.throws(() => new Client({ url: "http://127.0.0.1:9464", timeout }), RangeError, String(timeout));
   }
 });
+
+test("verifyWebhook accepts the Standard Webhooks reference vector and nothing else", async () => {
+  const { verifyWebhook, WebhookVerificationError } = await import("@credohq/credo");
+  const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  const headers = {
+    "Webhook-Id": "msg_p5jXN8AQM9LWM0D4loKWxJek",
+    "Webhook-Timestamp": "1614265330",
+    "Webhook-Signature": "v1,bad v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+  };
+  const body = '{"test": 2432232314}';
+  const now = new Date(1614265330 * 1000);
+  assert.deepEqual(await verifyWebhook(secret, headers, body, { now }), { test: 2432232314 });
+  await assert.rejects(verifyWebhook(secret, headers, body + " ", { now }), WebhookVerificationError);
+  await assert.rejects(verifyWebhook(secret, headers, body, { now: new Date((1614265330 + 301) * 1000) }), WebhookVerificationError);
+  await assert.rejects(verifyWebhook(secret, new Headers({ "webhook-id": "x" }), body, { now }), WebhookVerificationError);
+});

@@ -1,0 +1,113 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/webhook"
+)
+
+func TestChangeFeed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	key := h.key("tenant:a/", RightRead, RightOperate, RightPurge)
+	other := h.key("tenant:b/", RightRead, RightOperate)
+	const scope = "tenant:a/feed"
+
+	var added, corrected Revision
+	h.ok("POST", "/v1/beliefs", key, map[string]any{"scope": scope, "statement": "User works at Acme", "attribute": "employer"}, 200, &added)
+	h.ok("POST", fmt.Sprintf("/v1/beliefs/%d/correct", *added.BeliefID), key,
+		map[string]any{"statement": "User works at Globex", "reason": "temporal"}, 200, &corrected)
+
+	var page Changes
+	h.ok("GET", "/v1/changes?scope="+url.QueryEscape(scope), key, nil, 200, &page)
+	require.Len(t, page.Changes, 1)
+	c := page.Changes[0]
+	require.Equal(t, "revision.applied", c.Type)
+	require.Equal(t, int64(1), c.Position)
+	data := c.Data.(map[string]any)
+	require.Equal(t, "supersede", data["action"])
+	require.Equal(t, "User works at Acme", data["old_statement"])
+
+	// The cursor resumes after it; a long poll returns as soon as the next change commits.
+	done := make(chan Changes, 1)
+	go func() {
+		var next Changes
+		h.ok("GET", "/v1/changes?wait=30&scope="+url.QueryEscape(scope)+"&after="+page.Cursor, key, nil, 200, &next)
+		done <- next
+	}()
+	var empty Changes
+	h.ok("GET", "/v1/changes?scope_prefix=tenant:a/&after="+page.Cursor, key, nil, 200, &empty)
+	require.Empty(t, empty.Changes)
+	_, err := h.p.Store.Purge(t.Context(), memory.Selection{Scope: scope, All: true})
+	require.NoError(t, err)
+	next := <-done
+	require.Len(t, next.Changes, 1)
+	require.Equal(t, "scope.purged", next.Changes[0].Type)
+	require.Equal(t, "scope", next.Changes[0].Data.(map[string]any)["what"])
+
+	// The key's prefixes bound the feed.
+	h.fail("GET", "/v1/changes?scope="+url.QueryEscape(scope), other, nil, 403, CodeForbidden)
+	h.fail("GET", "/v1/changes?scope_prefix=tenant:", other, nil, 403, CodeForbidden)
+	h.fail("GET", "/v1/changes?scope_prefix=tenant:b/&scope=tenant:b/x", other, nil, 400, CodeInvalidRequest)
+	h.fail("GET", "/v1/changes?scope=tenant:b/x&after=nope", other, nil, 400, CodeInvalidRequest)
+	var none Changes
+	h.ok("GET", "/v1/changes?scope_prefix=tenant:b/", other, nil, 200, &none)
+	require.Empty(t, none.Changes)
+}
+
+func TestWebhooksAPI(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *Config) {
+		hooks, err := webhook.NewWebhooks(webhook.Config{Pool: c.Pool, SecretKey: "a key of thirty-two characters or more",
+			Guard: webhook.Guard{AllowPrivate: true}})
+		require.NoError(t, err)
+		c.Webhooks = hooks
+	})
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	defer rc.Close()
+	a := h.key("tenant:a/", RightRead, RightOperate)
+	b := h.key("tenant:b/", RightRead, RightOperate)
+	reader := h.key("tenant:a/", RightRead)
+
+	var made Webhook
+	h.ok("POST", "/v1/webhooks", a, map[string]any{"url": rc.URL, "scope_prefix": "tenant:a/", "events": []string{"review.opened"}}, 201, &made)
+	require.True(t, strings.HasPrefix(made.Secret, "whsec_"))
+	h.fail("POST", "/v1/webhooks", a, map[string]any{"url": rc.URL, "scope_prefix": "tenant:"}, 403, CodeForbidden)
+	h.fail("POST", "/v1/webhooks", reader, map[string]any{"url": rc.URL, "scope_prefix": "tenant:a/"}, 403, CodeForbidden)
+	h.fail("POST", "/v1/webhooks", a, map[string]any{"url": rc.URL, "scope_prefix": "tenant:a/", "events": []string{"nope"}}, 400, CodeInvalidRequest)
+	h.fail("POST", "/v1/webhooks", a, map[string]any{"url": "ftp://x", "scope_prefix": "tenant:a/"}, 400, CodeInvalidRequest)
+
+	var list Webhooks
+	h.ok("GET", "/v1/webhooks", a, nil, 200, &list)
+	require.Len(t, list.Webhooks, 1)
+	require.Empty(t, list.Webhooks[0].Secret)
+	h.ok("GET", "/v1/webhooks", b, nil, 200, &list)
+	require.Empty(t, list.Webhooks, "another tenant's webhooks are not listed")
+	id := fmt.Sprint(made.ID)
+	h.fail("DELETE", "/v1/webhooks?id="+id, b, nil, 404, CodeNotFound)
+	h.fail("POST", "/v1/webhooks/"+id+"/test", b, nil, 404, CodeNotFound)
+
+	var tested WebhookTest
+	h.ok("POST", "/v1/webhooks/"+id+"/test", a, nil, 200, &tested)
+	require.Equal(t, http.StatusTeapot, tested.Status)
+	require.False(t, tested.OK)
+	var rotated Webhook
+	h.ok("POST", "/v1/webhooks/"+id+"/rotate", a, nil, 200, &rotated)
+	require.NotEqual(t, made.Secret, rotated.Secret)
+	require.NotNil(t, rotated.PreviousUntil)
+	h.ok("DELETE", "/v1/webhooks?id="+id, a, nil, 200, &rotated)
+	h.fail("DELETE", "/v1/webhooks?id="+id, a, nil, 404, CodeNotFound)
+
+	// Without WEBHOOK_SECRET_KEY the API says so.
+	bare := newHarness(t)
+	k := bare.key("tenant:a/", RightOperate)
+	bare.fail("POST", "/v1/webhooks", k, map[string]any{"url": rc.URL, "scope_prefix": "tenant:a/"}, 503, CodeAPIDisabled)
+}

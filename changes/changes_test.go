@@ -1,0 +1,204 @@
+package changes_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/changes"
+	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/memory"
+)
+
+type setup struct {
+	store  *memory.Store
+	reader *changes.Reader
+	schema *dbtest.Schema
+}
+
+func newSetup(t *testing.T) *setup {
+	t.Helper()
+	schema := dbtest.New(t)
+	return &setup{schema: schema, reader: changes.NewReader(schema.Pool),
+		store: memory.NewStore(schema.Pool, &memory.Config{Announcer: changes.NewLog(changes.Config{})})}
+}
+
+func date(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
+
+// accept stores one new belief in scope and supersedes it with statement: one revision
+// event, whose id it returns.
+func (s *setup) accept(t *testing.T, scope, statement string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	res, err := s.store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionOperator, At: date("2026-01-15"),
+		Facts: []memory.Fact{{Statement: "before: " + statement, Attribute: statement, Confidence: 0.9, Origin: memory.OriginUserStated}}})
+	require.NoError(t, err)
+	require.Equal(t, memory.OutcomeAccepted, res.Facts[0].Kind)
+	res, err = s.store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionOperator, At: date("2026-02-15"),
+		Candidates: []int64{res.Facts[0].BeliefID},
+		Facts: []memory.Fact{{Statement: statement, Attribute: statement, Confidence: 0.9, Origin: memory.OriginUserStated,
+			Resolves: &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonCorrection}}}})
+	require.NoError(t, err)
+	require.Equal(t, memory.OutcomeSuperseded, res.Facts[0].Kind, res.Facts[0].Detail)
+	require.NotZero(t, res.Facts[0].EventID)
+	return res.Facts[0].EventID
+}
+
+// readAll reads q to its end, limit at a time, and returns the changes and the cursor.
+func (s *setup) readAll(t *testing.T, q changes.Query) ([]changes.Change, changes.Cursor) {
+	t.Helper()
+	var all []changes.Change
+	for {
+		page, err := s.reader.Read(context.Background(), q)
+		require.NoError(t, err)
+		all = append(all, page.Changes...)
+		q.After = page.Next
+		if len(page.Changes) == 0 {
+			return all, q.After
+		}
+	}
+}
+
+func refs(cs []changes.Change) []int64 {
+	out := make([]int64, len(cs))
+	for i, c := range cs {
+		out[i] = c.RefID
+	}
+	return out
+}
+
+func TestFeedResumesFromCursor(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t)
+	e1 := s.accept(t, "user:1", "User likes tea")
+	e2 := s.accept(t, "user:1", "User likes chess")
+	s.accept(t, "user:2", "User likes rain")
+
+	got, cur := s.readAll(t, changes.Query{Scope: "user:1", Limit: 1})
+	require.Equal(t, []int64{e1, e2}, refs(got))
+	require.Equal(t, []int64{1, 2}, []int64{got[0].Position, got[1].Position})
+	require.Equal(t, memory.ChangeRevisionApplied, got[0].Kind)
+
+	// The cursor survives its text: a reader restarted with it reads what follows only.
+	again, err := changes.ParseCursor(cur.String())
+	require.NoError(t, err)
+	e3 := s.accept(t, "user:1", "User likes go")
+	got, _ = s.readAll(t, changes.Query{Scope: "user:1", After: again})
+	require.Equal(t, []int64{e3}, refs(got))
+
+	_, err = changes.ParseCursor("not a cursor")
+	require.ErrorIs(t, err, changes.ErrCursor)
+}
+
+func TestPrefixFeedKeepsToItsScopes(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t)
+	a := s.accept(t, "acme/user:1", "User likes tea")
+	b := s.accept(t, "acme/user:2", "User likes chess")
+	s.accept(t, "other/user:1", "User likes rain")
+	c := s.accept(t, "acme/user:1", "User likes go")
+
+	got, cur := s.readAll(t, changes.Query{Prefix: "acme/", IsPrefix: true, Limit: 2})
+	require.ElementsMatch(t, []int64{a, b, c}, refs(got))
+	// Within a scope, position order.
+	var one []int64
+	for _, ch := range got {
+		if ch.Scope == "acme/user:1" {
+			one = append(one, ch.RefID)
+		}
+	}
+	require.Equal(t, []int64{a, c}, one)
+	require.Equal(t, changes.Cursor{"acme/user:1": 2, "acme/user:2": 1}, cur)
+}
+
+// Writers of one scope race; a reader reading beside them, a few at a time, ends with
+// every change once, in the order they committed.
+func TestConcurrentWritersNothingMissedNothingTwice(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t)
+	const writers, each = 4, 8
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				s.accept(t, "user:1", fmt.Sprintf("fact %d of writer %d", i, w))
+			}
+		})
+	}
+	go func() { wg.Wait(); close(done) }()
+
+	var got []changes.Change
+	q := changes.Query{Scope: "user:1", Limit: 3}
+	for finished := false; ; {
+		select {
+		case <-done:
+			finished = true
+		default:
+		}
+		page, err := s.reader.Read(context.Background(), q)
+		require.NoError(t, err)
+		got = append(got, page.Changes...)
+		q.After = page.Next
+		if finished && len(page.Changes) == 0 {
+			break
+		}
+	}
+	require.Len(t, got, writers*each)
+	positions := make([]int64, len(got))
+	for i, c := range got {
+		positions[i] = c.Position
+	}
+	require.True(t, slices.IsSorted(positions))
+	require.Len(t, slices.Compact(slices.Clone(positions)), writers*each, "no change twice")
+	evs, err := s.store.Events(context.Background(), "user:1", 1000)
+	require.NoError(t, err)
+	var want []int64
+	for _, e := range evs {
+		want = append(want, e.ID)
+	}
+	require.ElementsMatch(t, want, refs(got))
+}
+
+func TestScopePurgeLeavesOnlyItsCounts(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t)
+	s.accept(t, "user:1", "User likes tea")
+	_, err := s.store.Purge(context.Background(), memory.Selection{Scope: "user:1", All: true})
+	require.NoError(t, err)
+	got, _ := s.readAll(t, changes.Query{Scope: "user:1"})
+	require.Len(t, got, 1)
+	require.Equal(t, memory.ChangeScopePurged, got[0].Kind)
+	require.True(t, got[0].All)
+	require.Equal(t, int64(2), got[0].Counts["belief"])
+	require.Equal(t, int64(2), got[0].Position)
+}
+
+func TestListenerWakesOnCommit(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t)
+	l := changes.NewListener(s.schema.Pool, nil)
+	ctx := context.Background()
+	// NOTIFY is the database's: scopes of this test's own, apart from other tests'.
+	mine, other := s.schema.Name+"/user:1", s.schema.Name+"/user:2"
+	woken, cancelOther := l.Subscribe(ctx, func(scope string) bool { return scope == other })
+	defer cancelOther()
+	wake, cancel := l.Subscribe(ctx, func(scope string) bool { return scope == mine })
+	defer cancel()
+	s.accept(t, mine, "User likes tea")
+	select {
+	case <-wake:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no wake-up within 30 s of a commit")
+	}
+	select {
+	case <-woken:
+		t.Fatal("a waiter of another scope was woken")
+	default:
+	}
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/api"
+	"github.com/credohq/credo/webhook"
+)
+
+func TestWebhooksCommands(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	var verified atomic.Bool
+	var secret atomic.Value
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var body strings.Builder
+		_, _ = fmt.Fprint(&body, r.Header.Get("webhook-id"))
+		if s, ok := secret.Load().(string); ok {
+			key, err := webhook.ParseSecret(s)
+			buf := make([]byte, r.ContentLength)
+			_, _ = r.Body.Read(buf)
+			verified.Store(err == nil && webhook.Verify(key, r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"), buf, r.Header.Get("webhook-signature")))
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer rc.Close()
+	c := newCLI(t)
+	c.env = map[string]string{}
+
+	// Without WEBHOOK_SECRET_KEY, no webhook is created.
+	_, stderr, code := c.run("webhooks", "create", "--url", rc.URL, "--scope-prefix", "acme/")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "WEBHOOK_SECRET_KEY is not set")
+
+	c.env["WEBHOOK_SECRET_KEY"] = "a key of thirty-two characters or more"
+	for _, args := range [][]string{
+		{"webhooks", "create", "--url", rc.URL, "--scope-prefix", "acme/"}, // loopback, and http
+		{"webhooks", "create", "--url", "https://127.0.0.1/x", "--scope-prefix", "acme/"},
+		{"webhooks", "create", "--url", "https://example.com/x"},
+		{"webhooks", "create", "--url", "https://example.com/x", "--scope-prefix", "acme/", "--events", "belief.born"},
+		{"webhooks", "delete"},
+	} {
+		_, stderr, code := c.run(args...)
+		require.Equal(t, 2, code, "%v: %s", args, stderr)
+	}
+	require.Zero(t, calls.Load())
+
+	c.env["WEBHOOK_ALLOW_PRIVATE"] = "true"
+	var made api.Webhook
+	require.NoError(t, json.Unmarshal([]byte(c.mustRun("webhooks", "create", "--url", rc.URL, "--scope-prefix", "acme/",
+		"--events", "revision.applied,scope.purged", "--json")), &made))
+	require.Positive(t, made.ID)
+	require.True(t, strings.HasPrefix(made.Secret, "whsec_"))
+	require.Equal(t, []string{"revision.applied", "scope.purged"}, made.Events)
+	secret.Store(made.Secret)
+
+	out := c.mustRun("webhooks", "test", "--id", fmt.Sprint(made.ID))
+	require.Contains(t, out, "answered 202")
+	require.True(t, verified.Load(), "the test message is signed with the secret shown")
+
+	// A purge made by the CLI queues a delivery in its transaction.
+	c.seedMove("acme/user:1")
+	c.mustRun("forget", "--scope", "acme/user:1", "--all", "--purge", "--yes")
+	var listed []api.Webhook
+	require.NoError(t, json.Unmarshal([]byte(c.mustRun("webhooks", "list", "--json")), &listed))
+	require.Len(t, listed, 1)
+	require.Equal(t, 1, listed[0].Pending)
+	require.NotNil(t, listed[0].OldestUndelivered)
+	require.Empty(t, listed[0].Secret, "the secret is never listed")
+	out = c.mustRun("webhooks", "list")
+	require.Contains(t, out, rc.URL)
+
+	rotated := c.mustRun("webhooks", "rotate", "--id", fmt.Sprint(made.ID))
+	require.Contains(t, rotated, "whsec_")
+	c.mustRun("webhooks", "delete", "--id", fmt.Sprint(made.ID))
+	_, _, code = c.run("webhooks", "delete", "--id", fmt.Sprint(made.ID))
+	require.Equal(t, 3, code)
+}

@@ -1,0 +1,4 @@
+DROP TABLE IF EXISTS webhook_delivery;
+DROP TABLE IF EXISTS webhook;
+DROP TABLE IF EXISTS change;
+DROP TABLE IF EXISTS change_head;

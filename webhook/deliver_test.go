@@ -1,0 +1,398 @@
+package webhook_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/api"
+	"github.com/credohq/credo/changes"
+	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/internal/riverjobs"
+	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/webhook"
+)
+
+const secretKey = "test key of at least thirty-two characters"
+
+// received is one request the receiver got.
+type received struct {
+	ID, Timestamp, Signature string
+	Body                     []byte
+	Answered                 int
+}
+
+// receiver is a webhook endpoint in the test: answer decides each request's status
+// (and may block); every request is recorded.
+type receiver struct {
+	srv    *httptest.Server
+	conns  atomic.Int64
+	mu     sync.Mutex
+	got    []received
+	answer func(r *http.Request, n int) int
+}
+
+func newReceiver(t *testing.T, answer func(r *http.Request, n int) int) *receiver {
+	t.Helper()
+	rc := &receiver{answer: answer}
+	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		n := len(rc.got)
+		rc.mu.Unlock()
+		status := rc.answer(r, n)
+		rc.mu.Lock()
+		rc.got = append(rc.got, received{ID: r.Header.Get("webhook-id"), Timestamp: r.Header.Get("webhook-timestamp"),
+			Signature: r.Header.Get("webhook-signature"), Body: body, Answered: status})
+		rc.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	rc.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			rc.conns.Add(1)
+		}
+	}
+	rc.srv.Start()
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) requests() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]received(nil), rc.got...)
+}
+
+func (rc *receiver) delivered() []received {
+	var out []received
+	for _, r := range rc.requests() {
+		if r.Answered/100 == 2 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// verify checks a signature as a receiver would, written here apart from the package:
+// HMAC-SHA256 of "id.timestamp.body" under the secret's base64 key.
+func verify(t *testing.T, secret string, r received) {
+	t.Helper()
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	require.NoError(t, err)
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(r.ID + "." + r.Timestamp + "." + string(r.Body)))
+	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	require.Contains(t, strings.Fields(r.Signature), want)
+}
+
+type message struct {
+	Type      string         `json:"type"`
+	Timestamp time.Time      `json:"timestamp"`
+	Data      map[string]any `json:"data"`
+}
+
+func decode(t *testing.T, r received) message {
+	t.Helper()
+	var m message
+	require.NoError(t, json.Unmarshal(r.Body, &m))
+	return m
+}
+
+type setup struct {
+	schema   *dbtest.Schema
+	store    *memory.Store
+	webhooks *webhook.Webhooks
+	client   *river.Client[pgx.Tx]
+	cfg      webhook.WorkerConfig
+}
+
+// newSetup is a store announcing to webhooks, and a River client sending them with
+// quick retries; guard is the deliveries' (creation allows private addresses, the
+// receiver's).
+func newSetup(t *testing.T, adjust func(*webhook.WorkerConfig)) *setup {
+	t.Helper()
+	schema := dbtest.New(t)
+	store := memory.NewStore(schema.Pool, &memory.Config{Announcer: changes.NewLog(changes.Config{Followers: []changes.Follower{webhook.NewDispatcher()}})})
+	hooks, err := webhook.NewWebhooks(webhook.Config{Pool: schema.Pool, SecretKey: secretKey, Guard: webhook.Guard{AllowPrivate: true}})
+	require.NoError(t, err)
+	s := &setup{schema: schema, store: store, webhooks: hooks}
+	s.cfg = webhook.WorkerConfig{Pool: schema.Pool, SecretKey: secretKey, Guard: webhook.Guard{AllowPrivate: true},
+		Render: api.WebhookRenderer(store, changes.NewReader(schema.Pool)), Timeout: 2 * time.Second,
+		RetryBase: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond}
+	if adjust != nil {
+		adjust(&s.cfg)
+	}
+	s.client = s.startClient(t)
+	return s
+}
+
+func (s *setup) startClient(t *testing.T) *river.Client[pgx.Tx] {
+	t.Helper()
+	w, err := webhook.NewWorker(s.cfg)
+	require.NoError(t, err)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, w)
+	client, err := river.NewClient(riverpgxv5.New(s.schema.Pool), &river.Config{
+		Queues: map[string]river.QueueConfig{webhook.Queue: {MaxWorkers: 4}}, Workers: workers,
+		FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
+		RetryPolicy: quickRetry{},
+	})
+	require.NoError(t, err)
+	require.NoError(t, client.Start(context.Background()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.StopAndCancel(ctx)
+	})
+	return client
+}
+
+type quickRetry struct{}
+
+func (quickRetry) NextRetry(*rivertype.JobRow) time.Time {
+	return time.Now().Add(10 * time.Millisecond)
+}
+
+func (s *setup) create(t *testing.T, url, prefix string, events ...memory.ChangeKind) (*webhook.Webhook, string) {
+	t.Helper()
+	w, secret, err := s.webhooks.Create(context.Background(), webhook.CreateParams{URL: url, ScopePrefix: prefix, Events: events})
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(secret, "whsec_"))
+	return w, secret
+}
+
+func date(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
+
+// supersede stores "before: statement" in scope and supersedes it with statement.
+func (s *setup) supersede(t *testing.T, scope, statement string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	res, err := s.store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionOperator, At: date("2026-01-15"),
+		Facts: []memory.Fact{{Statement: "before: " + statement, Attribute: statement, Confidence: 0.9, Origin: memory.OriginUserStated}}})
+	require.NoError(t, err)
+	res, err = s.store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionOperator, At: date("2026-02-15"),
+		Candidates: []int64{res.Facts[0].BeliefID},
+		Facts: []memory.Fact{{Statement: statement, Attribute: statement, Confidence: 0.9, Origin: memory.OriginUserStated,
+			Resolves: &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal}}}})
+	require.NoError(t, err)
+	require.Equal(t, memory.OutcomeSuperseded, res.Facts[0].Kind)
+	return res.Facts[0].EventID
+}
+
+// drain waits until no delivery job is left.
+func (s *setup) drain(t *testing.T) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		left, err := riverjobs.AnyUnfinished(context.Background(), s.client)
+		return err == nil && !left
+	}, 60*time.Second, 20*time.Millisecond)
+}
+
+func TestSupersessionIsDeliveredSignedAndRetriedWithTheSameID(t *testing.T) {
+	t.Parallel()
+	var hookSeen atomic.Bool
+	rc := newReceiver(t, func(r *http.Request, _ int) int {
+		if r.URL.Path == "/hook" && !hookSeen.Swap(true) {
+			return http.StatusInternalServerError
+		}
+		return http.StatusNoContent
+	})
+	s := newSetup(t, nil)
+	_, secret := s.create(t, rc.srv.URL+"/hook", "acme/", memory.ChangeRevisionApplied)
+	other, _ := s.create(t, rc.srv.URL+"/other", "globex/")
+	eventID := s.supersede(t, "acme/user:1", "User lives in Miami")
+	s.supersede(t, "globex/user:1", "User lives in Oslo")
+	s.supersede(t, "initech/user:1", "User lives in Rome")
+	s.drain(t)
+
+	got := rc.requests()
+	var acme []received
+	for _, r := range got {
+		if strings.Contains(string(r.Body), "acme/") {
+			acme = append(acme, r)
+		}
+		require.NotContains(t, string(r.Body), "initech", "no webhook subscribes to initech/")
+	}
+	require.Len(t, acme, 2, "one refused with 500, then accepted")
+	require.Equal(t, http.StatusInternalServerError, acme[0].Answered)
+	require.Equal(t, acme[0].ID, acme[1].ID, "the same webhook-id on each try")
+	for _, r := range acme {
+		verify(t, secret, r)
+	}
+	m := decode(t, acme[1])
+	require.Equal(t, "revision.applied", m.Type)
+	require.Equal(t, "acme/user:1", m.Data["scope"])
+	require.Equal(t, "supersede", m.Data["action"])
+	require.Equal(t, "before: User lives in Miami", m.Data["old_statement"])
+	require.InDelta(t, float64(eventID), m.Data["id"], 0)
+
+	// globex/ got its own, and nothing of acme/.
+	hooks, err := s.webhooks.List(context.Background(), func(string) bool { return true })
+	require.NoError(t, err)
+	require.Len(t, hooks, 2)
+	for _, h := range hooks {
+		require.Zero(t, h.Status.Pending)
+		require.NotNil(t, h.Status.LastStatus)
+		require.Equal(t, http.StatusNoContent, *h.Status.LastStatus, "webhook %d", h.ID)
+	}
+	var globex int
+	for _, r := range rc.delivered() {
+		if strings.Contains(string(r.Body), "globex/") {
+			globex++
+		}
+	}
+	require.Equal(t, 1, globex, "webhook %d: the supersession of globex/", other.ID)
+}
+
+// Every first attempt fails or times out: each change is retried, and the scope's
+// changes still arrive in position order.
+func TestOrderPerScopeThroughRetriesAndTimeouts(t *testing.T) {
+	t.Parallel()
+	var seen sync.Map
+	rc := newReceiver(t, func(r *http.Request, _ int) int {
+		if _, again := seen.LoadOrStore(r.Header.Get("webhook-id"), true); again {
+			return http.StatusOK
+		}
+		if strings.HasSuffix(r.Header.Get("webhook-id"), "1") {
+			<-r.Context().Done()             // outlast the attempt's timeout
+			return http.StatusGatewayTimeout // recorded only: the worker is gone
+		}
+		return http.StatusBadGateway
+	})
+	s := newSetup(t, func(c *webhook.WorkerConfig) { c.Timeout = 300 * time.Millisecond })
+	s.create(t, rc.srv.URL, "acme/")
+	const n = 6
+	var want []int64
+	for i := range n {
+		want = append(want, s.supersede(t, "acme/user:1", "fact "+string(rune('a'+i))))
+	}
+	s.drain(t)
+	var got []int64
+	ids := map[string]bool{}
+	for _, r := range rc.delivered() {
+		got = append(got, int64(decode(t, r).Data["id"].(float64)))
+		require.False(t, ids[r.ID], "delivered once")
+		ids[r.ID] = true
+	}
+	require.Equal(t, want, got)
+	require.Greater(t, len(rc.requests()), n, "first attempts failed")
+}
+
+// A receiver on an internal address gets no connection when deliveries run guarded,
+// though the webhook was created where that was allowed: the address is checked when
+// dialed (DNS rebinding).
+func TestDeliveryRefusesInternalAddressWhenDialed(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, func(*http.Request, int) int { return http.StatusOK })
+	s := newSetup(t, func(c *webhook.WorkerConfig) { c.Guard = webhook.Guard{} })
+	w, _ := s.create(t, rc.srv.URL, "acme/")
+	s.supersede(t, "acme/user:1", "User lives in Miami")
+	require.Eventually(t, func() bool {
+		got, err := s.webhooks.Get(context.Background(), w.ID)
+		return err == nil && got.Status.FailuresInRow >= 2
+	}, 60*time.Second, 20*time.Millisecond)
+	got, err := s.webhooks.Get(context.Background(), w.ID)
+	require.NoError(t, err)
+	require.Contains(t, *got.Status.LastError, "internal address")
+	require.Nil(t, got.Status.LastStatus)
+	require.Equal(t, 1, got.Status.Pending)
+	require.NotNil(t, got.Status.OldestUndelivered)
+	require.Zero(t, rc.conns.Load(), "no connection reached the receiver")
+	require.Empty(t, rc.requests())
+
+	// At creation, the same guard refuses the URL outright.
+	strict, err := webhook.NewWebhooks(webhook.Config{Pool: s.schema.Pool, SecretKey: secretKey})
+	require.NoError(t, err)
+	_, _, err = strict.Create(context.Background(), webhook.CreateParams{URL: rc.srv.URL, ScopePrefix: "acme/"})
+	require.ErrorIs(t, err, webhook.ErrURL)
+	_, _, err = strict.Create(context.Background(), webhook.CreateParams{URL: "https://localhost/", ScopePrefix: "acme/"})
+	require.ErrorIs(t, err, webhook.ErrURL)
+	require.Zero(t, rc.conns.Load())
+}
+
+// A purge while deliveries wait: after it returns, nothing sent carries the purged
+// text; the purge itself is delivered, counts only.
+func TestPurgeDuringBacklog(t *testing.T) {
+	t.Parallel()
+	var open atomic.Bool
+	rc := newReceiver(t, func(*http.Request, int) int {
+		if open.Load() {
+			return http.StatusOK
+		}
+		return http.StatusServiceUnavailable
+	})
+	s := newSetup(t, nil)
+	w, _ := s.create(t, rc.srv.URL, "acme/")
+	for _, city := range []string{"Miami", "Lisbon", "Kyoto"} {
+		s.supersede(t, "acme/user:1", "User lives in "+city)
+	}
+	s.supersede(t, "acme/user:2", "User lives in Oslo")
+	require.Eventually(t, func() bool { return len(rc.requests()) >= 2 }, 60*time.Second, 10*time.Millisecond, "the backlog is being retried")
+	_, err := s.store.Purge(context.Background(), memory.Selection{Scope: "acme/user:1", All: true})
+	require.NoError(t, err)
+	after := len(rc.requests())
+	open.Store(true)
+	s.drain(t)
+
+	var types []string
+	for _, r := range rc.requests()[after:] {
+		for _, city := range []string{"Miami", "Lisbon", "Kyoto"} {
+			require.NotContains(t, string(r.Body), city, "sent after the purge returned")
+		}
+		if r.Answered == http.StatusOK {
+			types = append(types, decode(t, r).Type)
+		}
+	}
+	require.ElementsMatch(t, []string{"revision.applied", "scope.purged"}, types, "user:2's change, and user:1's purge")
+	got, err := s.webhooks.Get(context.Background(), w.ID)
+	require.NoError(t, err)
+	require.Zero(t, got.Status.Pending)
+}
+
+// A worker stopped in the middle of a send: the delivery is not lost, another worker
+// sends it again under the same webhook-id.
+func TestDeliveryOutlivesAStoppedWorker(t *testing.T) {
+	t.Parallel()
+	first := make(chan struct{})
+	var once sync.Once
+	rc := newReceiver(t, func(r *http.Request, n int) int {
+		if n == 0 {
+			once.Do(func() { close(first) })
+			<-r.Context().Done()             // the worker goes away mid-request
+			return http.StatusGatewayTimeout // recorded only: the worker is gone
+		}
+		return http.StatusOK
+	})
+	s := newSetup(t, nil)
+	s.create(t, rc.srv.URL, "acme/")
+	s.supersede(t, "acme/user:1", "User lives in Miami")
+	<-first
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, s.client.StopAndCancel(ctx))
+
+	s.client = s.startClient(t)
+	s.drain(t)
+	got := rc.requests()
+	require.GreaterOrEqual(t, len(got), 2)
+	require.Equal(t, got[0].ID, got[len(got)-1].ID, "the same message, again")
+	require.Len(t, rc.delivered(), len(got)-1)
+}

@@ -1,0 +1,121 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/credohq/credo/changes"
+	"github.com/credohq/credo/internal/riverjobs"
+	"github.com/credohq/credo/memory"
+)
+
+// Queue is the River queue of deliveries.
+const Queue = "webhook"
+
+// DeliverArgs is the job of one delivery: the change at Position of Scope, to webhook
+// WebhookID. scope is also what a purge of the scope finds the job by.
+type DeliverArgs struct {
+	Scope     string `json:"scope"`
+	WebhookID int64  `json:"webhook_id"`
+	Position  int64  `json:"position"`
+}
+
+// Kind is River's name of the job.
+func (DeliverArgs) Kind() string { return "webhook_deliver" }
+
+// InsertOpts puts deliveries on their queue. Retries are the worker's (it snoozes),
+// so River's attempts only count errors of its own.
+func (DeliverArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Queue, MaxAttempts: 25}
+}
+
+// purgeLockSQL keeps a purge of a scope and the sends of its deliveries apart: a send
+// holds it shared from reading its body to recording the answer, a purge exclusively
+// from its announcement to its commit. After a purge returns, no send carries what it
+// erased.
+const purgeLockSQL = "SELECT pg_advisory_xact_lock(hashtext('credo:webhook-purge'), hashtext($1))"
+
+const sendLockSQL = "SELECT pg_advisory_xact_lock_shared(hashtext('credo:webhook-purge'), hashtext($1))"
+
+// Dispatcher follows the change feed: it writes each change's deliveries and their jobs
+// in the change's transaction.
+type Dispatcher struct {
+	jobs riverjobs.Inserter
+	// err is why no River client could be made: told by FollowTx.
+	err error
+}
+
+var _ changes.Follower = (*Dispatcher)(nil)
+
+// NewDispatcher returns a Dispatcher, with an insert-only River client of its own (it
+// inserts in the caller's transaction).
+func NewDispatcher() *Dispatcher {
+	client, err := river.NewClient(riverpgxv5.New(nil), &river.Config{})
+	if err != nil {
+		return &Dispatcher{err: fmt.Errorf("webhook dispatcher: %w", err)}
+	}
+	return &Dispatcher{jobs: client}
+}
+
+type delivery struct {
+	change  changes.Change
+	webhook int64
+}
+
+// FollowTx writes the deliveries of cs to the webhooks that subscribe to them, and their
+// jobs. A purge first waits for the sends of its scope in flight, and a scope's purge
+// drops its deliveries still queued: what they named is gone.
+func (d *Dispatcher) FollowTx(ctx context.Context, tx pgx.Tx, cs []changes.Change) error {
+	if d.err != nil {
+		return d.err
+	}
+	for _, c := range cs {
+		if c.Kind != memory.ChangeScopePurged {
+			continue
+		}
+		if _, err := tx.Exec(ctx, purgeLockSQL, c.Scope); err != nil {
+			return fmt.Errorf("wait for deliveries of %q: %w", c.Scope, err)
+		}
+		if c.All {
+			_, err := tx.Exec(ctx, `UPDATE webhook_delivery SET state = 'dropped', done_at = $3
+				WHERE scope = $1 AND state = 'pending' AND position < $2`, c.Scope, c.Position, c.At)
+			if err != nil {
+				return fmt.Errorf("drop deliveries of %q: %w", c.Scope, err)
+			}
+		}
+	}
+	ws, err := all(ctx, tx)
+	if err != nil {
+		return err
+	}
+	var ds []delivery
+	for _, c := range cs {
+		for _, w := range ws {
+			if w.Subscribes(c.Scope, c.Kind) {
+				ds = append(ds, delivery{change: c, webhook: w.ID})
+			}
+		}
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	for _, dl := range ds {
+		b.Queue(`INSERT INTO webhook_delivery (scope, webhook_id, position, kind, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			dl.change.Scope, dl.webhook, dl.change.Position, dl.change.Kind, dl.change.At)
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("write deliveries: %w", err)
+	}
+	_, err = riverjobs.InsertMany(ctx, tx, d.jobs, ds, func(dl delivery) DeliverArgs {
+		return DeliverArgs{Scope: dl.change.Scope, WebhookID: dl.webhook, Position: dl.change.Position}
+	})
+	if err != nil {
+		return fmt.Errorf("insert delivery jobs: %w", err)
+	}
+	return nil
+}
