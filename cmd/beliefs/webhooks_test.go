@@ -22,13 +22,11 @@ func TestWebhooksCommands(t *testing.T) {
 	var secret atomic.Value
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
-		var body strings.Builder
-		_, _ = fmt.Fprint(&body, r.Header.Get("webhook-id"))
 		if s, ok := secret.Load().(string); ok {
 			key, err := webhook.ParseSecret(s)
 			buf := make([]byte, r.ContentLength)
 			_, _ = r.Body.Read(buf)
-			verified.Store(err == nil && webhook.Verify(key, r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"), buf, r.Header.Get("webhook-signature")))
+			verified.Store(err == nil && webhook.Verify(key, r.Header.Get("Webhook-Id"), r.Header.Get("Webhook-Timestamp"), buf, r.Header.Get("Webhook-Signature")))
 		}
 		w.WriteHeader(http.StatusAccepted)
 	}))
