@@ -2,9 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -61,7 +61,7 @@ func TestWebhooksCommands(t *testing.T) {
 	require.Equal(t, []string{"revision.applied", "scope.purged"}, made.Events)
 	secret.Store(made.Secret)
 
-	out := c.mustRun("webhooks", "test", "--id", fmt.Sprint(made.ID))
+	out := c.mustRun("webhooks", "test", "--id", strconv.FormatInt(made.ID, 10))
 	require.Contains(t, out, "answered 202")
 	require.True(t, verified.Load(), "the test message is signed with the secret shown")
 
@@ -77,9 +77,9 @@ func TestWebhooksCommands(t *testing.T) {
 	out = c.mustRun("webhooks", "list")
 	require.Contains(t, out, rc.URL)
 
-	rotated := c.mustRun("webhooks", "rotate", "--id", fmt.Sprint(made.ID))
+	rotated := c.mustRun("webhooks", "rotate", "--id", strconv.FormatInt(made.ID, 10))
 	require.Contains(t, rotated, "whsec_")
-	c.mustRun("webhooks", "delete", "--id", fmt.Sprint(made.ID))
-	_, _, code = c.run("webhooks", "delete", "--id", fmt.Sprint(made.ID))
+	c.mustRun("webhooks", "delete", "--id", strconv.FormatInt(made.ID, 10))
+	_, _, code = c.run("webhooks", "delete", "--id", strconv.FormatInt(made.ID, 10))
 	require.Equal(t, 3, code)
 }
