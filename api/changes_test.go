@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -91,7 +92,7 @@ func TestWebhooksAPI(t *testing.T) {
 	require.Empty(t, list.Webhooks[0].Secret)
 	h.ok("GET", "/v1/webhooks", b, nil, 200, &list)
 	require.Empty(t, list.Webhooks, "another tenant's webhooks are not listed")
-	id := fmt.Sprint(made.ID)
+	id := strconv.FormatInt(made.ID, 10)
 	h.fail("DELETE", "/v1/webhooks?id="+id, b, nil, 404, CodeNotFound)
 	h.fail("POST", "/v1/webhooks/"+id+"/test", b, nil, 404, CodeNotFound)
 

@@ -103,7 +103,7 @@ func (c Config) withDefaults() Config {
 		c.Now = time.Now
 	}
 	if c.Webhooks == nil && c.Pool != nil {
-		c.Webhooks, _ = webhook.NewWebhooks(webhook.Config{Pool: c.Pool, Now: c.Now}) //nolint:errcheck // no key: no error
+		c.Webhooks, _ = webhook.NewWebhooks(webhook.Config{Pool: c.Pool, Now: c.Now}) // without a key it cannot fail
 	}
 	if c.BodyReadTimeout <= 0 {
 		c.BodyReadTimeout = DefaultBodyReadTimeout

@@ -94,7 +94,7 @@ func (l *Listener) listen(ctx context.Context, ready chan struct{}, stop context
 	close(ready)
 	if err != nil {
 		l.log.WarnContext(ctx, "change feed: listen", "error", err)
-		conn.Conn().PgConn().Close(ctx) //nolint:errcheck // broken either way
+		_ = conn.Conn().PgConn().Close(ctx) // broken either way
 		return
 	}
 	for {

@@ -37,14 +37,6 @@ type Reader struct {
 // NewReader returns a Reader on pool.
 func NewReader(pool *pgxpool.Pool) *Reader { return &Reader{pool: pool} }
 
-// within reports whether scope belongs to q.
-func (q Query) within(scope string) bool {
-	if q.IsPrefix {
-		return strings.HasPrefix(scope, q.Prefix)
-	}
-	return scope == q.Scope
-}
-
 // Read reads one page. A scope's changes come in position order; a prefix's scopes are
 // read one by one (router work on Citus), and merged by time. Positions in the cursor
 // of scopes outside q are kept, untouched.

@@ -60,8 +60,8 @@ func newReceiver(t *testing.T, answer func(r *http.Request, n int) int) *receive
 		rc.mu.Unlock()
 		status := rc.answer(r, n)
 		rc.mu.Lock()
-		rc.got = append(rc.got, received{ID: r.Header.Get("webhook-id"), Timestamp: r.Header.Get("webhook-timestamp"),
-			Signature: r.Header.Get("webhook-signature"), Body: body, Answered: status})
+		rc.got = append(rc.got, received{ID: r.Header.Get("Webhook-Id"), Timestamp: r.Header.Get("Webhook-Timestamp"),
+			Signature: r.Header.Get("Webhook-Signature"), Body: body, Answered: status})
 		rc.mu.Unlock()
 		w.WriteHeader(status)
 	}))
@@ -268,10 +268,10 @@ func TestOrderPerScopeThroughRetriesAndTimeouts(t *testing.T) {
 	t.Parallel()
 	var seen sync.Map
 	rc := newReceiver(t, func(r *http.Request, _ int) int {
-		if _, again := seen.LoadOrStore(r.Header.Get("webhook-id"), true); again {
+		if _, again := seen.LoadOrStore(r.Header.Get("Webhook-Id"), true); again {
 			return http.StatusOK
 		}
-		if strings.HasSuffix(r.Header.Get("webhook-id"), "1") {
+		if strings.HasSuffix(r.Header.Get("Webhook-Id"), "1") {
 			<-r.Context().Done()             // outlast the attempt's timeout
 			return http.StatusGatewayTimeout // recorded only: the worker is gone
 		}

@@ -9,11 +9,12 @@ import (
 	"time"
 )
 
-// Headers of a delivery, as Standard Webhooks names them.
+// Headers of a delivery, as Standard Webhooks names them (webhook-id, ...), in Go's
+// canonical form: header names are case-insensitive.
 const (
-	HeaderID        = "webhook-id"
-	HeaderTimestamp = "webhook-timestamp"
-	HeaderSignature = "webhook-signature"
+	HeaderID        = "Webhook-Id"
+	HeaderTimestamp = "Webhook-Timestamp"
+	HeaderSignature = "Webhook-Signature"
 )
 
 // Sign is the webhook-signature of a message: "v1," and the base64 HMAC-SHA256 of
@@ -42,7 +43,7 @@ func Verify(key []byte, id, timestamp string, body []byte, header string) bool {
 		return false
 	}
 	want := signature(key, id, ts, body)
-	for _, s := range strings.Fields(header) {
+	for s := range strings.FieldsSeq(header) {
 		if v, sig, ok := strings.Cut(s, ","); ok && v == "v1" && hmac.Equal([]byte(sig), []byte(want)) {
 			return true
 		}

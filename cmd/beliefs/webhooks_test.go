@@ -2,9 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,13 +22,11 @@ func TestWebhooksCommands(t *testing.T) {
 	var secret atomic.Value
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
-		var body strings.Builder
-		_, _ = fmt.Fprint(&body, r.Header.Get("webhook-id"))
 		if s, ok := secret.Load().(string); ok {
 			key, err := webhook.ParseSecret(s)
 			buf := make([]byte, r.ContentLength)
 			_, _ = r.Body.Read(buf)
-			verified.Store(err == nil && webhook.Verify(key, r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"), buf, r.Header.Get("webhook-signature")))
+			verified.Store(err == nil && webhook.Verify(key, r.Header.Get("Webhook-Id"), r.Header.Get("Webhook-Timestamp"), buf, r.Header.Get("Webhook-Signature")))
 		}
 		w.WriteHeader(http.StatusAccepted)
 	}))
@@ -63,7 +61,7 @@ func TestWebhooksCommands(t *testing.T) {
 	require.Equal(t, []string{"revision.applied", "scope.purged"}, made.Events)
 	secret.Store(made.Secret)
 
-	out := c.mustRun("webhooks", "test", "--id", fmt.Sprint(made.ID))
+	out := c.mustRun("webhooks", "test", "--id", strconv.FormatInt(made.ID, 10))
 	require.Contains(t, out, "answered 202")
 	require.True(t, verified.Load(), "the test message is signed with the secret shown")
 
@@ -79,9 +77,9 @@ func TestWebhooksCommands(t *testing.T) {
 	out = c.mustRun("webhooks", "list")
 	require.Contains(t, out, rc.URL)
 
-	rotated := c.mustRun("webhooks", "rotate", "--id", fmt.Sprint(made.ID))
+	rotated := c.mustRun("webhooks", "rotate", "--id", strconv.FormatInt(made.ID, 10))
 	require.Contains(t, rotated, "whsec_")
-	c.mustRun("webhooks", "delete", "--id", fmt.Sprint(made.ID))
-	_, _, code = c.run("webhooks", "delete", "--id", fmt.Sprint(made.ID))
+	c.mustRun("webhooks", "delete", "--id", strconv.FormatInt(made.ID, 10))
+	_, _, code = c.run("webhooks", "delete", "--id", strconv.FormatInt(made.ID, 10))
 	require.Equal(t, 3, code)
 }
