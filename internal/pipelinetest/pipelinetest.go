@@ -164,9 +164,10 @@ func (p *Pipeline) AddClient(tb testing.TB) *river.Client[pgx.Tx] {
 	require.NoError(tb, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, worker)
-	river.AddWorker(workers, extract.NewEpisodeWorker(pool))
-	// The reconcile and the sweep span scopes by design (docs/operations.md, "Beyond one
-	// database"): on the schema's own pool.
+	// The reconcile, the sweep and the jobs of earlier versions (which name an episode
+	// by id alone) span scopes by design (docs/operations.md, "Beyond one database"): on
+	// the schema's own pool.
+	river.AddWorker(workers, extract.NewEpisodeWorker(p.Schema.Pool))
 	river.AddWorker(workers, extract.NewReconcileWorker(p.Schema.Pool, nil))
 	queues := map[string]river.QueueConfig{extract.Queue: {MaxWorkers: cmp.Or(opts.Workers, 4)}}
 	if opts.Consolidate {
