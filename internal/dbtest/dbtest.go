@@ -128,8 +128,9 @@ func New(tb testing.TB) *Schema {
 	return &Schema{Name: name, URL: withSearchPath(URL(), name), Pool: pool, Citus: citus}
 }
 
-// schemaLockKey serializes the creation and the drop of test schemas on Citus.
-const schemaLockKey = 0x64627473 // "dbts"
+// schemaLockKey serializes the creation and the drop of test schemas on Citus, and
+// keeps them apart from the eval's throwaway schemas.
+const schemaLockKey = migrations.SchemaLockKey
 
 // isCitus says whether the database conn is on has the citus extension.
 func isCitus(ctx context.Context, tb testing.TB, conn *pgx.Conn) bool {
