@@ -283,14 +283,14 @@ func TestEpisodeTimeoutBoundsOneEpisode(t *testing.T) {
 	// Wide margins: each ordinary episode takes well under the timeout even on a loaded
 	// CI machine, five of them take longer than it, and the slow one far longer. On
 	// Citus every statement is a hop to a worker node: the margins are three times wider.
-	scale := time.Duration(1)
+	scale := 1
 	if dbtest.Citus(t) {
 		scale = 3
 	}
-	log := newCallLog(scale * 300 * time.Millisecond)
-	log.slow, log.slowDelay = "user:1#3", scale*4*time.Second
+	log := newCallLog(time.Duration(scale*300) * time.Millisecond)
+	log.slow, log.slowDelay = "user:1#3", time.Duration(scale*4)*time.Second
 	p := pipelinetest.New(t, &pipelinetest.Options{Workers: 2, Extract: func(c *extract.Config) {
-		c.EpisodeTimeout = scale * time.Second
+		c.EpisodeTimeout = time.Duration(scale) * time.Second
 	}})
 	p.LLM.Handle(log.handle)
 	ts := moves("user:1", 5)
