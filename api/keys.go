@@ -155,10 +155,14 @@ func ListKeys(ctx context.Context, db DB) ([]Key, error) {
 
 // RevokeKey revokes key id at once: its next request is refused, and its inspector
 // sessions end. Revoking a revoked key changes nothing.
+//
+// Two statements, not one with a data-modifying CTE, and the time is a parameter: on
+// Citus (api_key is a reference table) a CTE's write can be dropped with its outer
+// statement, and now() is refused inside coalesce. The key is revoked first: a session
+// of a revoked key is refused even before it is deleted (AdmitSession).
 func RevokeKey(ctx context.Context, db DB, id int64) (*Key, error) {
-	rows, err := db.Query(ctx, `WITH ended AS (DELETE FROM inspector_session WHERE key_id = $1)
-		UPDATE api_key SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
-		RETURNING id, name, prefix, scope_prefixes, rights, created_at, revoked_at`, id)
+	rows, err := db.Query(ctx, `UPDATE api_key SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1
+		RETURNING id, name, prefix, scope_prefixes, rights, created_at, revoked_at`, id, time.Now().UTC().Truncate(time.Microsecond))
 	if err != nil {
 		return nil, fmt.Errorf("revoke key %d: %w", id, err)
 	}
@@ -168,6 +172,9 @@ func RevokeKey(ctx context.Context, db DB, id int64) (*Key, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("revoke key %d: %w", id, err)
+	}
+	if _, err := db.Exec(ctx, "DELETE FROM inspector_session WHERE key_id = $1", id); err != nil {
+		return nil, fmt.Errorf("revoke key %d: end its sessions: %w", id, err)
 	}
 	return &k, nil
 }

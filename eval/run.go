@@ -617,6 +617,11 @@ func openSchema(ctx context.Context, url string, maxConns int32, runID string) (
 			return fmt.Errorf("drop schema %s: %w", name, err)
 		}
 		defer conn.Close(ctx)
+		unlock, err := migrations.LockSchemaDDL(ctx, conn)
+		if err != nil {
+			return fmt.Errorf("drop schema %s: %w", name, err)
+		}
+		defer unlock()
 		if _, err := conn.Exec(ctx, "DROP SCHEMA "+name+" CASCADE"); err != nil {
 			return fmt.Errorf("drop schema %s: %w", name, err)
 		}
@@ -641,6 +646,17 @@ func openSchema(ctx context.Context, url string, maxConns int32, runID string) (
 // applied to the schema by name, and only then, with every look-up finding the
 // schema's tables, credo's migrations.
 func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, logger *slog.Logger) error {
+	// On Citus, away from other schemas' creation and drop (migrations.SchemaLockKey).
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Release()
+	unlock, err := migrations.LockSchemaDDL(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer unlock()
 	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Schema: schema, Logger: quiet(logger)})
 	if err != nil {
 		return fmt.Errorf("migrate river: %w", err)

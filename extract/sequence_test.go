@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/extract"
+	"github.com/credohq/credo/internal/dbtest"
 	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
@@ -280,11 +281,16 @@ func TestLoneBacklogKeepsItsWorker(t *testing.T) {
 func TestEpisodeTimeoutBoundsOneEpisode(t *testing.T) {
 	t.Parallel()
 	// Wide margins: each ordinary episode takes well under the timeout even on a loaded
-	// CI machine, five of them take longer than it, and the slow one far longer.
-	log := newCallLog(300 * time.Millisecond)
-	log.slow, log.slowDelay = "user:1#3", 4*time.Second
+	// CI machine, five of them take longer than it, and the slow one far longer. On
+	// Citus every statement is a hop to a worker node: the margins are three times wider.
+	scale := 1
+	if dbtest.Citus(t) {
+		scale = 3
+	}
+	log := newCallLog(time.Duration(scale*300) * time.Millisecond)
+	log.slow, log.slowDelay = "user:1#3", time.Duration(scale*4)*time.Second
 	p := pipelinetest.New(t, &pipelinetest.Options{Workers: 2, Extract: func(c *extract.Config) {
-		c.EpisodeTimeout = time.Second
+		c.EpisodeTimeout = time.Duration(scale) * time.Second
 	}})
 	p.LLM.Handle(log.handle)
 	ts := moves("user:1", 5)

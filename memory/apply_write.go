@@ -89,11 +89,12 @@ type retireParams struct {
 // with it, and the active beliefs concluded from it are flagged for review. Both are
 // queued: nothing waits for them.
 func (a *applier) writeRetirement(p retireParams) {
-	a.exec(fmt.Sprintf("retire belief %d", p.ID), `WITH closed AS (
-			UPDATE belief_conflict SET status = 'resolved', resolution = @status, resolved_at = @now
-			WHERE scope = @scope AND belief_id = @id AND kind = 'basis_changed' AND status = 'open'
-		)
-		UPDATE belief SET status = @status, valid_until = greatest(@until, valid_from),
+	// Separate statements, never a data-modifying CTE: on Citus a CTE's write is lost
+	// when its outer statement is pruned to no shard.
+	a.exec(fmt.Sprintf("close the review items of belief %d", p.ID), `UPDATE belief_conflict
+		SET status = 'resolved', resolution = $2, resolved_at = $3
+		WHERE scope = $4 AND belief_id = $1 AND kind = 'basis_changed' AND status = 'open'`, p.ID, p.Status, a.now, a.b.Scope)
+	a.exec(fmt.Sprintf("retire belief %d", p.ID), `UPDATE belief SET status = @status, valid_until = greatest(@until, valid_from),
 			retired_at = @now, superseded_by = @by, updated_at = @now, needs_review = false WHERE scope = @scope AND id = @id`,
 		pgx.NamedArgs{"id": p.ID, "status": p.Status, "until": p.Until, "now": a.now, "by": p.By, "scope": a.b.Scope})
 	change := string(p.Status)
@@ -203,11 +204,10 @@ func (a *applier) writeConflict(ctx context.Context, p conflictParams) (int64, e
 // writeKeep clears belief id's review flag and closes its open basis_changed items as
 // kept.
 func (a *applier) writeKeep(id int64) {
-	a.exec(fmt.Sprintf("keep belief %d", id), `WITH closed AS (
-			UPDATE belief_conflict SET status = 'resolved', resolution = 'kept', resolved_at = $2
-			WHERE scope = $3 AND belief_id = $1 AND kind = 'basis_changed' AND status = 'open'
-		)
-		UPDATE belief SET needs_review = false WHERE scope = $3 AND id = $1 AND needs_review`, id, a.now, a.b.Scope)
+	a.exec(fmt.Sprintf("close the review items of belief %d", id), `UPDATE belief_conflict
+		SET status = 'resolved', resolution = 'kept', resolved_at = $2
+		WHERE scope = $3 AND belief_id = $1 AND kind = 'basis_changed' AND status = 'open'`, id, a.now, a.b.Scope)
+	a.exec(fmt.Sprintf("keep belief %d", id), "UPDATE belief SET needs_review = false WHERE scope = $2 AND id = $1 AND needs_review", id, a.b.Scope)
 }
 
 // writeReinforcement counts one more statement of belief id, seen at the batch's time,
@@ -244,11 +244,13 @@ type startParams struct {
 // writeStart moves a belief's start. The rewritten events' vectors are of the old
 // excerpt, and are computed again.
 func (a *applier) writeStart(p startParams) {
-	a.exec(fmt.Sprintf("move the start of belief %d", p.ID), `WITH events AS (
-			UPDATE revision_event SET episode_id = @episode_id, excerpt = @quote, embedding = NULL, embed_model = NULL
-			WHERE @swap AND scope = @scope AND new_belief_id = @id AND action IN ('supersede', 'retract') AND episode_id = @old_episode_id
-		)
-		UPDATE belief SET valid_from = @valid_from, updated_at = @now,
+	if p.Swap {
+		a.exec(fmt.Sprintf("credit the events of belief %d", p.ID), `UPDATE revision_event
+			SET episode_id = $3, excerpt = $4, embedding = NULL, embed_model = NULL
+			WHERE scope = $2 AND new_belief_id = $1 AND action IN ('supersede', 'retract') AND episode_id = $5`,
+			p.ID, a.b.Scope, a.b.EpisodeID, nullText(p.Quote), p.OldEpisode)
+	}
+	a.exec(fmt.Sprintf("move the start of belief %d", p.ID), `UPDATE belief SET valid_from = @valid_from, updated_at = @now,
 			episode_id = CASE WHEN @swap THEN @episode_id ELSE episode_id END,
 			quote = CASE WHEN @swap THEN @quote ELSE quote END
 		WHERE scope = @scope AND id = @id`, pgx.NamedArgs{

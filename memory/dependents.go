@@ -37,6 +37,14 @@ func flagDependents(ctx context.Context, tx pgx.Tx, f flag) error {
 }
 
 // statement is the one statement that flags what rests on f.bases.
+//
+// It is the one data-modifying CTE left, and it is safe on Citus, where a CTE's write is
+// lost when its outer statement is pruned to no shard (an outer WHERE that a NULL
+// parameter folds to false, as "id = NULL" does): the outer statement reads the CTE's
+// own rows and names nothing but the scope and the bases, never NULL, so Citus runs
+// the whole statement on the scope's shard (TestCitusRouterExtraction). Split in two, the
+// INSERT ... SELECT would be planned over every shard (a multi-task query). Any other
+// write is its own statement.
 func (f flag) statement() (string, []any) {
 	detail := "its basis, belief %s, was " + f.change
 	if !f.keepTarget {
@@ -65,12 +73,12 @@ func (f flag) failed(err error) error {
 // closeItems closes the open basis_changed items about the beliefs ids, which left
 // memory with resolution, and clears their flags.
 func closeItems(ctx context.Context, tx pgx.Tx, scope string, ids []int64, resolution ItemResolution, now time.Time) error {
-	_, err := tx.Exec(ctx, `WITH closed AS (
-			UPDATE belief_conflict SET status = 'resolved', resolution = $2, resolved_at = $3
-			WHERE scope = $4 AND belief_id = ANY($1) AND kind = 'basis_changed' AND status = 'open'
-		)
-		UPDATE belief SET needs_review = false WHERE scope = $4 AND id = ANY($1) AND needs_review`, ids, resolution, now, scope)
-	if err != nil {
+	// Two statements, not a data-modifying CTE (see flag.statement).
+	batch := &pgx.Batch{}
+	batch.Queue(`UPDATE belief_conflict SET status = 'resolved', resolution = $2, resolved_at = $3
+		WHERE scope = $4 AND belief_id = ANY($1) AND kind = 'basis_changed' AND status = 'open'`, ids, resolution, now, scope)
+	batch.Queue("UPDATE belief SET needs_review = false WHERE scope = $2 AND id = ANY($1) AND needs_review", ids, scope)
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("close review items of %v: %w", ids, err)
 	}
 	return nil

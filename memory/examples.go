@@ -1,8 +1,10 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
@@ -15,17 +17,23 @@ const notForgottenSQL = `NOT EXISTS (SELECT 1 FROM belief f
 
 // ExamplesAvailable says whether any of scopes holds a revision to learn from embedded
 // with model: a revision event (not a reinforcement or a revert) that quotes no
-// forgotten belief, or a refused revision an operator dismissed.
+// forgotten belief, or a refused revision an operator dismissed. One query per scope,
+// each on its scope's shard on Citus, until one answers yes.
 func (s *Store) ExamplesAvailable(ctx context.Context, scopes []string, model string) (bool, error) {
-	var ok bool
-	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM revision_event e
-			WHERE scope = ANY($1) AND embed_model = $2 AND action <> 'reinforce' AND action <> 'revert' AND `+notForgottenSQL+`)
-		OR EXISTS (SELECT 1 FROM belief_conflict c WHERE scope = ANY($1) AND embed_model = $2 AND resolution = 'dismissed')`,
-		scopes, model).Scan(&ok)
-	if err != nil {
-		return false, fmt.Errorf("look for examples of %v: %w", scopes, err)
+	for _, scope := range scopes {
+		var ok bool
+		err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM revision_event e
+				WHERE e.scope = $1 AND e.embed_model = $2 AND e.action <> 'reinforce' AND e.action <> 'revert' AND `+notForgottenSQL+`)
+			OR EXISTS (SELECT 1 FROM belief_conflict c WHERE c.scope = $1 AND c.embed_model = $2 AND c.resolution = 'dismissed')`,
+			scope, model).Scan(&ok)
+		if err != nil {
+			return false, fmt.Errorf("look for examples of %q: %w", scope, err)
+		}
+		if ok {
+			return true, nil
+		}
 	}
-	return ok, nil
+	return false, nil
 }
 
 // DismissalQuery selects the dismissed revisions nearest to a vector.
@@ -51,17 +59,37 @@ type Dismissal struct {
 
 // NearestDismissals is up to q.Limit refused revisions an operator dismissed in
 // q.Scopes, nearest to q.Vector first. Dismissals are few (operators make them one by
-// one): an exact scan, as no index holds them.
+// one): an exact scan, as no index holds them. One query per scope, each on its scope's
+// shard on Citus (its joins name the scope), merged here.
 func (s *Store) NearestDismissals(ctx context.Context, q DismissalQuery) ([]Dismissal, error) {
+	var out []Dismissal
+	for _, scope := range q.Scopes {
+		ds, err := s.nearestDismissals(ctx, scope, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ds...)
+	}
+	slices.SortStableFunc(out, func(a, b Dismissal) int {
+		return cmp.Or(cmp.Compare(a.Distance, b.Distance), cmp.Compare(a.ConflictID, b.ConflictID))
+	})
+	if len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	return out, nil
+}
+
+// nearestDismissals is NearestDismissals of one scope.
+func (s *Store) nearestDismissals(ctx context.Context, scope string, q DismissalQuery) ([]Dismissal, error) {
 	rows, err := s.db.Query(ctx, `SELECT c.id, c.scope, c.action, coalesce(c.reason, ''), t.statement,
 			coalesce(c.proposed->>'statement', ''), coalesce(c.proposed->>'quote', ''), c.embedding <=> $3 AS distance
-		FROM belief_conflict c JOIN belief t ON t.id = c.target_belief_id
-		WHERE c.scope = ANY($1) AND c.embed_model = $2 AND c.resolution = 'dismissed' AND c.kind = 'refused'
+		FROM belief_conflict c JOIN belief t ON t.scope = c.scope AND t.id = c.target_belief_id
+		WHERE c.scope = $1 AND t.scope = $1 AND c.embed_model = $2 AND c.resolution = 'dismissed' AND c.kind = 'refused'
 			AND t.status <> 'forgotten'
-			AND NOT EXISTS (SELECT 1 FROM belief f WHERE f.id = c.belief_id AND f.status = 'forgotten')
-		ORDER BY distance LIMIT $4`, q.Scopes, q.Model, pgvector.NewVector(q.Vector), q.Limit)
+			AND NOT EXISTS (SELECT 1 FROM belief f WHERE f.scope = $1 AND f.id = c.belief_id AND f.status = 'forgotten')
+		ORDER BY distance, c.id LIMIT $4`, scope, q.Model, pgvector.NewVector(q.Vector), q.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("dismissed revisions of %v: %w", q.Scopes, err)
+		return nil, fmt.Errorf("dismissed revisions of %q: %w", scope, err)
 	}
 	ds, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Dismissal, error) {
 		var d Dismissal
@@ -69,7 +97,7 @@ func (s *Store) NearestDismissals(ctx context.Context, q DismissalQuery) ([]Dism
 		return d, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("dismissed revisions of %v: %w", q.Scopes, err)
+		return nil, fmt.Errorf("dismissed revisions of %q: %w", scope, err)
 	}
 	return ds, nil
 }

@@ -11,11 +11,12 @@ import (
 
 // OpenItems counts the open review items of every scope starting with prefix ("" for
 // all), leaving out, as Conflicts does, the items about forgotten beliefs. Scopes
-// without open items are absent.
+// without open items are absent. It spans scopes: on Citus every shard counts its own,
+// which needs the subquery joined on the scope (the distribution column).
 func (s *Store) OpenItems(ctx context.Context, prefix string) (map[string]int, error) {
 	rows, err := s.db.Query(ctx, `SELECT c.scope, count(*) FROM belief_conflict c
 		WHERE c.status = 'open' AND starts_with(c.scope, $1) AND NOT EXISTS (SELECT 1 FROM belief f
-			WHERE f.status = 'forgotten' AND (f.id = c.belief_id OR (c.kind = 'refused' AND f.id = c.target_belief_id)))
+			WHERE f.scope = c.scope AND f.status = 'forgotten' AND (f.id = c.belief_id OR (c.kind = 'refused' AND f.id = c.target_belief_id)))
 		GROUP BY c.scope`, prefix)
 	return countsByScope(rows, err, "count open review items")
 }

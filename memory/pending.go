@@ -16,6 +16,8 @@ import (
 type Unembedded struct {
 	Event bool // a revision event, else a belief
 	ID    int64
+	// Scope is the row's: SetEmbeddings writes and locks it on its scope's shard.
+	Scope string
 	Text  string
 	// parts are an event's texts when it was read: a backfill may rewrite them before
 	// the vector is stored, and the vector of the old text must not be.
@@ -76,10 +78,10 @@ func (s *Store) unembedded(ctx context.Context, where string, args []any, stale,
 	if !ordered {
 		beliefOrder, eventOrder = "", ""
 	}
-	rows, err := s.db.Query(ctx, fmt.Sprintf(`(SELECT false, id, statement, '', '' FROM belief
+	rows, err := s.db.Query(ctx, fmt.Sprintf(`(SELECT false, id, scope, statement, '', '' FROM belief
 			WHERE %[1]s AND status <> 'forgotten' AND %[2]s %[4]s LIMIT $%[3]d)
 		UNION ALL
-		(SELECT true, id, old_statement, coalesce(excerpt, ''), coalesce(new_statement, '') FROM revision_event
+		(SELECT true, id, scope, old_statement, coalesce(excerpt, ''), coalesce(new_statement, '') FROM revision_event
 			WHERE %[1]s AND action <> 'reinforce' AND action <> 'revert' AND %[2]s %[5]s LIMIT $%[3]d)`, where, stale, n+2, beliefOrder, eventOrder),
 		append(args, model, limit)...)
 	if err != nil {
@@ -90,7 +92,7 @@ func (s *Store) unembedded(ctx context.Context, where string, args []any, stale,
 			u                    Unembedded
 			text, excerpt, newer string
 		)
-		err := row.Scan(&u.Event, &u.ID, &text, &excerpt, &newer)
+		err := row.Scan(&u.Event, &u.ID, &u.Scope, &text, &excerpt, &newer)
 		u.Text = text
 		if u.Event {
 			u.Text, u.parts = EventText(text, excerpt, newer), [3]string{text, excerpt, newer}
@@ -121,6 +123,8 @@ func (s *Store) ReembedPending(ctx context.Context, model, prefix string) (map[s
 // it was read. It never waits on a row a writer changes (waiting in another order than
 // the writer's could deadlock): such a row keeps what it has, and is embedded next time. A row a writer only references
 // (a new link to it) does not stop it: the lock it takes is NO KEY.
+// Each row is written, and locked, by its id and scope (Unembedded lists both): on
+// Citus one shard's work, where a lock by id alone asks every shard and is refused.
 // It returns how many rows it stored. Call EnsureEmbeddingModel before.
 func (s *Store) SetEmbeddings(ctx context.Context, model string, items []Unembedded, vecs [][]float32) (int, error) {
 	if len(items) != len(vecs) {
@@ -131,19 +135,22 @@ func (s *Store) SetEmbeddings(ctx context.Context, model string, items []Unembed
 	}
 	batch := &pgx.Batch{}
 	for i, u := range items {
+		if u.Scope == "" {
+			return 0, fmt.Errorf("set embeddings: row %d has no scope", u.ID)
+		}
 		vec := pgvector.NewVector(vecs[i]) //nolint:gosec // G602: vecs has len(items), checked above
 		// A belief that gains a vector is new to consolidation, which only sees embedded
 		// beliefs: its updated_at moves so that the next pass takes it as a seed.
 		sql := `UPDATE belief SET embedding = $2::vector, embed_model = $3, updated_at = $4
-			WHERE id = (SELECT id FROM belief WHERE id = $1 AND embed_model IS DISTINCT FROM $3 AND status <> 'forgotten'
-				FOR NO KEY UPDATE SKIP LOCKED)`
-		args := []any{u.ID, vec, model, s.clock()}
+			WHERE scope = $5 AND id = (SELECT id FROM belief WHERE scope = $5 AND id = $1 AND embed_model IS DISTINCT FROM $3
+				AND status <> 'forgotten' FOR NO KEY UPDATE SKIP LOCKED)`
+		args := []any{u.ID, vec, model, s.clock(), u.Scope}
 		if u.Event {
 			sql = `UPDATE revision_event SET embedding = $2::vector, embed_model = $3
-				WHERE id = (SELECT id FROM revision_event WHERE id = $1 AND embed_model IS DISTINCT FROM $3
+				WHERE scope = $7 AND id = (SELECT id FROM revision_event WHERE scope = $7 AND id = $1 AND embed_model IS DISTINCT FROM $3
 					AND old_statement = $4 AND coalesce(excerpt, '') = $5 AND coalesce(new_statement, '') = $6
 					FOR NO KEY UPDATE SKIP LOCKED)`
-			args = []any{u.ID, vec, model, u.parts[0], u.parts[1], u.parts[2]}
+			args = []any{u.ID, vec, model, u.parts[0], u.parts[1], u.parts[2], u.Scope}
 		}
 		batch.Queue(sql, args...)
 	}

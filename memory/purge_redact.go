@@ -12,11 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// redactedContentHash is the content hash of an episode e whose transcript, $2, was
-// redacted: the original's would let anyone who reads the database test guesses of the
-// redacted words against it (a PIN has 10,000).
-const redactedContentHash = `'redacted:' || encode(sha256(convert_to(e.id || ':' || $2::jsonb::text, 'UTF8')), 'hex')`
-
 // redactedMarker replaces each purged span of a redacted transcript.
 const redactedMarker = "[redacted]"
 
@@ -142,10 +137,11 @@ func (p *purge) redact(ctx context.Context, id int64, raw []byte, quotes []strin
 		return false, err
 	}
 	spans := append(slices.Clone(quotes), p.needles...)
-	tag, err := p.tx.Exec(ctx, `UPDATE episode e SET messages = $2, last_error = NULL, redacted_at = $3,
-			content_hash = `+redactedContentHash+`
+	// The hash is made here, not in SQL: on Citus an UPDATE may not call a STABLE
+	// function (convert_to) beside its columns.
+	tag, err := p.tx.Exec(ctx, `UPDATE episode e SET messages = $2, last_error = NULL, redacted_at = $3, content_hash = $6
 		WHERE e.scope = $5 AND e.id = $1 AND NOT `+mentionsJSON("$2::jsonb", "$4")+` AND NOT `+mentionsText("e.external_id", "$4"),
-		id, messages, p.now, spans, p.sel.Scope)
+		id, messages, p.now, spans, p.sel.Scope, redactedHash(id, messages))
 	if err != nil {
 		return false, err
 	}

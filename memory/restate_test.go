@@ -450,7 +450,7 @@ func TestSetEmbeddingsSkipsLockedRows(t *testing.T) {
 	tx, err := bundle.schema.Pool.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(ctx)
-	_, err = tx.Exec(ctx, "SELECT 1 FROM belief WHERE id = $1 FOR UPDATE", pending[0].ID)
+	_, err = tx.Exec(ctx, "SELECT 1 FROM belief WHERE scope = 'u' AND id = $1 FOR UPDATE", pending[0].ID)
 	require.NoError(t, err)
 	quick, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

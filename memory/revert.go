@@ -276,14 +276,15 @@ func (r *reverter) restore(ctx context.Context, ev *Event, prior *eventPrior, ol
 	}
 	// The review items the revision closed when it retired old (at its time, with the
 	// status as resolution) open again, and with them old's flag.
-	_, err := r.tx.Exec(ctx, `WITH reopened AS (
-			UPDATE belief_conflict SET status = 'open', resolution = NULL, resolved_at = NULL
-			WHERE scope = $5 AND belief_id = $1 AND kind = 'basis_changed' AND resolved_at = $3 AND resolution = $4
-			RETURNING id
-		)
-		UPDATE belief SET status = 'active', valid_until = NULL, retired_at = NULL, superseded_by = NULL,
-			updated_at = $2, needs_review = EXISTS (SELECT 1 FROM reopened)
-		WHERE scope = $5 AND id = $1`, old.ID, r.now, ev.CreatedAt, want, r.b.Scope)
+	// Two statements, never a data-modifying CTE (see flag.statements).
+	reopened, err := r.tx.Exec(ctx, `UPDATE belief_conflict SET status = 'open', resolution = NULL, resolved_at = NULL
+		WHERE scope = $4 AND belief_id = $1 AND kind = 'basis_changed' AND resolved_at = $2 AND resolution = $3`,
+		old.ID, ev.CreatedAt, want, r.b.Scope)
+	if err == nil {
+		_, err = r.tx.Exec(ctx, `UPDATE belief SET status = 'active', valid_until = NULL, retired_at = NULL, superseded_by = NULL,
+				updated_at = $2, needs_review = $4
+			WHERE scope = $3 AND id = $1`, old.ID, r.now, r.b.Scope, reopened.RowsAffected() > 0)
+	}
 	if err != nil {
 		return fmt.Errorf("restore belief %d: %w", old.ID, err)
 	}

@@ -273,14 +273,20 @@ func (s *Store) closeItem(ctx context.Context, tx pgx.Tx, c *Conflict, d Decisio
 		}
 	}
 	now := s.clock()
-	_, err := tx.Exec(ctx, `WITH closed AS (
-			UPDATE belief_conflict SET status = 'resolved', resolution = $2, note = $3, resolved_at = $4,
-				embedding = $5::vector, embed_model = $6
-			WHERE scope = $8 AND id = $1
-		)
-		UPDATE belief b SET needs_review = false WHERE b.scope = $8 AND b.id = $7 AND b.needs_review
-			AND NOT EXISTS (SELECT 1 FROM belief_conflict c WHERE c.scope = $8 AND c.belief_id = b.id AND c.status = 'open' AND c.id <> $1)`,
-		c.ID, resolution, nullText(d.Note), now, embedding, model, c.BeliefID, c.Scope)
+	// Two statements, never a data-modifying CTE: on Citus, the item's close was lost
+	// with an outer statement pruned to no shard (an item without a belief: b.id = NULL).
+	tag, err := tx.Exec(ctx, `UPDATE belief_conflict SET status = 'resolved', resolution = $2, note = $3, resolved_at = $4,
+			embedding = $5::vector, embed_model = $6
+		WHERE scope = $7 AND id = $1`, c.ID, resolution, nullText(d.Note), now, embedding, model, c.Scope)
+	if err == nil && tag.RowsAffected() != 1 {
+		err = fmt.Errorf("%d rows closed", tag.RowsAffected())
+	}
+	if err == nil && c.BeliefID != nil {
+		// The item is closed now: the belief keeps its flag while another is open.
+		_, err = tx.Exec(ctx, `UPDATE belief b SET needs_review = false WHERE b.scope = $2 AND b.id = $1 AND b.needs_review
+			AND NOT EXISTS (SELECT 1 FROM belief_conflict c WHERE c.scope = $2 AND c.belief_id = b.id AND c.status = 'open')`,
+			*c.BeliefID, c.Scope)
+	}
 	if err != nil {
 		return fmt.Errorf("close review item %d: %w", c.ID, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -92,4 +94,35 @@ func distributeTable(ctx context.Context, conn *pgxpool.Conn, table, sql string,
 	}
 	logger.InfoContext(ctx, "distributed table on Citus", "table", table)
 	return nil
+}
+
+// SchemaLockKey is the advisory lock that keeps apart, on Citus, the DDL of whole
+// schemas: one schema's creation and migration (which distributes its tables) and
+// another's drop lock the coordinator's Citus catalogs in orders that deadlock under
+// load. Throwaway schemas take it: the eval's, and the tests' (internal/dbtest).
+const SchemaLockKey = 0x64627473 // "dbts"
+
+// Querier is what LockSchemaDDL needs of a connection.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// LockSchemaDDL takes SchemaLockKey on conn's session when the database has the citus
+// extension, and returns its unlock; on plain PostgreSQL, which runs such DDL side by
+// side, it takes nothing.
+func LockSchemaDDL(ctx context.Context, conn Querier) (unlock func(), err error) {
+	var citus bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&citus); err != nil {
+		return nil, fmt.Errorf("look for the citus extension: %w", err)
+	}
+	if !citus {
+		return func() {}, nil
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", SchemaLockKey); err != nil {
+		return nil, fmt.Errorf("take the schema DDL lock: %w", err)
+	}
+	return func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", SchemaLockKey)
+	}, nil
 }

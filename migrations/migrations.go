@@ -8,7 +8,9 @@ package migrations
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -190,4 +192,31 @@ type levelHandler struct {
 
 func (h *levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+// Fingerprint identifies the schema these migrations make: a hash of every migration of
+// every line (River's and credo's). Two builds with the same fingerprint migrate a
+// schema to the same tables; test harnesses that reuse migrated schemas compare it.
+func Fingerprint() (string, error) {
+	d := &driver{riverpgxv5.New(nil)}
+	h := sha256.New()
+	for _, line := range lines() {
+		fsys := d.GetMigrationFS(line)
+		err := fs.WalkDir(fsys, ".", func(path string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() {
+				return err
+			}
+			b, err := fs.ReadFile(fsys, path)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "%s\x00%s\x00%d\x00", line, path, len(b))
+			h.Write(b)
+			return nil
+		})
+		if err != nil {
+			return "", fmt.Errorf("migrations fingerprint: %s line: %w", line, err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }

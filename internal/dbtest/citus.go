@@ -29,6 +29,18 @@ func RequireCitus(tb testing.TB) int {
 	return workers
 }
 
+// Citus says whether the test database is a Citus coordinator (has the citus
+// extension), for the few tests whose margins of time depend on it.
+func Citus(tb testing.TB) bool {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, URL())
+	require.NoError(tb, err, "connect to the test database (%s=%s)", EnvURL, URL())
+	defer conn.Close(ctx)
+	return isCitus(ctx, tb, conn)
+}
+
 // RouterPool is a pool on s's schema where every query that Citus would run on more
 // than one shard fails: citus.multi_task_query_log_level = error. A per-scope path run
 // on it proves that it is a single-shard (router) query or transaction. The pool closes

@@ -34,7 +34,7 @@ func InsertBeliefs(tb testing.TB, db DB, model string, rows []Row) []int64 {
 			confidence, origin, valid_from, recorded_at, last_seen_at, embedding, embed_model)
 		SELECT s, 'user', a, 'attribute', t, st, 0.9, 'user_stated', $5, $5, $5, v::vector, $6
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $7::text[]) WITH ORDINALITY AS u (s, t, a, st, v, n)
-		ORDER BY n`, model)
+		ORDER BY n`, model, nil)
 }
 
 // InsertEvents stores rows as retraction events, embedded with model, and returns their
@@ -44,14 +44,43 @@ func InsertEvents(tb testing.TB, db DB, model string, rows []Row) []int64 {
 	tb.Helper()
 	return insert(tb, db, "revision_event", rows, `INSERT INTO revision_event (scope, action, reason, origin, old_belief_id,
 			old_statement, excerpt, embedding, embed_model, created_at)
-		SELECT s, 'retract', 'temporal', 'extraction', (SELECT min(b.id) FROM belief b WHERE b.scope = s),
-			t, t || a || st, v::vector, $6, $5
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $7::text[]) WITH ORDINALITY AS u (s, t, a, st, v, n)
-		ORDER BY n`, model)
+		SELECT s, 'retract', 'temporal', 'extraction', o, t, t || a || st, v::vector, $6, $5
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $7::text[], $8::bigint[]) WITH ORDINALITY AS u (s, t, a, st, v, o, n)
+		ORDER BY n`, model, func(chunk []Row) []any { return []any{firstBeliefs(tb, db, chunk)} })
+}
+
+// firstBeliefs is the first belief of each row's scope, read before the insert: on Citus
+// an INSERT ... SELECT from a function may not hold a subquery correlated with it.
+func firstBeliefs(tb testing.TB, db DB, rows []Row) []int64 {
+	tb.Helper()
+	scopes := make([]string, 0, len(rows))
+	for _, r := range rows {
+		scopes = append(scopes, r.Scope)
+	}
+	slices.Sort(scopes)
+	res, err := db.Query(context.Background(), "SELECT scope, min(id) FROM belief WHERE scope = ANY($1) GROUP BY scope", slices.Compact(scopes))
+	require.NoError(tb, err)
+	first := map[string]int64{}
+	var (
+		scope string
+		id    int64
+	)
+	_, err = pgx.ForEachRow(res, []any{&scope, &id}, func() error {
+		first[scope] = id
+		return nil
+	})
+	require.NoError(tb, err)
+	out := make([]int64, len(rows))
+	for i, r := range rows {
+		out[i] = first[r.Scope]
+		require.NotZero(tb, out[i], "scope %q has no belief for its events to name", r.Scope)
+	}
+	return out
 }
 
 // insert runs sql over rows in chunks; identity values are handed out in order.
-func insert(tb testing.TB, db DB, table string, rows []Row, sql, model string, more ...any) []int64 {
+// extra, when set, gives a chunk's arguments after the seven columns' ($8 on).
+func insert(tb testing.TB, db DB, table string, rows []Row, sql, model string, extra func(chunk []Row) []any) []int64 {
 	tb.Helper()
 	ctx := context.Background()
 	var first int64
@@ -72,7 +101,11 @@ func insert(tb testing.TB, db DB, table string, rows []Row, sql, model string, m
 				cols[2][i], cols[3][i] = "", ""
 			}
 		}
-		_, err := db.Exec(ctx, sql, append([]any{cols[0], cols[1], cols[2], cols[3], at, model, cols[4]}, more...)...)
+		args := []any{cols[0], cols[1], cols[2], cols[3], at, model, cols[4]}
+		if extra != nil {
+			args = append(args, extra(chunk)...)
+		}
+		_, err := db.Exec(ctx, sql, args...)
 		require.NoError(tb, err)
 	}
 	return ids(tb, db, table, first, len(rows))

@@ -43,22 +43,41 @@ type Schema struct {
 	// URL connects with search_path set to the schema, for subprocesses and other clients.
 	URL  string
 	Pool *pgxpool.Pool
+	// Citus says the test database is a Citus coordinator.
+	Citus bool
 }
 
-// New creates a fresh schema, migrates it, and drops it when the test ends.
+// New creates a fresh schema, migrates it, and drops it when the test ends. On Citus the
+// schema may be one an earlier test used, emptied (see reuse.go), and is emptied and
+// kept for the next when the test ends.
 func New(tb testing.TB) *Schema {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	name := "test_" + randomHex(6)
 	admin, err := pgx.Connect(ctx, URL())
 	require.NoError(tb, err, "connect to the test database (%s=%s); run .ci/setup-postgres", EnvURL, URL())
 	defer admin.Close(ctx)
-	unlock := lockOnCitus(ctx, tb, admin)
-	defer unlock()
-	_, err = admin.Exec(ctx, "CREATE SCHEMA "+name)
-	require.NoError(tb, err)
+	citus := isCitus(ctx, tb, admin)
+
+	var (
+		name, key string
+		want      shape
+	)
+	if citus {
+		key, err = poolKey()
+		require.NoError(tb, err)
+		name, want, err = takeReusable(ctx, admin, key)
+		require.NoError(tb, err)
+	}
+	reused := name != ""
+	if !reused {
+		name = "test_" + randomHex(6)
+		unlock := lockOnCitus(ctx, tb, admin, citus)
+		_, err = admin.Exec(ctx, "CREATE SCHEMA "+name)
+		unlock()
+		require.NoError(tb, err)
+	}
 
 	cfg, err := pgxpool.ParseConfig(URL())
 	require.NoError(tb, err)
@@ -81,27 +100,52 @@ func New(tb testing.TB) *Schema {
 			return
 		}
 		defer conn.Close(ctx)
-		defer lockOnCitus(ctx, tb, conn)()
+		if citus && !tb.Failed() {
+			ok, err := giveBack(ctx, conn, name, key, want)
+			if err != nil {
+				tb.Logf("empty schema %s for reuse: %v", name, err)
+			}
+			if ok {
+				return
+			}
+		}
+		defer lockOnCitus(ctx, tb, conn, citus)()
 		if _, err := conn.Exec(ctx, "DROP SCHEMA "+name+" CASCADE"); err != nil {
 			tb.Logf("drop schema %s: %v", name, err)
 		}
 	})
 
-	require.NoError(tb, migrations.MigrateWithConfig(ctx, pool, &migrations.Config{ShardCount: ShardCount}))
-	return &Schema{Name: name, URL: withSearchPath(URL(), name), Pool: pool}
+	if !reused {
+		unlock := lockOnCitus(ctx, tb, admin, citus)
+		err = migrations.MigrateWithConfig(ctx, pool, &migrations.Config{ShardCount: ShardCount})
+		unlock()
+		require.NoError(tb, err)
+		if citus {
+			want, err = readShape(ctx, admin, name)
+			require.NoError(tb, err)
+		}
+	}
+	return &Schema{Name: name, URL: withSearchPath(URL(), name), Pool: pool, Citus: citus}
 }
 
-// schemaLockKey serializes the creation and the drop of test schemas on Citus.
-const schemaLockKey = 0x64627473 // "dbts"
+// schemaLockKey serializes the creation and the drop of test schemas on Citus, and
+// keeps them apart from the eval's throwaway schemas.
+const schemaLockKey = migrations.SchemaLockKey
+
+// isCitus says whether the database conn is on has the citus extension.
+func isCitus(ctx context.Context, tb testing.TB, conn *pgx.Conn) bool {
+	tb.Helper()
+	var citus bool
+	require.NoError(tb, conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&citus))
+	return citus
+}
 
 // lockOnCitus takes, on Citus only, a lock that keeps one test's schema creation and
 // migration apart from another's drop. A drop of distributed tables and a migration's
 // DDL lock the coordinator's Citus catalogs in orders that deadlock under load (seen in
 // CI); plain PostgreSQL needs no lock and runs them side by side. It returns the unlock.
-func lockOnCitus(ctx context.Context, tb testing.TB, conn *pgx.Conn) func() {
+func lockOnCitus(ctx context.Context, tb testing.TB, conn *pgx.Conn, citus bool) func() {
 	tb.Helper()
-	var citus bool
-	require.NoError(tb, conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&citus))
 	if !citus {
 		return func() {}
 	}

@@ -59,6 +59,9 @@ type Options struct {
 	Middleware []rivertype.Middleware
 	// Router runs the store, the workers and Enqueue on dbtest's RouterPool: on Citus any
 	// multi-shard query of theirs fails (River's own tables are local and unaffected).
+	// On Citus the workers and Enqueue always do (make test-citus runs every test
+	// there): extraction and consolidation of a scope are router work. Router also puts
+	// Store there, whose reads by id (memory.Store.ScopeOf) span shards by design.
 	Router bool
 	// Redact is the deployment's redactor of Enqueue and the workers (nil:
 	// redact.Default, as REDACT's default).
@@ -88,6 +91,8 @@ type Pipeline struct {
 	opts     *Options
 	// pool is the pool Store is on: the schema's, or its router's.
 	pool *pgxpool.Pool
+	// work is the pool of the workers and Enqueue: the router's on Citus, else pool.
+	work *pgxpool.Pool
 	// inspect is a store on the schema's own pool, for a test's reads that the router
 	// pool would refuse (an episode by id asks every shard).
 	inspect *memory.Store
@@ -119,12 +124,15 @@ func New(tb testing.TB, opts *Options) *Pipeline {
 	}
 	require.NoError(tb, err)
 
-	pool := schema.Pool
+	pool, work := schema.Pool, schema.Pool
+	if opts.Router || schema.Citus {
+		work = schema.RouterPool(tb)
+	}
 	if opts.Router {
-		pool = schema.RouterPool(tb)
+		pool = work
 	}
 	p := &Pipeline{Schema: schema, Store: memory.NewStore(pool, opts.memory()), LLM: srv, Provider: provider, opts: opts,
-		pool: pool, inspect: memory.NewStore(schema.Pool, opts.memory())}
+		pool: pool, work: work, inspect: memory.NewStore(schema.Pool, opts.memory())}
 	p.Client = p.AddClient(tb)
 	return p
 }
@@ -139,12 +147,19 @@ func (p *Pipeline) Pool() *pgxpool.Pool { return p.pool }
 func (p *Pipeline) AddClient(tb testing.TB) *river.Client[pgx.Tx] {
 	tb.Helper()
 	ctx := context.Background()
-	pool := p.pool
+	pool := p.work
 	store := p.Store
+	if p.work != p.pool {
+		store = memory.NewStore(p.work, p.opts.memory())
+	}
 	opts := p.opts
 	if p.Client != nil || opts.MaxConns > 0 {
 		pc, err := pgxpool.ParseConfig(p.Schema.URL)
 		require.NoError(tb, err)
+		if p.work != p.Schema.Pool {
+			// The router's setting, as on the first client's pool.
+			pc.ConnConfig.RuntimeParams["citus.multi_task_query_log_level"] = "error"
+		}
 		pc.MaxConns = cmp.Or(opts.MaxConns, 10)
 		pool, err = pgxpool.NewWithConfig(ctx, pc)
 		require.NoError(tb, err)
@@ -160,15 +175,18 @@ func (p *Pipeline) AddClient(tb testing.TB) *river.Client[pgx.Tx] {
 	require.NoError(tb, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, worker)
-	river.AddWorker(workers, extract.NewEpisodeWorker(pool))
-	river.AddWorker(workers, extract.NewReconcileWorker(pool, nil))
+	// The reconcile, the sweep and the jobs of earlier versions (which name an episode
+	// by id alone) span scopes by design (docs/operations.md, "Beyond one database"): on
+	// the schema's own pool.
+	river.AddWorker(workers, extract.NewEpisodeWorker(p.Schema.Pool))
+	river.AddWorker(workers, extract.NewReconcileWorker(p.Schema.Pool, nil))
 	queues := map[string]river.QueueConfig{extract.Queue: {MaxWorkers: cmp.Or(opts.Workers, 4)}}
 	if opts.Consolidate {
 		cw, err := consolidate.NewWorker(consolidate.Config{Store: store, Chat: p.Provider, Embed: p.Provider,
 			EmbedModel: p.Provider.EmbedModel()})
 		require.NoError(tb, err)
 		river.AddWorker(workers, cw)
-		river.AddWorker(workers, consolidate.NewSweepWorker(pool, nil))
+		river.AddWorker(workers, consolidate.NewSweepWorker(p.Schema.Pool, nil))
 		river.AddWorker(workers, consolidate.NewIndexWorker(store, p.Provider.EmbedModel(), nil))
 		queues[consolidate.Queue] = river.QueueConfig{MaxWorkers: 1}
 	}
@@ -208,7 +226,7 @@ func (p *Pipeline) Enqueue(tb testing.TB, ts ...transcript.Transcript) *extract.
 	tb.Helper()
 	ctx := context.Background()
 	var res *extract.EnqueueResult
-	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, p.work, func(tx pgx.Tx) error {
 		var err error
 		res, err = extract.Enqueue(ctx, tx, p.Client, ts, time.Now(), p.opts.Redact)
 		return err
