@@ -24,3 +24,14 @@ test-citus:
 		-skip '^TestCitusNodeFailure$$' ./...
 	# It stops a worker node: alone, after the others.
 	CREDO_TEST_DATABASE_URL="$$(scripts/citus-cluster url)" go test -count=1 -tags citus -run '^TestCitusNodeFailure$$' ./extract
+
+# The router proofs alone (the tests built with the citus tag), as CI runs them until the
+# whole suite is green on the cluster (docs/operations.md, "Tests on a real cluster").
+CITUS_PACKAGES = $(shell grep -rl --include='*_test.go' '^//go:build citus' . | xargs -n1 dirname | sort -u)
+.PHONY: test-citus-router
+test-citus-router:
+	scripts/citus-cluster up
+	CREDO_TEST_DATABASE_URL="$$(scripts/citus-cluster url)" go test -race -count=1 -tags citus -run '^TestCitus' \
+		-skip '^TestCitusNodeFailure$$' $(CITUS_PACKAGES)
+	# It stops a worker node: alone, after the others.
+	CREDO_TEST_DATABASE_URL="$$(scripts/citus-cluster url)" go test -race -count=1 -tags citus -run '^TestCitusNodeFailure$$' ./extract
