@@ -70,6 +70,7 @@ func (e *KindError) Error() string {
 	return fmt.Sprintf("%q is not a kind of secret; the kinds are %s, or all, or none", e.Name, All())
 }
 
+// Is makes a *KindError ErrKinds.
 func (e *KindError) Is(target error) bool { return target == ErrKinds }
 
 // Set is a set of kinds, in AllKinds' order; empty is redaction off.
