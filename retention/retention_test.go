@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/internal/dbtest"
-	"github.com/credohq/credo/internal/metrics"
 	"github.com/credohq/credo/internal/testclock"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/retention"
@@ -30,7 +29,7 @@ type testBundle struct {
 	schema  *dbtest.Schema
 	store   *memory.Store
 	clock   *testclock.Clock
-	metrics *metrics.Metrics
+	reports *reports
 	// log is what the worker logged, as text.
 	log *syncBuffer
 }
@@ -58,7 +57,7 @@ func setup(t *testing.T) *testBundle {
 	schema := dbtest.New(t)
 	c := testclock.New(time.Time{})
 	return &testBundle{schema: schema, store: memory.NewStore(schema.Pool, &memory.Config{Now: c.Now}), clock: c,
-		metrics: metrics.New(), log: &syncBuffer{}}
+		reports: &reports{}, log: &syncBuffer{}}
 }
 
 func day(s string) time.Time {
@@ -98,7 +97,7 @@ func (b *testBundle) start(t *testing.T, retain time.Duration) <-chan *river.Eve
 	ctx := context.Background()
 	workers := river.NewWorkers()
 	require.NoError(t, river.AddWorkerSafely(workers, retention.NewWorker(retention.Config{Store: b.store, Retain: retain,
-		Logger: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelDebug})), Observer: b.metrics})))
+		Logger: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelDebug})), Observer: b.reports})))
 	client, err := river.NewClient(riverpgxv5.New(b.schema.Pool), &river.Config{
 		Queues:            map[string]river.QueueConfig{retention.Queue: {MaxWorkers: 1}},
 		Workers:           workers,
@@ -119,27 +118,22 @@ func (b *testBundle) start(t *testing.T, retain time.Duration) <-chan *river.Eve
 	return events
 }
 
-// counter is the value of a counter of the bundle's metrics with the given labels.
-func (b *testBundle) counter(t *testing.T, name string, labels map[string]string) float64 {
-	t.Helper()
-	fams, err := b.metrics.Registry().Gather()
-	require.NoError(t, err)
-	var sum float64
-	for _, fam := range fams {
-		if fam.GetName() != name {
-			continue
-		}
-	metric:
-		for _, m := range fam.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if v, ok := labels[l.GetName()]; ok && v != l.GetValue() {
-					continue metric
-				}
-			}
-			sum += m.GetCounter().GetValue()
-		}
-	}
-	return sum
+// reports records what the worker tells its observer (the metrics, in the worker).
+type reports struct {
+	mu   sync.Mutex
+	list []retention.Report
+}
+
+func (r *reports) Curated(rep retention.Report) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.list = append(r.list, rep)
+}
+
+func (r *reports) all() []retention.Report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]retention.Report(nil), r.list...)
 }
 
 func waitJob(t *testing.T, events <-chan *river.Event) {
@@ -172,9 +166,11 @@ func TestPeriodicJobThroughRiver(t *testing.T) {
 	require.NoError(t, b.schema.Pool.QueryRow(ctx, "SELECT count(*) FROM purge_tombstone WHERE what = 'history'").Scan(&tombstones))
 	require.Equal(t, 2, tombstones)
 
-	require.Equal(t, 1.0, b.counter(t, "credo_curate_runs_total", map[string]string{"result": "ok"}))
-	require.Equal(t, 2.0, b.counter(t, "credo_curated_beliefs_total", nil))
-	require.Zero(t, b.counter(t, "credo_curated_episodes_total", nil))
+	reps := b.reports.all()
+	require.Len(t, reps, 1, "one curation observed")
+	require.NoError(t, reps[0].Err)
+	require.Equal(t, 2, reps[0].Beliefs)
+	require.Zero(t, reps[0].Episodes)
 
 	log := b.log.String()
 	require.Contains(t, log, "history curated")
@@ -197,6 +193,6 @@ func TestWorkerWithoutPeriodKeepsHistory(t *testing.T) {
 	old, err := b.store.Get(ctx, nycID)
 	require.NoError(t, err)
 	require.Equal(t, memory.StatusSuperseded, old.Status)
-	require.Zero(t, b.counter(t, "credo_curate_runs_total", nil))
+	require.Empty(t, b.reports.all(), "nothing curated, nothing observed")
 	require.Contains(t, b.log.String(), "RETAIN_HISTORY is not set")
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/credohq/credo/cmd/internal/app"
 	"github.com/credohq/credo/consolidate"
-	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 )
 

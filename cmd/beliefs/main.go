@@ -45,7 +45,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/credohq/credo/internal/app"
+	"github.com/credohq/credo/cmd/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/llm"

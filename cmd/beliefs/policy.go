@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/credohq/credo/internal/app"
+	"github.com/credohq/credo/cmd/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/redact"

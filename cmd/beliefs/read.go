@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/credohq/credo/internal/app"
+	"github.com/credohq/credo/cmd/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/recall"
 )

@@ -13,7 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
-	"github.com/credohq/credo/internal/app"
+	"github.com/credohq/credo/cmd/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/redact"

@@ -22,8 +22,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/credohq/credo/cmd/internal/app"
 	"github.com/credohq/credo/extract"
-	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/transcript"

@@ -7,8 +7,8 @@ import (
 	"flag"
 	"io"
 
+	"github.com/credohq/credo/cmd/internal/app"
 	"github.com/credohq/credo/eval"
-	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 )
 

@@ -36,8 +36,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/credohq/credo/cmd/internal/app"
 	"github.com/credohq/credo/eval"
-	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 )
 

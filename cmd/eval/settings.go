@@ -6,8 +6,8 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/credohq/credo/cmd/internal/app"
 	"github.com/credohq/credo/eval"
-	"github.com/credohq/credo/internal/app"
 	"github.com/credohq/credo/internal/config"
 	"github.com/credohq/credo/llm"
 )

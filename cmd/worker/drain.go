@@ -10,7 +10,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
-	"github.com/credohq/credo/internal/app"
+	"github.com/credohq/credo/cmd/internal/app"
 	"github.com/credohq/credo/internal/riverjobs"
 	"github.com/credohq/credo/memory"
 )
