@@ -165,18 +165,16 @@ func TestConcurrentWritersNothingMissedNothingTwice(t *testing.T) {
 	require.ElementsMatch(t, want, refs(got))
 }
 
-func TestScopePurgeLeavesOnlyItsCounts(t *testing.T) {
+// An erased scope leaves no row that names it: its feed goes with it.
+func TestScopePurgeLeavesNothing(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t)
 	s.accept(t, "user:1", "User likes tea")
 	_, err := s.store.Purge(context.Background(), memory.Selection{Scope: "user:1", All: true})
 	require.NoError(t, err)
 	got, _ := s.readAll(t, changes.Query{Scope: "user:1"})
-	require.Len(t, got, 1)
-	require.Equal(t, memory.ChangeScopePurged, got[0].Kind)
-	require.True(t, got[0].All)
-	require.Equal(t, int64(2), got[0].Counts["belief"])
-	require.Equal(t, int64(2), got[0].Position)
+	require.Empty(t, got)
+	require.Empty(t, s.schema.Mentions(t, "user:1"))
 }
 
 func TestListenerWakesOnCommit(t *testing.T) {

@@ -104,6 +104,19 @@ func byScope(cs []memory.Change) func(yield func(string, []memory.Change) bool) 
 // writeScope writes the changes of one scope: the head first, whose row lock orders the
 // scope's writers by commit (see the package's documentation).
 func writeScope(ctx context.Context, tx pgx.Tx, scope string, cs []memory.Change) ([]Change, error) {
+	for _, c := range cs {
+		if c.Kind == memory.ChangeScopePurged && c.All {
+			// An erased scope leaves no row that names it, its feed included: its changes
+			// and its head go, and its purge is not announced.
+			if _, err := tx.Exec(ctx, "DELETE FROM change WHERE scope = $1", scope); err != nil {
+				return nil, fmt.Errorf("drop changes of purged %q: %w", scope, err)
+			}
+			if _, err := tx.Exec(ctx, "DELETE FROM change_head WHERE scope = $1", scope); err != nil {
+				return nil, fmt.Errorf("drop the head of purged %q: %w", scope, err)
+			}
+			return nil, nil
+		}
+	}
 	cs = dedupe(cs)
 	now := cs[len(cs)-1].At
 	var last int64
