@@ -47,12 +47,12 @@ func TestChangeFeed(t *testing.T) {
 	var empty Changes
 	h.ok("GET", "/v1/changes?scope_prefix=tenant:a/&after="+page.Cursor, key, nil, 200, &empty)
 	require.Empty(t, empty.Changes)
-	_, err := h.p.Store.Purge(t.Context(), memory.Selection{Scope: scope, All: true})
+	_, err := h.p.Store.Purge(t.Context(), memory.Selection{Scope: scope, Match: "Acme"})
 	require.NoError(t, err)
 	next := <-done
 	require.Len(t, next.Changes, 1)
 	require.Equal(t, "scope.purged", next.Changes[0].Type)
-	require.Equal(t, "scope", next.Changes[0].Data.(map[string]any)["what"])
+	require.Equal(t, "beliefs", next.Changes[0].Data.(map[string]any)["what"])
 
 	// The key's prefixes bound the feed.
 	h.fail("GET", "/v1/changes?scope="+url.QueryEscape(scope), other, nil, 403, CodeForbidden)
