@@ -39,6 +39,9 @@ type purgeJSON struct {
 // subscription inserts its deliveries.
 type Follower interface {
 	FollowTx(ctx context.Context, tx pgx.Tx, changes []Change) error
+	// ErasedTx is told that scope was purged whole: the follower deletes what it keeps
+	// that names the scope, for no row may name it after the purge commits.
+	ErasedTx(ctx context.Context, tx pgx.Tx, scope string) error
 }
 
 // Config configures a Log.
@@ -65,6 +68,12 @@ var _ memory.Announcer = (*Log)(nil)
 func (l *Log) AnnounceTx(ctx context.Context, tx pgx.Tx, cs []memory.Change) error {
 	var written []Change
 	for scope, group := range byScope(cs) {
+		if erasedWhole(group) {
+			if err := l.erase(ctx, tx, scope); err != nil {
+				return err
+			}
+			continue
+		}
 		w, err := writeScope(ctx, tx, scope, group)
 		if err != nil {
 			return err
@@ -101,22 +110,31 @@ func byScope(cs []memory.Change) func(yield func(string, []memory.Change) bool) 
 	}
 }
 
+// erasedWhole is whether cs purge their scope whole.
+func erasedWhole(cs []memory.Change) bool {
+	return slices.ContainsFunc(cs, func(c memory.Change) bool { return c.Kind == memory.ChangeScopePurged && c.All })
+}
+
+// erase drops the feed of a scope purged whole, its changes and its head, and tells the
+// followers: an erased scope leaves no row that names it, so its purge is not announced.
+func (l *Log) erase(ctx context.Context, tx pgx.Tx, scope string) error {
+	b := &pgx.Batch{}
+	b.Queue("DELETE FROM change WHERE scope = $1", scope)
+	b.Queue("DELETE FROM change_head WHERE scope = $1", scope)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("drop the feed of purged %q: %w", scope, err)
+	}
+	for _, f := range l.followers {
+		if err := f.ErasedTx(ctx, tx, scope); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writeScope writes the changes of one scope: the head first, whose row lock orders the
 // scope's writers by commit (see the package's documentation).
 func writeScope(ctx context.Context, tx pgx.Tx, scope string, cs []memory.Change) ([]Change, error) {
-	for _, c := range cs {
-		if c.Kind == memory.ChangeScopePurged && c.All {
-			// An erased scope leaves no row that names it, its feed included: its changes
-			// and its head go, and its purge is not announced.
-			if _, err := tx.Exec(ctx, "DELETE FROM change WHERE scope = $1", scope); err != nil {
-				return nil, fmt.Errorf("drop changes of purged %q: %w", scope, err)
-			}
-			if _, err := tx.Exec(ctx, "DELETE FROM change_head WHERE scope = $1", scope); err != nil {
-				return nil, fmt.Errorf("drop the head of purged %q: %w", scope, err)
-			}
-			return nil, nil
-		}
-	}
 	cs = dedupe(cs)
 	now := cs[len(cs)-1].At
 	var last int64

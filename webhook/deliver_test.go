@@ -349,6 +349,9 @@ func TestPurgeDuringBacklog(t *testing.T) {
 	_, err := s.store.Purge(context.Background(), memory.Selection{Scope: "acme/user:1", All: true})
 	require.NoError(t, err)
 	after := len(rc.requests())
+	// Its deliveries go with it (their jobs with the purge's): no row names the scope,
+	// and none is left pending with no job to send it.
+	require.Zero(t, s.schema.Mentions(t, "acme/user:1")["webhook_delivery"])
 	open.Store(true)
 	s.drain(t)
 

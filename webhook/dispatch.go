@@ -67,8 +67,7 @@ type delivery struct {
 }
 
 // FollowTx writes the deliveries of cs to the webhooks that subscribe to them, and their
-// jobs. A purge first waits for the sends of its scope in flight, and a scope's purge
-// drops its deliveries still queued: what they named is gone.
+// jobs. A purge first waits for the sends of its scope in flight.
 func (d *Dispatcher) FollowTx(ctx context.Context, tx pgx.Tx, cs []changes.Change) error {
 	if d.err != nil {
 		return d.err
@@ -79,13 +78,6 @@ func (d *Dispatcher) FollowTx(ctx context.Context, tx pgx.Tx, cs []changes.Chang
 		}
 		if _, err := tx.Exec(ctx, purgeLockSQL, c.Scope); err != nil {
 			return fmt.Errorf("wait for deliveries of %q: %w", c.Scope, err)
-		}
-		if c.All {
-			_, err := tx.Exec(ctx, `UPDATE webhook_delivery SET state = 'dropped', done_at = $3
-				WHERE scope = $1 AND state = 'pending' AND position < $2`, c.Scope, c.Position, c.At)
-			if err != nil {
-				return fmt.Errorf("drop deliveries of %q: %w", c.Scope, err)
-			}
 		}
 	}
 	ws, err := all(ctx, tx)
@@ -116,6 +108,20 @@ func (d *Dispatcher) FollowTx(ctx context.Context, tx pgx.Tx, cs []changes.Chang
 	})
 	if err != nil {
 		return fmt.Errorf("insert delivery jobs: %w", err)
+	}
+	return nil
+}
+
+// ErasedTx deletes the deliveries of a scope purged whole, once the sends of the scope
+// in flight are done: what they named is gone, and no row may name the scope. Their
+// jobs go with the purge's (memory deletes the scope's jobs); one running finds its
+// delivery gone and completes.
+func (d *Dispatcher) ErasedTx(ctx context.Context, tx pgx.Tx, scope string) error {
+	if _, err := tx.Exec(ctx, purgeLockSQL, scope); err != nil {
+		return fmt.Errorf("wait for deliveries of %q: %w", scope, err)
+	}
+	if _, err := tx.Exec(ctx, "DELETE FROM webhook_delivery WHERE scope = $1", scope); err != nil {
+		return fmt.Errorf("drop deliveries of %q: %w", scope, err)
 	}
 	return nil
 }
