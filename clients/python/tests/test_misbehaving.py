@@ -98,7 +98,9 @@ class Deadline(unittest.TestCase):
 
     def test_retries_and_their_waits_within_the_timeout(self) -> None:
         s = Server.start(self, error_answer(503, "api_disabled"))
-        with self.assertRaises(credo.ServerError):
+        # The server's error; or, on a machine slow enough that a retry is still waiting for
+        # its answer when the deadline passes, the timeout. Either way within the deadline.
+        with self.assertRaises((credo.ServerError, credo.Timeout)):
             credo.Client(s.url, "k", timeout=1, max_retries=10, backoff=0.4).beliefs("user:1")
         # The shortest waits of three retries add up to 0.2 + 0.4 + 0.8 s: past 1 s.
         self.assertLessEqual(len(s.requests), 3 + 1, "the old client tried 11 times over 5 minutes")
