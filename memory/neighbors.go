@@ -212,9 +212,8 @@ func (s *Store) probe(ctx context.Context, sql string, q NeighborQuery, seeds []
 		//   per chunk (30 MB for 10,000 of 768 dimensions) rather than spilled to disk.
 		// - jit: on a large scope the estimate crosses jit_above_cost, and compiling
 		//   each chunk costs more than the search it would speed up.
-		_, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true),
-			set_config('hnsw.iterative_scan', 'relaxed_order', true),
-			set_config('work_mem', '64MB', true), set_config('jit', 'off', true)`, strconv.Itoa(neighborEfSearch))
+		err := setLocal(ctx, tx, setting{"hnsw.ef_search", strconv.Itoa(neighborEfSearch)},
+			setting{"hnsw.iterative_scan", "relaxed_order"}, setting{"work_mem", "64MB"}, setting{"jit", "off"})
 		if err != nil {
 			return fmt.Errorf("configure the neighbour query: %w", err)
 		}

@@ -77,8 +77,8 @@ func nearest[T any](ctx context.Context, s *Store, q nearestQuery, columns strin
 			// own index of tens of thousands of rows needs more than the default 40 for
 			// recall near 1. relaxed_order goes on past rows the filter drops (other
 			// statuses) until k pass.
-			_, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true),
-				set_config('hnsw.iterative_scan', 'relaxed_order', true)`, strconv.Itoa(scopeIndexCandidates(q.k)))
+			err := setLocal(ctx, tx, setting{"hnsw.ef_search", strconv.Itoa(scopeIndexCandidates(q.k))},
+				setting{"hnsw.iterative_scan", "relaxed_order"})
 			if err != nil {
 				return fmt.Errorf("configure the scope's index scan: %w", err)
 			}
