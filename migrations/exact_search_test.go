@@ -15,6 +15,7 @@ import (
 // keeps every vector, and goes down and up again.
 func TestExactSearchMigration(t *testing.T) {
 	t.Parallel()
+	dbtest.SkipOnCitus(t, preCitusSchema)
 	ctx := context.Background()
 	schema := dbtest.New(t)
 	require.NoError(t, migrations.MigrateDownTo(ctx, schema.Pool, 5))

@@ -61,7 +61,12 @@ func TestMigrateConfig(t *testing.T) {
 			"is not between 1 and 64000")
 	}
 	require.NoError(t, migrations.MigrateWithConfig(ctx, schema.Pool, &migrations.Config{ShardCount: 8}))
-	var citus bool
-	require.NoError(t, schema.Pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')").Scan(&citus))
-	require.False(t, citus, "the plain PostgreSQL tests run without Citus")
 }
+
+// preCitusSchema is why the tests of migrations before 010 skip on a cluster: they go
+// down to a version whose tables are keyed by id alone, which Citus cannot distribute
+// (010 made scope lead every key), and Citus refuses the down migrations' several DDL
+// statements in one string ("cannot insert multiple commands into a prepared
+// statement"). credo has no down path for operators; the up path runs under every test
+// on the cluster.
+const preCitusSchema = "migrations before 010 are keyed by id, which Citus cannot distribute, and their tests go down to them"

@@ -18,6 +18,7 @@ import (
 // belief, and goes down and up again.
 func TestScopeKeysMigration(t *testing.T) {
 	t.Parallel()
+	dbtest.SkipOnCitus(t, preCitusSchema)
 	ctx := context.Background()
 	schema := dbtest.New(t)
 	db := schema.Pool

@@ -58,3 +58,13 @@ func (s *Schema) RouterPool(tb testing.TB) *pgxpool.Pool {
 	tb.Cleanup(pool.Close)
 	return pool
 }
+
+// SkipOnCitus skips tb when the test database is a Citus coordinator, for a test that
+// genuinely cannot run on a cluster; limitation says why, and docs/operations.md ("Tests
+// on a real cluster") lists every such test.
+func SkipOnCitus(tb testing.TB, limitation string) {
+	tb.Helper()
+	if Citus(tb) {
+		tb.Skip("not on Citus: " + limitation)
+	}
+}
