@@ -48,15 +48,17 @@ func webhookInput(err error) error {
 	return err
 }
 
-func webhookID(id string) (int64, error) {
+// webhookOf checks --id, then opens the webhooks' store.
+func (e *env) webhookOf(ctx context.Context, id string) (*webhook.Webhooks, int64, error) {
 	if id == "" {
-		return 0, config.Usagef("--id is required")
+		return nil, 0, config.Usagef("--id is required")
 	}
 	n, err := strconv.ParseInt(id, 10, 64)
 	if err != nil || n <= 0 {
-		return 0, config.Usagef("--id %q is not a webhook id", id)
+		return nil, 0, config.Usagef("--id %q is not a webhook id", id)
 	}
-	return n, nil
+	hooks, err := e.webhooks(ctx)
+	return hooks, n, err
 }
 
 func webhooksCreateCommand() command {
@@ -158,11 +160,7 @@ func webhooksDeleteCommand() command {
 		flags: func(fs *flag.FlagSet) func(context.Context, *env) error {
 			id := fs.String("id", "", "webhook id, as webhooks list shows it (required)")
 			return func(ctx context.Context, e *env) error {
-				n, err := webhookID(*id)
-				if err != nil {
-					return err
-				}
-				hooks, err := e.webhooks(ctx)
+				hooks, n, err := e.webhookOf(ctx, *id)
 				if err != nil {
 					return err
 				}
@@ -181,11 +179,7 @@ func webhooksTestCommand() command {
 			id := fs.String("id", "", "webhook id (required)")
 			asJSON := fs.Bool("json", false, "print JSON")
 			return func(ctx context.Context, e *env) error {
-				n, err := webhookID(*id)
-				if err != nil {
-					return err
-				}
-				hooks, err := e.webhooks(ctx)
+				hooks, n, err := e.webhookOf(ctx, *id)
 				if err != nil {
 					return err
 				}
@@ -215,11 +209,7 @@ func webhooksRotateCommand() command {
 			id := fs.String("id", "", "webhook id (required)")
 			asJSON := fs.Bool("json", false, "print JSON, with the new secret")
 			return func(ctx context.Context, e *env) error {
-				n, err := webhookID(*id)
-				if err != nil {
-					return err
-				}
-				hooks, err := e.webhooks(ctx)
+				hooks, n, err := e.webhookOf(ctx, *id)
 				if err != nil {
 					return err
 				}
