@@ -25,8 +25,8 @@ test-citus:
 	# It stops a worker node: alone, after the others.
 	CREDO_TEST_DATABASE_URL="$$(scripts/citus-cluster url)" go test -count=1 -tags citus -run '^TestCitusNodeFailure$$' ./extract
 
-# The router proofs alone (the tests built with the citus tag), as CI runs them until the
-# whole suite is green on the cluster (docs/operations.md, "Tests on a real cluster").
+# The router proofs alone (the tests built with the citus tag), a minute where the whole
+# suite takes six: for work on a statement's distribution.
 CITUS_PACKAGES = $(shell grep -rl --include='*_test.go' '^//go:build citus' . | xargs -n1 dirname | sort -u)
 .PHONY: test-citus-router
 test-citus-router:
