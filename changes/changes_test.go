@@ -200,3 +200,65 @@ func TestListenerWakesOnCommit(t *testing.T) {
 	default:
 	}
 }
+
+// dependent stores in scope "User lives in New York" and, concluded from it, "User's
+// time zone is US Eastern", and returns their ids.
+func (s *setup) dependent(t *testing.T, scope string) (basis, dependent int64) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := s.store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionExtraction, At: date("2026-01-10"),
+		Facts: []memory.Fact{{Statement: "User lives in New York", Attribute: "location", Confidence: 0.9, Origin: memory.OriginUserStated}}})
+	require.NoError(t, err)
+	basis = res.Facts[0].BeliefID
+	res, err = s.store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionExtraction, At: date("2026-01-20"), Candidates: []int64{basis},
+		Facts: []memory.Fact{{Statement: "User's time zone is US Eastern", Attribute: "time_zone", Confidence: 0.8,
+			Origin: memory.OriginInferred, DependsOn: []int{0}}}})
+	require.NoError(t, err)
+	return basis, res.Facts[0].BeliefID
+}
+
+// kinds is the kinds and referenced rows of cs, as "kind ref".
+func kinds(cs []changes.Change) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = fmt.Sprintf("%s %d", c.Kind, c.RefID)
+	}
+	return out
+}
+
+// Review items opened or closed by a statement that returns nothing (a flag of
+// dependents, a retirement, a forget, a partial purge) are announced like the others.
+func TestReviewItemsOfEveryWriterAreAnnounced(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSetup(t)
+
+	basis, tz := s.dependent(t, "user:1")
+	_, err := s.store.Forget(ctx, memory.Selection{Scope: "user:1", IDs: []int64{basis}})
+	require.NoError(t, err)
+	items, err := s.store.Conflicts(ctx, "user:1", false)
+	require.NoError(t, err)
+	require.Len(t, items, 1)
+	item := items[0].ID
+	got, cur := s.readAll(t, changes.Query{Scope: "user:1"})
+	require.Equal(t, []string{fmt.Sprintf("review.opened %d", item)}, kinds(got), "a forget flags the dependent")
+
+	// The dependent retracted: its item closes with it, implicitly.
+	res, err := s.store.Apply(ctx, &memory.Batch{Scope: "user:1", Origin: memory.RevisionExtraction, At: date("2026-03-01"),
+		Candidates: []int64{tz}, Facts: []memory.Fact{{Confidence: 1, Origin: memory.OriginUserStated,
+			Resolves: &memory.Directive{Index: 0, Action: memory.ActionRetract, Reason: memory.ReasonTemporal}}}})
+	require.NoError(t, err)
+	require.Equal(t, memory.OutcomeRetracted, res.Facts[0].Kind, res.Facts[0].Detail)
+	got, _ = s.readAll(t, changes.Query{Scope: "user:1", After: cur})
+	require.Equal(t, []string{fmt.Sprintf("revision.applied %d", res.Facts[0].EventID), fmt.Sprintf("review.resolved %d", item)}, kinds(got))
+
+	// A purge of the basis: the survivor it flags is announced before the purge.
+	basis, _ = s.dependent(t, "user:2")
+	_, err = s.store.Purge(ctx, memory.Selection{Scope: "user:2", IDs: []int64{basis}})
+	require.NoError(t, err)
+	items, err = s.store.Conflicts(ctx, "user:2", false)
+	require.NoError(t, err)
+	require.Len(t, items, 1)
+	got, _ = s.readAll(t, changes.Query{Scope: "user:2"})
+	require.Equal(t, []string{fmt.Sprintf("review.opened %d", items[0].ID), "scope.purged 0"}, kinds(got))
+}

@@ -71,23 +71,59 @@ func (a *applier) announce(ctx context.Context) error {
 	if a.store.announcer == nil {
 		return nil
 	}
-	if a.flagged {
-		// Items a flag opened: the statement is queued and returns nothing, and they are
-		// the scope's open basis_changed items made at the batch's time, under its lock.
-		rows, err := a.tx.Query(ctx, `SELECT id FROM belief_conflict WHERE scope = $1 AND kind = 'basis_changed'
-			AND status = 'open' AND created_at = $2 ORDER BY id`, a.b.Scope, a.now)
+	if a.reviewed {
+		cs, err := reviewChanges(ctx, a.tx, a.b.Scope, a.now, a.b.decides)
 		if err != nil {
-			return fmt.Errorf("read opened review items: %w", err)
+			return err
 		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return fmt.Errorf("read opened review items: %w", err)
-		}
-		for _, id := range ids {
-			a.note(ChangeReviewOpened, id)
-		}
+		a.changes = append(a.changes, cs...)
 	}
 	changes := a.changes
-	a.changes, a.flagged = nil, false
+	a.changes, a.reviewed = nil, false
 	return a.store.announceTx(ctx, a.tx, changes)
+}
+
+// reviewChanges is the review items of scope that statements returning nothing opened
+// (a flag of dependents) or closed (a retirement, a keep, a forget) at time at: the
+// scope's basis_changed items made then, and its items resolved then, read under the
+// scope's lock. An item opened and closed at once is told both ways. skip is an item
+// whose resolution its writer announces itself (an operator's decision), or zero.
+func reviewChanges(ctx context.Context, tx pgx.Tx, scope string, at time.Time, skip int64) ([]Change, error) {
+	rows, err := tx.Query(ctx, `SELECT id, kind = 'basis_changed' AND created_at = $2, resolved_at IS NOT NULL AND resolved_at = $2
+		FROM belief_conflict WHERE scope = $1 AND ((kind = 'basis_changed' AND created_at = $2) OR resolved_at = $2)
+		ORDER BY id`, scope, at)
+	if err != nil {
+		return nil, fmt.Errorf("read review items opened or closed: %w", err)
+	}
+	var (
+		out              []Change
+		id               int64
+		opened, resolved bool
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &opened, &resolved}, func() error {
+		if opened {
+			out = append(out, Change{Scope: scope, Kind: ChangeReviewOpened, ID: id, At: at})
+		}
+		if resolved && id != skip {
+			out = append(out, Change{Scope: scope, Kind: ChangeReviewResolved, ID: id, At: at})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read review items opened or closed: %w", err)
+	}
+	return out, nil
+}
+
+// announceReviewTx announces the review items of scope opened or closed at time at, by
+// a writer that is no applier (forget, purge), with changes of its own after them.
+func (s *Store) announceReviewTx(ctx context.Context, tx pgx.Tx, scope string, at time.Time, changes ...Change) error {
+	if s.announcer == nil {
+		return nil
+	}
+	cs, err := reviewChanges(ctx, tx, scope, at, 0)
+	if err != nil {
+		return err
+	}
+	return s.announceTx(ctx, tx, append(cs, changes...))
 }

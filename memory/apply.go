@@ -131,13 +131,13 @@ func (s *Store) ApplyTx(ctx context.Context, tx pgx.Tx, b *Batch) (*Result, erro
 
 type applier struct {
 	store *Store
-	// changes are what the batch changed, announced when it ends; flagged: a flag
-	// statement may have opened review items.
-	changes []Change
-	flagged bool
-	tx      pgx.Tx
-	b       *Batch
-	now     time.Time
+	// changes are what the batch changed, announced when it ends; reviewed: a queued
+	// statement may have opened or closed review items (a flag, a retirement, a keep).
+	changes  []Change
+	reviewed bool
+	tx       pgx.Tx
+	b        *Batch
+	now      time.Time
 	// touched holds the beliefs this batch already revised: a second directive on one
 	// of them is stale, never a revision of the revision.
 	touched map[int64]bool

@@ -104,7 +104,7 @@ func (a *applier) writeRetirement(p retireParams) {
 	f := flag{scope: a.b.Scope, bases: []int64{p.ID}, keepTarget: true, origin: a.b.Origin, reason: &p.Reason, change: change, now: a.now}
 	sql, args := f.statement()
 	a.exec(fmt.Sprintf("flag beliefs concluded from %v", f.bases), sql, args...)
-	a.flagged = true
+	a.reviewed = true
 }
 
 // eventRow is one revision_event to write.
@@ -208,6 +208,7 @@ func (a *applier) writeKeep(id int64) {
 		SET status = 'resolved', resolution = 'kept', resolved_at = $2
 		WHERE scope = $3 AND belief_id = $1 AND kind = 'basis_changed' AND status = 'open'`, id, a.now, a.b.Scope)
 	a.exec(fmt.Sprintf("keep belief %d", id), "UPDATE belief SET needs_review = false WHERE scope = $2 AND id = $1 AND needs_review", id, a.b.Scope)
+	a.reviewed = true
 }
 
 // writeReinforcement counts one more statement of belief id, seen at the batch's time,

@@ -50,6 +50,9 @@ type Batch struct {
 	// Source is what the model read, for an extraction's batch: the containment guards
 	// hold a destructive directive on a belief it does not speak of.
 	Source *Source
+	// decides is the review item an operator's decision carries out with this batch: the
+	// decision announces its resolution, the batch does not.
+	decides int64
 }
 
 // Source is the text a batch's facts were read from, as the model saw it, and its

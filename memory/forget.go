@@ -88,8 +88,12 @@ func (s *Store) Forget(ctx context.Context, sel Selection) ([]int64, error) {
 		if err := closeItems(ctx, tx, sel.Scope, forgotten, ResolvedForgotten, now); err != nil {
 			return err
 		}
-		return flagDependents(ctx, tx, flag{scope: sel.Scope, bases: forgotten, keepTarget: true, origin: RevisionOperator,
+		err = flagDependents(ctx, tx, flag{scope: sel.Scope, bases: forgotten, keepTarget: true, origin: RevisionOperator,
 			change: "forgotten by an operator", now: now})
+		if err != nil {
+			return err
+		}
+		return s.announceReviewTx(ctx, tx, sel.Scope, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("forget beliefs of %q: %w", sel.Scope, err)

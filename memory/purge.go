@@ -143,8 +143,12 @@ func (p *purge) run(ctx context.Context) error {
 	if err := p.tombstone(ctx); err != nil {
 		return err
 	}
-	return p.store.announceTx(ctx, p.tx, []Change{{Scope: p.sel.Scope, Kind: ChangeScopePurged, At: p.now,
-		Purged: p.out.Counts, All: p.sel.All}})
+	purged := Change{Scope: p.sel.Scope, Kind: ChangeScopePurged, At: p.now, Purged: p.out.Counts, All: p.sel.All}
+	if p.sel.All {
+		return p.store.announceTx(ctx, p.tx, []Change{purged})
+	}
+	// The items that flagged the survivors concluded from what went.
+	return p.store.announceReviewTx(ctx, p.tx, p.sel.Scope, p.now, purged)
 }
 
 func (p *purge) findNeedles(ctx context.Context) error {

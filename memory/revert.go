@@ -277,16 +277,23 @@ func (r *reverter) restore(ctx context.Context, ev *Event, prior *eventPrior, ol
 	// The review items the revision closed when it retired old (at its time, with the
 	// status as resolution) open again, and with them old's flag.
 	// Two statements, never a data-modifying CTE (see flag.statements).
-	reopened, err := r.tx.Exec(ctx, `UPDATE belief_conflict SET status = 'open', resolution = NULL, resolved_at = NULL
-		WHERE scope = $4 AND belief_id = $1 AND kind = 'basis_changed' AND resolved_at = $2 AND resolution = $3`,
+	rows, err := r.tx.Query(ctx, `UPDATE belief_conflict SET status = 'open', resolution = NULL, resolved_at = NULL
+		WHERE scope = $4 AND belief_id = $1 AND kind = 'basis_changed' AND resolved_at = $2 AND resolution = $3 RETURNING id`,
 		old.ID, ev.CreatedAt, want, r.b.Scope)
+	var reopened []int64
+	if err == nil {
+		reopened, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	}
 	if err == nil {
 		_, err = r.tx.Exec(ctx, `UPDATE belief SET status = 'active', valid_until = NULL, retired_at = NULL, superseded_by = NULL,
 				updated_at = $2, needs_review = $4
-			WHERE scope = $3 AND id = $1`, old.ID, r.now, r.b.Scope, reopened.RowsAffected() > 0)
+			WHERE scope = $3 AND id = $1`, old.ID, r.now, r.b.Scope, len(reopened) > 0)
 	}
 	if err != nil {
 		return fmt.Errorf("restore belief %d: %w", old.ID, err)
+	}
+	for _, id := range reopened {
+		r.note(ChangeReviewOpened, id)
 	}
 	out.Restored = []int64{old.ID}
 	if wrote {
@@ -298,6 +305,7 @@ func (r *reverter) restore(ctx context.Context, ev *Event, prior *eventPrior, ol
 		out.Retracted = []int64{nw.ID}
 	}
 	reason := ReasonCorrection
+	r.reviewed = true
 	return flagDependents(ctx, r.tx, flag{scope: r.b.Scope, bases: []int64{old.ID}, keepTarget: true, origin: RevisionOperator, reason: &reason,
 		change: fmt.Sprintf("restored by an operator's revert of event %d", ev.ID), now: r.now})
 }

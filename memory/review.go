@@ -172,7 +172,7 @@ func (s *Store) itemBatch(ctx context.Context, tx pgx.Tx, c *Conflict, d Decisio
 	if c.Reason != nil {
 		reason = *c.Reason
 	}
-	b := &Batch{Scope: c.Scope, Origin: RevisionOperator, EpisodeID: c.EpisodeID, EmbedModel: d.EmbedModel}
+	b := &Batch{Scope: c.Scope, Origin: RevisionOperator, EpisodeID: c.EpisodeID, EmbedModel: d.EmbedModel, decides: c.ID}
 	var (
 		target struct {
 			subject, attribute string
