@@ -104,10 +104,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		open: cfg.BehindGate || IsLoopback(cfg.Addr), gate: cfg.BehindGate, csrf: http.NewCrossOriginProtection(),
 		limiters: map[int64]*rate.Limiter{}, schemas: mcp.NewSchemaCache(), mux: http.NewServeMux(),
 		feed: changes.NewReader(cfg.Pool), listener: changes.NewListener(cfg.Pool, cfg.Logger), webhooks: cfg.Webhooks,
-		ops: operator.New(operator.Config{Store: cfg.Store, Embed: cfg.Embed, EmbedModel: cfg.EmbedModel, Now: cfg.Now}),
+		ops: operator.New(operator.Config{Store: cfg.Store, Embed: cfg.Embed, EmbedModel: cfg.EmbedModel, Now: cfg.Now, Redact: cfg.Redact}),
 	}
 	reader, err := recall.New(recall.Config{Store: s.store, Chat: cfg.Chat, Embed: cfg.Embed, EmbedModel: s.embedModel,
-		Now: s.now, Observer: cfg.AskObserver, Logger: s.log})
+		Now: s.now, Observer: cfg.AskObserver, Logger: s.log, Redact: cfg.Redact})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/redact"
 )
 
 // Config configures a Server.
@@ -31,6 +32,9 @@ type Config struct {
 	SecureCookies bool
 	// SessionTTL is how long a login lasts (api.DefaultSessionTTL when 0).
 	SessionTTL time.Duration
+	// Redact replaces the secrets of an operator's statements (REDACT; nil:
+	// redact.Default), as in operator.New.
+	Redact *redact.Redactor
 }
 
 // ErrConfig is returned for an invalid Config.

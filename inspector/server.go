@@ -71,7 +71,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{store: cfg.Store, gate: cfg.Gate, jobs: cfg.Jobs, log: cfg.Logger, now: cfg.Now, pages: pages,
 		csrf: http.NewCrossOriginProtection(), mux: http.NewServeMux(),
 		secure: cfg.SecureCookies, sessionTTL: cfg.SessionTTL,
-		ops: operator.New(operator.Config{Store: cfg.Store, Embed: cfg.Embed, EmbedModel: cfg.EmbedModel, Now: cfg.Now})}
+		ops: operator.New(operator.Config{Store: cfg.Store, Embed: cfg.Embed, EmbedModel: cfg.EmbedModel, Now: cfg.Now, Redact: cfg.Redact})}
 	s.routes()
 	return s, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/redact"
 )
 
 // Config is what an Operator needs.
@@ -28,14 +29,18 @@ type Config struct {
 	EmbedModel string
 	// Now is the time an operator's revision is made; nil is time.Now.
 	Now func() time.Time
+	// Redact replaces the secrets of an operator's statements, with the policy of each
+	// scope over it (REDACT; nil: redact.Default).
+	Redact *redact.Redactor
 }
 
 // Operator carries out operators' operations.
 type Operator struct {
-	store *memory.Store
-	embed llm.Embedder
-	model string
-	now   func() time.Time
+	store    *memory.Store
+	embed    llm.Embedder
+	model    string
+	now      func() time.Time
+	redactor *redact.Redactor
 }
 
 // withDefaults returns c with the defaults of what it leaves zero.
@@ -43,13 +48,16 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.Redact == nil {
+		c.Redact = redact.Default()
+	}
 	return c
 }
 
 // New returns an Operator writing to cfg.Store.
 func New(cfg Config) *Operator {
 	cfg = cfg.withDefaults()
-	return &Operator{store: cfg.Store, embed: cfg.Embed, model: cfg.EmbedModel, now: cfg.Now}
+	return &Operator{store: cfg.Store, embed: cfg.Embed, model: cfg.EmbedModel, now: cfg.Now, redactor: cfg.Redact}
 }
 
 // errNoEmbedder is a front end configured without an embedder: an internal error.

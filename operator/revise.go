@@ -42,6 +42,9 @@ func (o *Operator) Assert(ctx context.Context, v Viewer, p AssertParams) (memory
 	if p.Authoritative {
 		f.Origin = memory.OriginAuthoritative
 	}
+	if err := o.redact(ctx, p.Scope, &f); err != nil {
+		return memory.Outcome{}, err
+	}
 	return o.apply(ctx, &memory.Batch{Scope: p.Scope, Facts: []memory.Fact{f}}, "")
 }
 
@@ -81,6 +84,9 @@ func (o *Operator) Correct(ctx context.Context, v Viewer, p CorrectParams) (memo
 	}
 	if p.Retract {
 		f.Resolves.Action = memory.ActionRetract
+	}
+	if err := o.redact(ctx, old.Scope, &f); err != nil {
+		return memory.Outcome{}, err
 	}
 	return o.apply(ctx, &memory.Batch{Scope: old.Scope, Candidates: []int64{p.ID}, Facts: []memory.Fact{f}}, old.Statement)
 }

@@ -63,7 +63,7 @@ func (r *Reader) Ask(ctx context.Context, q Query) (*Answer, error) {
 }
 
 func (r *Reader) ask(ctx context.Context, q Query) (*Answer, error) {
-	if err := q.check(); err != nil {
+	if err := r.checkQuery(ctx, &q); err != nil {
 		return nil, err
 	}
 	if q.Query == "" {

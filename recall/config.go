@@ -10,6 +10,7 @@ import (
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/prompts"
+	"github.com/credohq/credo/redact"
 )
 
 // Config configures a Reader.
@@ -28,6 +29,9 @@ type Config struct {
 	// Prompts are the parsed prompts, for a caller that makes a Reader per question;
 	// nil: New parses them.
 	Prompts *prompts.Prompts
+	// Redact replaces the secrets of a question, with the policy of its scope over it,
+	// before the embedder or the chat model sees it (REDACT; nil: redact.Default).
+	Redact *redact.Redactor
 }
 
 // ErrConfig is returned for an invalid Config.
@@ -45,6 +49,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Redact == nil {
+		c.Redact = redact.Default()
 	}
 	return c
 }

@@ -68,7 +68,7 @@ func poolSize(k int) int { return min(memory.MaxRecallK, max(4*k, 40)) }
 func (r *Reader) selectFor(ctx context.Context, q Query) (*selection, error) {
 	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, Inherit: q.Inherit, Sees: q.Sees, AsOf: q.AsOf}
 	if q.Query != "" && r.cfg.Embed != nil && r.cfg.EmbedModel != "" {
-		vec, err := r.EmbedQuery(ctx, q.Scope, q.Query)
+		vec, err := r.embedQuery(ctx, q.Scope, q.Query)
 		if err != nil {
 			return nil, err
 		}
@@ -107,6 +107,18 @@ var errNoEmbedder = errors.New("recall: no embedder configured")
 // A model that did not answer, or answered in another dimension than it was registered
 // with, is ErrEmbedding: nothing was read.
 func (r *Reader) EmbedQuery(ctx context.Context, scope, query string) ([]float32, error) {
+	if r.cfg.Embed == nil || r.cfg.EmbedModel == "" {
+		return nil, errNoEmbedder
+	}
+	query, err := r.redact(ctx, scope, query)
+	if err != nil {
+		return nil, err
+	}
+	return r.embedQuery(ctx, scope, query)
+}
+
+// embedQuery is EmbedQuery of a query redacted already.
+func (r *Reader) embedQuery(ctx context.Context, scope, query string) ([]float32, error) {
 	if r.cfg.Embed == nil || r.cfg.EmbedModel == "" {
 		return nil, errNoEmbedder
 	}

@@ -249,18 +249,22 @@ func (e *env) openPool(ctx context.Context) (*pgxpool.Pool, error) {
 // operator carries out an operator's operations on the store, with the configured
 // embedder when withEmbed (assertions, corrections and decisions are embedded).
 func (e *env) operator(ctx context.Context, withEmbed bool) (*operator.Operator, error) {
+	red, err := app.Redactor(e.cfg)
+	if err != nil {
+		return nil, err
+	}
 	if !withEmbed {
 		store, err := e.open(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return operator.New(operator.Config{Store: store}), nil
+		return operator.New(operator.Config{Store: store, Redact: red}), nil
 	}
 	store, _, embed, err := e.openModels(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return operator.New(operator.Config{Store: store, Embed: embed, EmbedModel: embed.EmbedModel()}), nil
+	return operator.New(operator.Config{Store: store, Embed: embed, EmbedModel: embed.EmbedModel(), Redact: red}), nil
 }
 
 // revise carries out an operator's revision with the configured embedder; its failure

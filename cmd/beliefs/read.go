@@ -13,11 +13,15 @@ import (
 
 // reader opens the agent's read side with the configured models.
 func (e *env) reader(ctx context.Context) (*recall.Reader, error) {
+	red, err := app.Redactor(e.cfg)
+	if err != nil {
+		return nil, err
+	}
 	store, chat, embed, err := e.openModels(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return recall.New(recall.Config{Store: store, Chat: chat, Embed: embed, Logger: app.Logger(e.cfg, e.stderr)})
+	return recall.New(recall.Config{Store: store, Chat: chat, Embed: embed, Logger: app.Logger(e.cfg, e.stderr), Redact: red})
 }
 
 // read asks the agent's read side; its failure says what to do (readError).

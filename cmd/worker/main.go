@@ -189,7 +189,7 @@ func startHTTP(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, stor
 	if err != nil {
 		return nil, err
 	}
-	ui, err := inspector.New(inspector.Config{Store: store, Gate: v1, Jobs: client, Embed: embed, Logger: logger,
+	ui, err := inspector.New(inspector.Config{Store: store, Gate: v1, Jobs: client, Embed: embed, Logger: logger, Redact: red,
 		SecureCookies: cfg.SecureCookies(), SessionTTL: cfg.InspectorSessionTTL})
 	if err != nil {
 		return nil, err
