@@ -91,9 +91,7 @@ type retireParams struct {
 func (a *applier) writeRetirement(p retireParams) {
 	// Separate statements, never a data-modifying CTE: on Citus a CTE's write is lost
 	// when its outer statement is pruned to no shard.
-	a.exec(fmt.Sprintf("close the review items of belief %d", p.ID), `UPDATE belief_conflict
-		SET status = 'resolved', resolution = $2, resolved_at = $3
-		WHERE scope = $4 AND belief_id = $1 AND kind = 'basis_changed' AND status = 'open'`, p.ID, p.Status, a.now, a.b.Scope)
+	a.exec(fmt.Sprintf("close the review items of belief %d", p.ID), closeItemsSQL, []int64{p.ID}, ItemResolution(p.Status), a.now, a.b.Scope)
 	a.exec(fmt.Sprintf("retire belief %d", p.ID), `UPDATE belief SET status = @status, valid_until = greatest(@until, valid_from),
 			retired_at = @now, superseded_by = @by, updated_at = @now, needs_review = false WHERE scope = @scope AND id = @id`,
 		pgx.NamedArgs{"id": p.ID, "status": p.Status, "until": p.Until, "now": a.now, "by": p.By, "scope": a.b.Scope})
@@ -204,10 +202,8 @@ func (a *applier) writeConflict(ctx context.Context, p conflictParams) (int64, e
 // writeKeep clears belief id's review flag and closes its open basis_changed items as
 // kept.
 func (a *applier) writeKeep(id int64) {
-	a.exec(fmt.Sprintf("close the review items of belief %d", id), `UPDATE belief_conflict
-		SET status = 'resolved', resolution = 'kept', resolved_at = $2
-		WHERE scope = $3 AND belief_id = $1 AND kind = 'basis_changed' AND status = 'open'`, id, a.now, a.b.Scope)
-	a.exec(fmt.Sprintf("keep belief %d", id), "UPDATE belief SET needs_review = false WHERE scope = $2 AND id = $1 AND needs_review", id, a.b.Scope)
+	a.exec(fmt.Sprintf("close the review items of belief %d", id), closeItemsSQL, []int64{id}, ResolvedKept, a.now, a.b.Scope)
+	a.exec(fmt.Sprintf("keep belief %d", id), clearFlagsSQL, []int64{id}, a.b.Scope)
 	a.reviewed = true
 }
 

@@ -70,14 +70,21 @@ func (f flag) failed(err error) error {
 	return fmt.Errorf("flag beliefs concluded from %v: %w", f.bases, err)
 }
 
+// closeItemsSQL closes the open basis_changed items of scope $4 about the beliefs $1,
+// with resolution $2 at $3; clearFlagsSQL clears those beliefs' flags. Two statements,
+// not a data-modifying CTE (see flag.statement).
+const (
+	closeItemsSQL = `UPDATE belief_conflict SET status = 'resolved', resolution = $2, resolved_at = $3
+		WHERE scope = $4 AND belief_id = ANY($1) AND kind = 'basis_changed' AND status = 'open'`
+	clearFlagsSQL = "UPDATE belief SET needs_review = false WHERE scope = $2 AND id = ANY($1) AND needs_review"
+)
+
 // closeItems closes the open basis_changed items about the beliefs ids, which left
 // memory with resolution, and clears their flags.
 func closeItems(ctx context.Context, tx pgx.Tx, scope string, ids []int64, resolution ItemResolution, now time.Time) error {
-	// Two statements, not a data-modifying CTE (see flag.statement).
 	batch := &pgx.Batch{}
-	batch.Queue(`UPDATE belief_conflict SET status = 'resolved', resolution = $2, resolved_at = $3
-		WHERE scope = $4 AND belief_id = ANY($1) AND kind = 'basis_changed' AND status = 'open'`, ids, resolution, now, scope)
-	batch.Queue("UPDATE belief SET needs_review = false WHERE scope = $2 AND id = ANY($1) AND needs_review", ids, scope)
+	batch.Queue(closeItemsSQL, ids, resolution, now, scope)
+	batch.Queue(clearFlagsSQL, ids, scope)
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("close review items of %v: %w", ids, err)
 	}

@@ -174,6 +174,16 @@ func (s *Store) PolicyFor(ctx context.Context, scope string) (*Policy, error) {
 	return ps[scope], nil
 }
 
+// RedactorFor is base with the policy in force in scope over it: what redacts text
+// written to or asked of scope.
+func (s *Store) RedactorFor(ctx context.Context, scope string, base *redact.Redactor) (*redact.Redactor, error) {
+	p, err := s.PolicyFor(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	return p.Redactor(base)
+}
+
 // PoliciesForTx is, in tx, the policy in force in each of scopes that has one.
 func PoliciesForTx(ctx context.Context, tx pgx.Tx, scopes []string) (map[string]*Policy, error) {
 	return policiesFor(ctx, tx, scopes)

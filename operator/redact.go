@@ -10,11 +10,7 @@ import (
 // before the embedder sees it or it is stored: what an operator types passes the same
 // detectors as a transcript.
 func (o *Operator) redact(ctx context.Context, scope string, f *memory.Fact) error {
-	policy, err := o.store.PolicyFor(ctx, scope)
-	if err != nil {
-		return err
-	}
-	red, err := policy.Redactor(o.redactor)
+	red, err := o.store.RedactorFor(ctx, scope, o.redactor)
 	if err != nil {
 		return err
 	}

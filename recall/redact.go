@@ -21,11 +21,7 @@ func (r *Reader) redact(ctx context.Context, scope, query string) (string, error
 	if query == "" {
 		return query, nil
 	}
-	policy, err := r.cfg.Store.PolicyFor(ctx, scope)
-	if err != nil {
-		return "", err
-	}
-	red, err := policy.Redactor(r.cfg.Redact)
+	red, err := r.cfg.Store.RedactorFor(ctx, scope, r.cfg.Redact)
 	if err != nil {
 		return "", err
 	}
