@@ -12,7 +12,7 @@ import (
 )
 
 // On Citus a schema costs seconds: its migration distributes every per-scope table, and
-// its drop removes their shards on every node, both under schemaLockKey. A test's schema
+// its drop removes their shards on every node, both under migrations.SchemaLockKey. A test's schema
 // is then reused: when the test ends it is emptied (TRUNCATE, identities restarted) and
 // put in a pool that every test process of the database shares, and New takes one from
 // it before it creates one. Emptied, a schema is as a fresh one: same tables, indexes
