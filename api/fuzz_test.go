@@ -14,11 +14,27 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/internal/pipelinetest"
+	"github.com/credohq/credo/llm/llmtest"
+	"github.com/credohq/credo/prompts"
 )
 
-// fuzzServer is an API over a pipeline, with a key of every right on every scope.
+// fuzzServer is an API over a pipeline, with a key of every right on every scope. Its
+// model gives a valid answer to every question the API may put, so a fuzzed request that
+// reaches the model (an ask of a scope an earlier input filled) explores the API's code
+// after it, and a 502 is the API's fault; read_test covers a model that fails.
 func fuzzServer(f *testing.F) (*httptest.Server, string) {
 	p := pipelinetest.New(f, nil)
+	p.LLM.Handle(func(req llmtest.Request) llmtest.Reply {
+		switch req.SchemaName {
+		case prompts.AnswerSchemaName:
+			return llmtest.Reply{Content: `{"reasoning":"","answer":"I do not know.","citations":[]}`}
+		case prompts.ConsolidationSchemaName:
+			return llmtest.Reply{Content: `{"reasoning":"","resolutions":[]}`}
+		case prompts.ReviewSchemaName:
+			return llmtest.Reply{Content: `{"reasoning":"","reviews":[]}`}
+		}
+		return llmtest.Reply{Content: llmtest.DefaultContent}
+	})
 	srv, err := New(context.Background(), Config{Store: p.Store, Pool: p.Pool(), Jobs: p.Client, Embed: p.Provider, Chat: p.Provider,
 		Addr: "127.0.0.1:0", RateLimit: -1})
 	require.NoError(f, err)
@@ -38,8 +54,8 @@ func FuzzAPI(f *testing.F) {
 		{"GET", "/v1/beliefs?scope=u&query=where&k=3&inherit=true", ""},
 		{"GET", "/v1/beliefs?scope=u&as_of=2026-01-01", ""},
 		{"GET", "/v1/context?scope=u&query=x&budget=100", ""},
-		{"POST", "/v1/ask", `{"scope":"u","question":"Where?"}`},
 		{"POST", "/v1/beliefs", `{"scope":"u","statement":"User likes tea","attribute":"drink"}`},
+		{"POST", "/v1/ask", `{"scope":"u","question":"Where?"}`}, // of a scope that holds a belief: the model answers
 		{"POST", "/v1/beliefs/1/correct", `{"retract":true}`},
 		{"GET", "/v1/beliefs/1/history", ""},
 		{"GET", "/v1/events?scope=u&limit=5", ""},
