@@ -106,14 +106,17 @@ func (s *Store) unembedded(ctx context.Context, where string, args []any, stale,
 }
 
 // ReembedPending counts, per scope starting with prefix, the beliefs and revision
-// events embedded with another model than model (see Reembeddable): what is left to
-// re-embed after a change of EMBED_MODEL.
+// events embedded with another model than model (see Reembeddable), and the dismissed
+// review items without a vector of it (see DismissalScopes): what is left to re-embed
+// after a change of EMBED_MODEL.
 func (s *Store) ReembedPending(ctx context.Context, model, prefix string) (map[string]int, error) {
 	stale := embeddedWithAnother(1)
 	rows, err := s.db.Query(ctx, `SELECT scope, sum(n)::int FROM (
 			SELECT scope, count(*) AS n FROM belief WHERE `+stale+` AND status <> 'forgotten' AND starts_with(scope, $2) GROUP BY scope
 			UNION ALL
 			SELECT scope, count(*) FROM revision_event WHERE `+stale+` AND action <> 'reinforce' AND action <> 'revert' AND starts_with(scope, $2) GROUP BY scope
+			UNION ALL
+			SELECT scope, count(*) FROM belief_conflict WHERE resolution = 'dismissed' AND `+notEmbeddedWith(1)+` AND starts_with(scope, $2) GROUP BY scope
 		) c GROUP BY scope`, model, prefix)
 	return countsByScope(rows, err, "rows to re-embed")
 }

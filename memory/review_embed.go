@@ -30,13 +30,33 @@ func (s *Store) UnembeddedDismissals(ctx context.Context, scope, model string) (
 		if err != nil {
 			return nil, err
 		}
-		out[i] = Unembedded{ID: items[i].ID, Text: text}
+		out[i] = Unembedded{ID: items[i].ID, Scope: scope, Text: text}
 	}
 	return out, nil
 }
 
+// DismissalScopes is up to limit scopes holding dismissed review items without a vector
+// of model, for the background re-embedding after EMBED_MODEL changes: until then a
+// scope's dismissals teach its extractions nothing (NearestDismissals compares in the
+// configured model). Each is then read and written on its own scope
+// (UnembeddedDismissals), one shard's work on Citus; the partial index of migration 019
+// finds them, however many items are resolved otherwise.
+func (s *Store) DismissalScopes(ctx context.Context, model string, limit int) ([]string, error) {
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT scope FROM belief_conflict
+		WHERE resolution = 'dismissed' AND `+notEmbeddedWith(1)+` ORDER BY scope LIMIT $2`, model, limit)
+	if err != nil {
+		return nil, fmt.Errorf("scopes of dismissals to embed: %w", err)
+	}
+	scopes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("scopes of dismissals to embed: %w", err)
+	}
+	return scopes, nil
+}
+
 // SetDismissalEmbeddings stores vecs[i], of model, as the vector of dismissed item
-// items[i] of scope, and returns how many it stored. Call EnsureEmbeddingModel before.
+// items[i] of scope, unless it has one of model already, and returns how many it
+// stored. Call EnsureEmbeddingModel before.
 func (s *Store) SetDismissalEmbeddings(ctx context.Context, scope, model string, items []Unembedded, vecs [][]float32) (int, error) {
 	if len(items) != len(vecs) {
 		return 0, fmt.Errorf("set dismissal embeddings: %d items, %d vectors", len(items), len(vecs))
@@ -44,7 +64,7 @@ func (s *Store) SetDismissalEmbeddings(ctx context.Context, scope, model string,
 	batch := &pgx.Batch{}
 	for i, it := range items {
 		batch.Queue(`UPDATE belief_conflict SET embedding = $3::vector, embed_model = $4
-			WHERE scope = $1 AND id = $2 AND resolution = 'dismissed'`,
+			WHERE scope = $1 AND id = $2 AND resolution = 'dismissed' AND embed_model IS DISTINCT FROM $4`,
 			scope, it.ID, pgvector.NewVector(vecs[i]), model)
 	}
 	br := s.db.SendBatch(ctx, batch)

@@ -1,9 +1,10 @@
 // Package reembed embeds again what memory holds without a vector of the configured
 // embedding model: after EMBED_MODEL changes (a better model, or another server), every
-// belief and revision event keeps its old model's vector until this gives it one of the
-// new. Until then reads still find such beliefs, unranked (memory.Store.Recall), and a
-// read or an extraction of the scope embeds up to 64 of them in the embedding call it
-// makes anyway; this finishes the rest in the background, and `beliefs reembed` now.
+// belief, revision event and dismissed review item keeps its old model's vector until
+// this gives it one of the new. Until then reads still find such beliefs, unranked
+// (memory.Store.Recall), and a read or an extraction of the scope embeds up to 64 of
+// them in the embedding call it makes anyway; this finishes the rest in the background,
+// and `beliefs reembed` now.
 package reembed
 
 import (
@@ -12,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -102,7 +104,8 @@ func New(cfg Config) (*Reembedder, error) {
 // Report is what a run re-embedded.
 type Report struct {
 	Model string `json:"model"`
-	// Rows counts the beliefs and revision events given a vector of Model.
+	// Rows counts the beliefs, revision events and dismissed review items given a
+	// vector of Model.
 	Rows int `json:"rows"`
 	// Calls is the embedding calls made.
 	Calls int `json:"embedding_calls"`
@@ -133,8 +136,11 @@ func (r *Reembedder) Run(ctx context.Context, scope string, until time.Time) (*R
 		} else {
 			items, err = r.cfg.Store.Unembedded(ctx, scope, r.cfg.Model, r.cfg.Batch)
 		}
-		if err != nil || len(items) == 0 {
+		if err != nil {
 			return rep, err
+		}
+		if len(items) == 0 {
+			return rep, r.dismissals(ctx, scope, rep)
 		}
 		stored, err := r.batch(ctx, items)
 		rep.Calls++
@@ -150,23 +156,68 @@ func (r *Reembedder) Run(ctx context.Context, scope string, until time.Time) (*R
 	}
 }
 
+// dismissalScopesPerRun bounds the scopes whose dismissals one run embeds; the next run
+// goes on with the rest.
+const dismissalScopesPerRun = 1000
+
+// dismissals embeds the dismissed review items of scope (every scope when empty) without
+// a vector of the model, after the beliefs and events: an operator dismisses items one
+// by one, so they are few, and each scope's are read and written on its own.
+func (r *Reembedder) dismissals(ctx context.Context, scope string, rep *Report) error {
+	scopes := []string{scope}
+	if scope == "" {
+		var err error
+		if scopes, err = r.cfg.Store.DismissalScopes(ctx, r.cfg.Model, dismissalScopesPerRun); err != nil {
+			return err
+		}
+	}
+	for _, sc := range scopes {
+		items, err := r.cfg.Store.UnembeddedDismissals(ctx, sc, r.cfg.Model)
+		if err != nil {
+			return err
+		}
+		for chunk := range slices.Chunk(items, r.cfg.Batch) {
+			vecs, err := r.embed(ctx, chunk)
+			if err != nil {
+				return err
+			}
+			stored, err := r.cfg.Store.SetDismissalEmbeddings(ctx, sc, r.cfg.Model, chunk, vecs)
+			rep.Calls++
+			rep.Rows += stored
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // batch embeds items in one call and stores their vectors, returning how many it stored.
 func (r *Reembedder) batch(ctx context.Context, items []memory.Unembedded) (int, error) {
+	vecs, err := r.embed(ctx, items)
+	if err != nil {
+		return 0, err
+	}
+	return r.cfg.Store.SetEmbeddings(ctx, r.cfg.Model, items, vecs)
+}
+
+// embed embeds the texts of items in one call, and registers the model's dimension.
+func (r *Reembedder) embed(ctx context.Context, items []memory.Unembedded) ([][]float32, error) {
 	texts := make([]string, len(items))
 	for i, u := range items {
 		texts[i] = u.Text
 	}
 	res, err := r.cfg.Embed.Embed(ctx, texts)
 	if err != nil {
-		return 0, fmt.Errorf("re-embed %d rows: %w", len(items), err)
+		return nil, fmt.Errorf("re-embed %d rows: %w", len(items), err)
 	}
 	if len(res.Vectors) != len(items) {
-		return 0, fmt.Errorf("re-embed %d rows: the model answered %d vectors", len(items), len(res.Vectors))
+		return nil, fmt.Errorf("re-embed %d rows: the model answered %d vectors", len(items), len(res.Vectors))
 	}
 	if err := r.cfg.Store.EnsureEmbeddingModel(ctx, r.cfg.Model, len(res.Vectors[0])); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return r.cfg.Store.SetEmbeddings(ctx, r.cfg.Model, items, res.Vectors)
+	return res.Vectors, nil
 }
 
 // Worker is the River worker of Args.

@@ -46,6 +46,29 @@ func TestEmbedModelSwitch(t *testing.T) {
 	seed("u", append(many, "User lives in Miami")...)
 	seed("v", "User plays the cello", "User speaks Danish")
 	seed("w", "User drinks oolong")
+	// Dismissed review items teach extraction by their vector: one embedded with the old
+	// model, one stored without a vector.
+	dismiss := func(scope string, vec []float32) {
+		plan := memory.Fact{Statement: "Account plan is Pro", Attribute: "plan", Confidence: 1, Origin: memory.OriginAuthoritative,
+			Embedding: llmtest.Embed("Account plan is Pro", llmtest.DefaultDim)}
+		res, err := store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionOperator, EmbedModel: old,
+			At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Facts: []memory.Fact{plan}})
+		require.NoError(t, err)
+		res, err = store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionExtraction, EmbedModel: old,
+			At: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), Candidates: []int64{res.Facts[0].BeliefID},
+			Facts: []memory.Fact{{Statement: "Account plan is Free", Attribute: "plan", Confidence: 0.9, Origin: memory.OriginUserStated,
+				Resolves: &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal}}}})
+		require.NoError(t, err)
+		require.Equal(t, memory.OutcomeConflict, res.Facts[0].Kind, "an authoritative belief is not superseded: held")
+		d := memory.Decision{ID: res.Facts[0].ConflictID, Scope: scope, Verdict: memory.VerdictDismiss}
+		if vec != nil {
+			d.EmbedModel, d.Embedding = old, vec
+		}
+		_, err = store.Decide(ctx, d)
+		require.NoError(t, err)
+	}
+	dismiss("x", llmtest.Embed("Account plan is Free", llmtest.DefaultDim))
+	dismiss("y", nil)
 
 	pending := func() map[string]int {
 		var rows []scopeRow
@@ -56,16 +79,16 @@ func TestEmbedModelSwitch(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, map[string]int{"u": 100, "v": 2, "w": 1}, pending())
+	require.Equal(t, map[string]int{"u": 100, "v": 2, "w": 1, "x": 2, "y": 2}, pending())
 
 	// Before any re-embedding: the scope's beliefs are all found by a ranked read.
 	out := c.mustRunOK("context", "--scope", "u", "--query", "Does the user live in Miami?", "--k", "3")
 	require.Contains(t, out, "- User lives in Miami (since ")
-	require.Equal(t, map[string]int{"u": 0, "v": 2, "w": 1}, pending(), "the read re-embedded its scope")
+	require.Equal(t, map[string]int{"u": 0, "v": 2, "w": 1, "x": 2, "y": 2}, pending(), "the read re-embedded its scope")
 
 	out = c.mustRunOK("reembed", "--scope", "v")
 	require.Contains(t, out, "re-embedded 2 rows of v with "+llmtest.DefaultEmbedModel)
-	require.Equal(t, map[string]int{"u": 0, "v": 0, "w": 1}, pending())
+	require.Equal(t, map[string]int{"u": 0, "v": 0, "w": 1, "x": 2, "y": 2}, pending())
 
 	// The worker's background job finishes the rest.
 	embed, err := llm.NewOllama(c.llm.OllamaConfig())
@@ -88,14 +111,15 @@ func TestEmbedModelSwitch(t *testing.T) {
 		err := c.schema.Pool.QueryRow(ctx, "SELECT state FROM river_job WHERE id = $1", res.Job.ID).Scan(&state)
 		return err == nil && state == "completed"
 	}, 30*time.Second, 20*time.Millisecond)
-	require.Equal(t, map[string]int{"u": 0, "v": 0, "w": 0}, pending())
+	require.Equal(t, map[string]int{"u": 0, "v": 0, "w": 0, "x": 0, "y": 0}, pending())
 
 	var stale int
 	require.NoError(t, c.schema.Pool.QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM belief WHERE embed_model IS DISTINCT FROM $1)
-			+ (SELECT count(*) FROM revision_event WHERE action <> 'reinforce' AND embed_model IS DISTINCT FROM $1)`,
+			+ (SELECT count(*) FROM revision_event WHERE action <> 'reinforce' AND embed_model IS DISTINCT FROM $1)
+			+ (SELECT count(*) FROM belief_conflict WHERE resolution = 'dismissed' AND embed_model IS DISTINCT FROM $1)`,
 		llmtest.DefaultEmbedModel).Scan(&stale))
-	require.Zero(t, stale, "every belief and event has a vector of the new model")
+	require.Zero(t, stale, "every belief, event and dismissal has a vector of the new model")
 	var rep reembed.Report
 	require.NoError(t, json.Unmarshal([]byte(c.mustRunOK("reembed", "--json")), &rep))
 	require.Equal(t, reembed.Report{Model: llmtest.DefaultEmbedModel}, rep)

@@ -16,7 +16,8 @@ type scopeRow struct {
 	// OldestPendingAgeSeconds is how long the oldest pending episode has waited.
 	OldestPendingAgeSeconds *float64 `json:"oldest_pending_age_seconds"`
 	// ReembedPending counts the beliefs and revision events embedded with another model
-	// than EMBED_MODEL: what the background re-embedding has left (beliefs reembed).
+	// than EMBED_MODEL, and the dismissed review items without a vector of it: what the
+	// background re-embedding has left (beliefs reembed).
 	ReembedPending int `json:"reembed_pending"`
 }
 

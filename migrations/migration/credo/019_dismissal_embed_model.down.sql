@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS belief_conflict_dismissed_embed_model_idx;
