@@ -11,7 +11,7 @@ import (
 type ConsolidationCandidate struct {
 	Statement string
 	Attribute string
-	// Origin is user_stated, inferred or authoritative: the model must know what it
+	// Origin is user_stated, inferred, authoritative or imported: the model must know what it
 	// may not supersede.
 	Origin string
 	// Event marks something that happened: a later event does not replace it.

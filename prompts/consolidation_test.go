@@ -26,6 +26,10 @@ func TestConsolidation(t *testing.T) {
 	for _, word := range []string{"duplicate", "temporal", "correction", "authoritative", "Chrome at work", `"resolutions"`} {
 		require.Contains(t, system, word)
 	}
+	// Every origin a candidate line can show is explained (memory.Origin).
+	for _, origin := range []string{"user_stated", "inferred", "authoritative", "imported"} {
+		require.Regexp(t, origin+` \(`, system, "origin %s is explained", origin)
+	}
 
 	// Only candidates begin a line with "[N] ", numbered from 0 in order, each followed
 	// by its attribute, valid_from and origin.
