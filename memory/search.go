@@ -14,7 +14,8 @@ import (
 	"github.com/pgvector/pgvector-go"
 )
 
-// A scope's nearest-neighbour reads scan its rows exactly, at any size, unless
+// A scope's nearest-neighbour reads compare every one of its rows, at any size (reads
+// of current beliefs compare halfvec copies first, then the nearest exactly), unless
 // Config.ExactSearchLimit sets a size above which a scope gets an HNSW index of its own
 // (IndexScope): faster on a scope of tens of thousands of rows, but approximate.
 // Measured on 100,000 synthetic 768-dimension vectors, such an index found 0.88 to 0.99
@@ -23,10 +24,11 @@ import (
 
 // Nearest-neighbour reads of a scope use one strategy (docs/design.md): an exact scan
 // of the scope's own rows, through the (scope, ...) btree indexes, sorted by distance;
-// or, for a scope above the exact limit, an HNSW index that holds only that scope's
-// rows, checked to return k rows and else replaced by the exact scan. No index shared
-// by scopes exists, so what other scopes hold can change neither the answer nor the
-// plan that finds it.
+// for its current beliefs, a ranking of their halfvec copies from a covering index of
+// the scope's entries, the nearest re-ranked exactly; or, for a scope above the exact
+// limit, an HNSW index that holds only that scope's rows, checked to return k rows and
+// else replaced by the exact scan. No index shared by scopes exists, so what other
+// scopes hold can change neither the answer nor the plan that finds it.
 
 // searchTable is a table whose rows carry an embedding and are searched per scope.
 type searchTable string
@@ -96,11 +98,61 @@ func nearest[T any](ctx context.Context, s *Store, q nearestQuery, columns strin
 		// scan tells which.
 	}
 	sql, args := q.exactSQL(columns)
+	if !s.fullScan && q.activeBeliefs() && halfvecFits(dim, q.scope, q.model) {
+		sql, args = q.halfvecSQL(columns)
+	}
 	rows, err := s.db.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, scan)
+}
+
+// The bounds of migration 020's halfvec copy of a belief's vector: it exists where its
+// covering index entry (scope, model, id and 2 bytes a dimension) fits btree's 2,704
+// bytes. The migration's generated column states the same bound.
+const (
+	maxHalfvecDim      = 1024
+	maxHalfvecKeyBytes = 500
+)
+
+// halfvecFits says whether the beliefs of scope embedded with model, of dim dimensions,
+// carry a halfvec copy.
+func halfvecFits(dim int, scope, model string) bool {
+	return dim <= maxHalfvecDim && len(scope)+len(model) <= maxHalfvecKeyBytes
+}
+
+// activeBeliefs says that q reads the scope's active beliefs and nothing else: the rows
+// the halfvec index holds.
+func (q nearestQuery) activeBeliefs() bool { return q.table == searchBeliefs && q.where == currentView }
+
+// halfvecCandidates is how many of the nearest by halfvec are re-ranked exactly. On the
+// benchmark's clustered scopes the true k nearest sat within the first k + 1 of the
+// halfvec order, from 1,000 to 100,000 beliefs (BENCHMARKS.md row 6e): 4k leaves room
+// for data less kind than that. A scope of no more active beliefs is ranked exactly.
+func halfvecCandidates(k int) int { return 4 * k }
+
+// halfvecSQL ranks the scope's active beliefs by the halfvec copies of their vectors,
+// read from the covering index alone (its entries lie side by side, where the rows lie
+// among other scopes' rows), then re-ranks the nearest halfvecCandidates(k) by their
+// full vectors, exactly, and keeps k. The query's halfvec is a parameter of its own: a
+// conversion written in the statement would run once a row under a generic plan. The
+// re-rank is a lateral lookup by key, which a plan cannot turn into a scan of the
+// scope. Ties are broken by id at both stages, as exactSQL does.
+func (q nearestQuery) halfvecSQL(columns string) (string, []any) {
+	n := len(q.args)
+	sql := fmt.Sprintf(`SELECT %s, n.distance AS distance FROM (
+			SELECT c.id, x.distance FROM (
+				SELECT b.id FROM belief b
+				WHERE %s AND b.embed_model = $%d AND b.embedding_half IS NOT NULL
+				ORDER BY b.embedding_half <=> $%d::halfvec, b.id LIMIT $%d) c
+			CROSS JOIN LATERAL (SELECT x.embedding <=> $%d::vector AS distance FROM belief x
+				WHERE x.scope = $1 AND x.id = c.id OFFSET 0) x
+			ORDER BY x.distance, c.id LIMIT $%d) n
+		JOIN belief b ON b.scope = $1 AND b.id = n.id ORDER BY n.distance, b.id`,
+		columns, q.where, n+1, n+2, n+3, n+4, n+5)
+	return sql, append(append([]any{}, q.args...), q.model, pgvector.NewHalfVector(q.vec), halfvecCandidates(q.k),
+		pgvector.NewVector(q.vec), q.k)
 }
 
 // exactSQL ranks every row of q by distance. The distance is computed without the cast

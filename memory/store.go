@@ -32,6 +32,11 @@ type Config struct {
 	// gives the scope an approximate index of its own. Zero: every scope is scanned
 	// exactly, whatever its size.
 	ExactSearchLimit int
+	// FullScan makes every nearest-neighbour read of a scope's current beliefs compare
+	// the full vectors of all of them, as before migration 020, rather than rank their
+	// halfvec copies from the covering index and re-rank the nearest few exactly (see
+	// nearest): the reference the search benchmark measures the default against.
+	FullScan bool
 	// Containment configures the guards on a model's destructive directives.
 	Containment Containment
 	// Announcer, when set, hears of every change in the transaction that makes it (the
@@ -74,6 +79,8 @@ type Store struct {
 	models *modelCache
 	// exactLimit is Config.ExactSearchLimit.
 	exactLimit int
+	// fullScan is Config.FullScan.
+	fullScan bool
 	// containment configures the guards on a model's destructive directives.
 	containment Containment
 	announcer   Announcer
@@ -93,7 +100,7 @@ func NewStore(pool *pgxpool.Pool, cfg *Config) *Store {
 	}
 	c = c.withDefaults()
 	return &Store{pool: pool, db: pool, floor: c.ConfidenceFloor, now: c.Now,
-		models: &modelCache{dims: map[string]int{}}, exactLimit: c.ExactSearchLimit, containment: c.Containment,
+		models: &modelCache{dims: map[string]int{}}, exactLimit: c.ExactSearchLimit, fullScan: c.FullScan, containment: c.Containment,
 		announcer: c.Announcer}
 }
 
