@@ -520,7 +520,8 @@ func (w *searchWorld) measure(b *testing.B, store *memory.Store, sc *searchScope
 	rankedStats.report(b, "ranked")
 	candidateStats.report(b, "candidate")
 	b.ReportMetric(ms(first), "first_read_ms")
-	if indexed {
+	switch path {
+	case readIndex:
 		// What an index misses, by the kind of question.
 		for _, s := range []struct {
 			name string
@@ -533,10 +534,10 @@ func (w *searchWorld) measure(b *testing.B, store *memory.Store, sc *searchScope
 		// A read of the scope's index that returned fewer than k is read again exactly.
 		b.ReportMetric(float64(exactScans), "exact_fallbacks")
 		require.Equal(b, reads, indexScans, "every read asked the scope's index")
-	} else if path == readHalfvec {
+	case readHalfvec:
 		require.Equal(b, reads, halfScans, "every read ranked the scope's halfvec copies")
 		require.Zero(b, indexScans+exactScans)
-	} else {
+	default:
 		require.Equal(b, reads, exactScans, "every read scanned the scope exactly")
 		require.Zero(b, indexScans+halfScans)
 	}

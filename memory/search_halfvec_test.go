@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -92,16 +93,17 @@ func TestHalfvecFits(t *testing.T) {
 		// The largest index entry there is: 500 bytes of names and 1,024 dimensions.
 		{long("₺"), "m123456", maxHalfvecDim},
 	} {
-		require.NoError(t, store.EnsureEmbeddingModel(ctx, c.model+fmt.Sprint(c.dim), c.dim))
+		model := c.model + strconv.Itoa(c.dim)
+		require.NoError(t, store.EnsureEmbeddingModel(ctx, model, c.dim))
 		vec := make([]float32, c.dim)
 		vec[0] = 1
 		res := mustApply(t, store, &Batch{Scope: c.scope, Origin: RevisionExtraction, At: day("2026-01-01"),
-			EmbedModel: c.model + fmt.Sprint(c.dim), Facts: []Fact{withVec("User likes tea", vec)}})
+			EmbedModel: model, Facts: []Fact{withVec("User likes tea", vec)}})
 		var stored bool
 		require.NoError(t, b.schema.Pool.QueryRow(ctx, "SELECT embedding_half IS NOT NULL FROM belief WHERE scope = $1 AND id = $2",
 			c.scope, res.Facts[0].BeliefID).Scan(&stored))
-		require.Equal(t, halfvecFits(c.dim, c.scope, c.model+fmt.Sprint(c.dim)), stored, "%d bytes, %d dims", len(c.scope)+len(c.model), c.dim)
-		got, err := store.Nearest(ctx, c.scope, c.model+fmt.Sprint(c.dim), vec, 3)
+		require.Equal(t, halfvecFits(c.dim, c.scope, model), stored, "%d bytes, %d dims", len(c.scope)+len(c.model), c.dim)
+		got, err := store.Nearest(ctx, c.scope, model, vec, 3)
 		require.NoError(t, err)
 		require.Len(t, got, 1, "found, whichever read")
 	}
