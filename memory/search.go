@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
@@ -110,16 +112,36 @@ func nearest[T any](ctx context.Context, s *Store, q nearestQuery, columns strin
 
 // The bounds of migration 020's halfvec copy of a belief's vector: it exists where its
 // covering index entry (scope, model, id and 2 bytes a dimension) fits btree's 2,704
-// bytes. The migration's generated column states the same bound.
+// bytes, the names counted in characters (at most 4 bytes each in any server
+// encoding). The migration's generated column states the same bound.
 const (
-	maxHalfvecDim      = 1024
-	maxHalfvecKeyBytes = 500
+	maxHalfvecDim       = 1024
+	maxHalfvecNameChars = 125
 )
 
 // halfvecFits says whether the beliefs of scope embedded with model, of dim dimensions,
 // carry a halfvec copy.
 func halfvecFits(dim int, scope, model string) bool {
-	return dim <= maxHalfvecDim && len(scope)+len(model) <= maxHalfvecKeyBytes
+	return dim <= maxHalfvecDim && utf8.RuneCountInString(scope)+utf8.RuneCountInString(model) <= maxHalfvecNameChars
+}
+
+// unitHalfvec is v made unit length, as halfvec: the query's side of the copies the
+// migration stores, which are of unit vectors, so that no component leaves halfvec's
+// range. A zero vector stays zero (its distances are NaN either way).
+func unitHalfvec(v []float32) pgvector.HalfVector {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return pgvector.NewHalfVector(v)
+	}
+	norm := math.Sqrt(sum)
+	u := make([]float32, len(v))
+	for i, x := range v {
+		u[i] = float32(float64(x) / norm)
+	}
+	return pgvector.NewHalfVector(u)
 }
 
 // activeBeliefs says that q reads the scope's active beliefs and nothing else: the rows
@@ -151,7 +173,7 @@ func (q nearestQuery) halfvecSQL(columns string) (string, []any) {
 			ORDER BY x.distance, c.id LIMIT $%d) n
 		JOIN belief b ON b.scope = $1 AND b.id = n.id ORDER BY n.distance, b.id`,
 		columns, q.where, n+1, n+2, n+3, n+4, n+5)
-	return sql, append(append([]any{}, q.args...), q.model, pgvector.NewHalfVector(q.vec), halfvecCandidates(q.k),
+	return sql, append(append([]any{}, q.args...), q.model, unitHalfvec(q.vec), halfvecCandidates(q.k),
 		pgvector.NewVector(q.vec), q.k)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,9 +17,9 @@ import (
 )
 
 // TestHalfvecReadPlan: a ranked read of a scope's current beliefs ranks them from the
-// covering halfvec index alone, under the generic plan a pooled connection's prepared
-// statement gets after five runs: an index-only scan of the scope's entries, no heap
-// fetch and no sequential scan, then a lookup by key for each belief re-ranked.
+// covering halfvec index alone, under the plan a pooled connection's prepared statement
+// settles on after five runs: an index-only scan of the scope's entries, no heap fetch
+// and no sequential scan, then a lookup by key for each belief re-ranked.
 func TestHalfvecReadPlan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -39,13 +40,37 @@ func TestHalfvecReadPlan(t *testing.T) {
 	require.True(t, q.activeBeliefs())
 	require.True(t, halfvecFits(dim, scope, model))
 	sql, args := q.halfvecSQL(scoped(candidateColumns, currentView))
+	// The statement is prepared, executed six times, then explained as EXECUTE: the plan
+	// a pooled connection settles on, generic or custom as PostgreSQL chooses.
+	lits := make([]string, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			lits[i] = quoteLiteral(v)
+		case int:
+			lits[i] = strconv.Itoa(v)
+		case fmt.Stringer: // pgvector's vectors
+			lits[i] = quoteLiteral(v.String())
+		default:
+			t.Fatalf("argument %d of type %T", i+1, a)
+		}
+	}
 	explain := func() (string, error) {
 		var plan []string
 		err := pgx.BeginFunc(ctx, schema.Pool, func(tx pgx.Tx) error {
-			if err := setLocal(ctx, tx, setting{"plan_cache_mode", "force_generic_plan"}); err != nil {
+			simple := pgx.QueryExecModeSimpleProtocol
+			if _, err := tx.Exec(ctx, "PREPARE credo_half AS "+sql, simple); err != nil {
 				return err
 			}
-			rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+sql, args...)
+			// PREPARE outlives the transaction.
+			defer func() { _, _ = tx.Exec(ctx, "DEALLOCATE credo_half", simple) }()
+			execute := "EXECUTE credo_half(" + strings.Join(lits, ", ") + ")"
+			for range 6 {
+				if _, err := tx.Exec(ctx, execute, simple); err != nil {
+					return err
+				}
+			}
+			rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+execute, simple)
 			if err != nil {
 				return err
 			}
@@ -55,56 +80,57 @@ func TestHalfvecReadPlan(t *testing.T) {
 		return strings.Join(plan, "\n"), err
 	}
 	// What autovacuum gives a table in use: statistics, and the visibility map that lets
-	// a scan answer from the index alone. VACUUM marks a page all-visible only once no
-	// snapshot of another test's transaction predates its rows: it is run again until it
-	// has.
+	// a scan answer from the index alone (without it, the planner rightly prefers another
+	// index). VACUUM marks a page all-visible only once no snapshot of another test's
+	// transaction predates its rows: it is run again until it has.
+	indexOnly := regexp.MustCompile(`Index Only Scan using belief_scope_half_idx\S* on belief\S* \S+ \(actual rows=300 loops=1\)\n\s+Index Cond: [^\n]+\n\s+Heap Fetches: 0\n`)
 	var text string
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		_, err := schema.Pool.Exec(ctx, "VACUUM (ANALYZE) belief")
 		require.NoError(t, err)
 		text, err = explain()
 		require.NoError(t, err)
-		if strings.Contains(text, "Heap Fetches: 0") || time.Now().After(deadline) {
+		if indexOnly.MatchString(text) || time.Now().After(deadline) {
 			break
 		}
 	}
-	require.Contains(t, text, "Heap Fetches: 0", text)
-	require.Contains(t, text, "Index Only Scan using belief_scope_half_idx", text)
-	require.Contains(t, text, "rows=300 loops=1", "the scope's 300 entries read once:\n%s", text)
+	require.Regexp(t, indexOnly, text, "the scope's 300 entries read from the index alone")
 	require.Contains(t, text, "loops=40", "each of the 4k candidates looked up by key:\n%s", text)
 	require.NotContains(t, text, "Seq Scan", text)
 }
 
 // TestHalfvecFits: the bound memory applies is the migration's, at its edges: a scope
-// beyond it has no halfvec copy, and its reads stay exact.
+// beyond it has no halfvec copy, and its reads stay exact; the largest index entry the
+// bound allows is written; and a vector of any length is (its copy is of the unit vector,
+// within halfvec's range).
 func TestHalfvecFits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store, b := setup(t)
-	// Scopes of 163 three-byte characters, 489 bytes, with a model name of 10, 11 or 12
-	// bytes (its dimensions appended): 499, 500 and 501 bytes together.
-	long := func(r string) string { return strings.Repeat(r, 163) }
-	for _, c := range []struct {
+	for i, c := range []struct {
 		scope, model string
 		dim          int
 	}{
-		{"u1", "m", 3}, {"u2", "m", maxHalfvecDim}, {"u3", "m", maxHalfvecDim + 1},
-		{long("€"), "m12345678", 3}, {long("₤"), "m123456789", 3}, {long("₹"), "m1234567890", 3},
-		// The largest index entry there is: 500 bytes of names and 1,024 dimensions.
-		{long("₺"), "m123456", maxHalfvecDim},
+		{"u1", "m-a", 3}, {"u2", "m-b", maxHalfvecDim}, {"u3", "m-c", maxHalfvecDim + 1},
+		// 125 and 126 characters of names, in three-byte characters.
+		{strings.Repeat("€", 115), "model-0123", 3}, {strings.Repeat("₤", 115), "model-01234", 3},
+		// The largest index entry there is: 125 four-byte characters and 1,024 dimensions.
+		{strings.Repeat("𝄞", 115), strings.Repeat("𝄞", 10), maxHalfvecDim},
 	} {
-		model := c.model + strconv.Itoa(c.dim)
-		require.NoError(t, store.EnsureEmbeddingModel(ctx, model, c.dim))
+		require.NoError(t, store.EnsureEmbeddingModel(ctx, c.model, c.dim))
 		vec := make([]float32, c.dim)
-		vec[0] = 1
+		vec[0], vec[1] = 1e5, -3e5 // far beyond halfvec's range (65,504)
 		res := mustApply(t, store, &Batch{Scope: c.scope, Origin: RevisionExtraction, At: day("2026-01-01"),
-			EmbedModel: model, Facts: []Fact{withVec("User likes tea", vec)}})
+			EmbedModel: c.model, Facts: []Fact{withVec("User likes tea", vec)}})
 		var stored bool
 		require.NoError(t, b.schema.Pool.QueryRow(ctx, "SELECT embedding_half IS NOT NULL FROM belief WHERE scope = $1 AND id = $2",
 			c.scope, res.Facts[0].BeliefID).Scan(&stored))
-		require.Equal(t, halfvecFits(c.dim, c.scope, model), stored, "%d bytes, %d dims", len(c.scope)+len(c.model), c.dim)
-		got, err := store.Nearest(ctx, c.scope, model, vec, 3)
+		require.Equal(t, halfvecFits(c.dim, c.scope, c.model), stored, "case %d: %d dims", i, c.dim)
+		got, err := store.Nearest(ctx, c.scope, c.model, vec, 3)
 		require.NoError(t, err)
-		require.Len(t, got, 1, "found, whichever read")
+		require.Len(t, got, 1, "case %d: found, whichever read", i)
+		require.InDelta(t, 0, *got[0].Distance, 1e-6, "case %d", i)
 	}
+	require.True(t, halfvecFits(3, strings.Repeat("€", 115), "model-0123"))
+	require.False(t, halfvecFits(3, strings.Repeat("₤", 115), "model-01234"))
 }
