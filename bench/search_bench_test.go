@@ -778,7 +778,7 @@ func explainCaptured(ctx context.Context, pool *pgxpool.Pool, captured []tracedQ
 	var target *tracedQuery
 	for i, q := range captured {
 		switch {
-		case strings.Contains(q.sql, "set_config("):
+		case strings.HasPrefix(q.sql, "SET LOCAL "): // memory's setLocal
 			settings = append(settings, q)
 		case strings.Contains(q.sql, "<=>"):
 			target = &captured[i]
@@ -787,22 +787,6 @@ func explainCaptured(ctx context.Context, pool *pgxpool.Pool, captured []tracedQ
 	if target == nil {
 		return nil, fmt.Errorf("no nearest-neighbour statement among the %d captured", len(captured))
 	}
-	lits := make([]string, len(target.args))
-	for i, a := range target.args {
-		switch v := a.(type) {
-		case string:
-			lits[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
-		case pgvector.Vector:
-			lits[i] = "'" + v.String() + "'"
-		case pgvector.HalfVector:
-			lits[i] = "'" + v.String() + "'"
-		case int, int32, int64:
-			lits[i] = fmt.Sprint(v)
-		default:
-			return nil, fmt.Errorf("argument %d of type %T", i+1, a)
-		}
-	}
-	execute := "EXECUTE credo_explain(" + strings.Join(lits, ", ") + ")"
 	var plan []string
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		for _, s := range settings {
@@ -810,22 +794,8 @@ func explainCaptured(ctx context.Context, pool *pgxpool.Pool, captured []tracedQ
 				return err
 			}
 		}
-		simple := pgx.QueryExecModeSimpleProtocol
-		if _, err := tx.Exec(ctx, "PREPARE credo_explain AS "+target.sql, simple); err != nil {
-			return err
-		}
-		// PREPARE outlives the transaction: the statement is removed before it ends.
-		defer func() { _, _ = tx.Exec(ctx, "DEALLOCATE credo_explain", simple) }()
-		for range 6 {
-			if _, err := tx.Exec(ctx, execute, simple); err != nil {
-				return err
-			}
-		}
-		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+execute, simple)
-		if err != nil {
-			return err
-		}
-		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		var err error
+		plan, err = dbtest.ExplainPrepared(ctx, tx, "ANALYZE, BUFFERS", target.sql, target.args)
 		return err
 	})
 	for i, line := range plan {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,41 +39,12 @@ func TestHalfvecReadPlan(t *testing.T) {
 	require.True(t, q.activeBeliefs())
 	require.True(t, halfvecFits(dim, scope, model))
 	sql, args := q.halfvecSQL(scoped(candidateColumns, currentView))
-	// The statement is prepared, executed six times, then explained as EXECUTE: the plan
-	// a pooled connection settles on, generic or custom as PostgreSQL chooses.
-	lits := make([]string, len(args))
-	for i, a := range args {
-		switch v := a.(type) {
-		case string:
-			lits[i] = quoteLiteral(v)
-		case int:
-			lits[i] = strconv.Itoa(v)
-		case fmt.Stringer: // pgvector's vectors
-			lits[i] = quoteLiteral(v.String())
-		default:
-			t.Fatalf("argument %d of type %T", i+1, a)
-		}
-	}
+	// The plan a pooled connection settles on.
 	explain := func() (string, error) {
 		var plan []string
 		err := pgx.BeginFunc(ctx, schema.Pool, func(tx pgx.Tx) error {
-			simple := pgx.QueryExecModeSimpleProtocol
-			if _, err := tx.Exec(ctx, "PREPARE credo_half AS "+sql, simple); err != nil {
-				return err
-			}
-			// PREPARE outlives the transaction.
-			defer func() { _, _ = tx.Exec(ctx, "DEALLOCATE credo_half", simple) }()
-			execute := "EXECUTE credo_half(" + strings.Join(lits, ", ") + ")"
-			for range 6 {
-				if _, err := tx.Exec(ctx, execute, simple); err != nil {
-					return err
-				}
-			}
-			rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+execute, simple)
-			if err != nil {
-				return err
-			}
-			plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			var err error
+			plan, err = dbtest.ExplainPrepared(ctx, tx, "ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF", sql, args)
 			return err
 		})
 		return strings.Join(plan, "\n"), err
