@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -53,16 +52,6 @@ func BenchmarkCodeMargins(b *testing.B) {
 			})
 		}
 	}
-}
-
-// searchTopicsOf is the topics loadSearchWorld draws at dim.
-func searchTopicsOf(dim int) [][]float32 {
-	rng := rand.New(rand.NewPCG(uint64(dim), 1))
-	topics := make([][]float32, searchTopics)
-	for i := range topics {
-		topics[i] = dbtest.Unit(rng, dim)
-	}
-	return topics
 }
 
 // codedRow is an active belief with its codes.

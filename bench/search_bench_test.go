@@ -71,8 +71,8 @@ const (
 // the exact scan of full vectors (memory.Config.FullScan, the read before migration
 // 020) and by the default read (halfvec copies ranked from the covering index, the
 // nearest re-ranked exactly), one after the other in the same run; the 100,000 scope a
-// third time by its own HNSW index, built with store.IndexScope and timed. Sizes of the table, its btree indexes and the scope
-// index are reported with the load.
+// third time by its own HNSW index, built with store.IndexScope and timed. Sizes of the
+// table, its btree indexes and the scope index are reported with the load.
 //
 // The crowd lies nearer to a third of the queries than anything of the scope does, as
 // every other user's "User lives in ..." lies nearer to "where does the user live?".
@@ -206,11 +206,7 @@ func loadSearchWorld(b *testing.B, dim, crowd int, sizes []int) *searchWorld {
 	require.NoError(b, w.store.EnsureEmbeddingModel(ctx, w.model, dim))
 	require.False(b, memory.IsHistorical(searchQuestion))
 
-	rng := rand.New(rand.NewPCG(uint64(dim), 1))
-	topics := make([][]float32, searchTopics)
-	for i := range topics {
-		topics[i] = dbtest.Unit(rng, dim)
-	}
+	topics := searchTopicsOf(dim)
 	var scopes []*searchScope
 	for _, n := range sizes {
 		sc := newSearchScope(dim, n, topics)
@@ -272,6 +268,16 @@ func loadSearchWorld(b *testing.B, dim, crowd int, sizes []int) *searchWorld {
 		current_setting('max_parallel_maintenance_workers'))`).Scan(&settings))
 	b.Logf("%s", settings)
 	return w
+}
+
+// searchTopicsOf is the directions the crowd and the scopes gather around, at dim.
+func searchTopicsOf(dim int) [][]float32 {
+	rng := rand.New(rand.NewPCG(uint64(dim), 1))
+	topics := make([][]float32, searchTopics)
+	for i := range topics {
+		topics[i] = dbtest.Unit(rng, dim)
+	}
+	return topics
 }
 
 // newSearchScope is a scope of n beliefs, one in five superseded, each near one of the
@@ -463,8 +469,8 @@ const (
 // measure times the scope's ranked recalls and candidate reads by path, checks them
 // against the exact answer, and explains the ranked read's statement.
 func (w *searchWorld) measure(b *testing.B, store *memory.Store, sc *searchScope, path readPath) {
-	indexed := path == readIndex
 	b.Helper()
+	indexed := path == readIndex
 	ctx := context.Background()
 	refs := sc.reference()
 	warm, timed := sc.queries[:searchWarmup], sc.queries[searchWarmup:]
