@@ -51,7 +51,7 @@ type state struct {
 	// the candidates.
 	current      []memory.Belief
 	withExamples bool
-	// pending is what earlier extractions stored without vectors, read when this one
+	// pending is what earlier extractions stored without vectors, kept when this one
 	// embeds its transcript.
 	pending []memory.Unembedded
 	// instructions are the operator's, of the policy in force in the scope; redactor is
@@ -307,13 +307,9 @@ func (w *Worker) apply(ctx context.Context, ep *episode, batch *memory.Batch, sp
 	return nil
 }
 
-// nextEpisode reads the scope's oldest pending episode (by occurred_at, then id), or
-// nil when there is none. An episode it cannot decode comes with errEpisode.
-func nextEpisode(ctx context.Context, store *memory.Store, scope string) (*episode, error) {
-	p, err := store.NextPendingEpisode(ctx, scope)
-	if p == nil || err != nil {
-		return nil, err
-	}
+// decodeEpisode is p as extraction reads it. An episode it cannot decode comes with
+// errEpisode.
+func decodeEpisode(p *memory.PendingEpisode) (*episode, error) {
 	ep := &episode{ID: p.ID, Scope: p.Scope, OccurredAt: p.OccurredAt, Attempts: p.Attempts, Progress: p.Progress,
 		TraceParent: p.TraceParent, Redactions: p.Redactions}
 	if err := json.Unmarshal(p.Messages, &ep.Messages); err != nil {
@@ -325,56 +321,44 @@ func nextEpisode(ctx context.Context, store *memory.Store, scope string) (*episo
 // errEpisode marks an episode that cannot be extracted however often it is tried.
 var errEpisode = errors.New("unreadable episode")
 
-// read makes the extraction's first reads on one connection, released before any model
-// call: the scope's next pending episode, unless ep is given, then what the prompt is
-// chosen from. It returns nil when the scope has no pending episode, and the episode
-// alone with errEpisode when it cannot be decoded.
+// read makes the extraction's first reads, in one round trip, before any model call:
+// the scope's next pending episode, unless ep is given, then what the prompt is chosen
+// from. It returns nil when the scope has no pending episode, and the episode alone with
+// errEpisode when it cannot be decoded. When the scope has none pending, the other reads
+// were made for nothing: a job finds its episode pending but for a race with another.
 func (w *Worker) read(ctx context.Context, scope string, ep *episode) (st *state, err error) {
 	ctx, span := tracing.Start(ctx, "extract.read")
 	defer func() { tracing.End(span, err) }()
-	err = w.cfg.Store.WithConn(ctx, func(store *memory.Store) error {
-		var err error
-		st, err = w.readOn(ctx, store, scope, ep)
-		return err
-	})
-	return st, err
-}
-
-// readOn is read through store, on one connection.
-func (w *Worker) readOn(ctx context.Context, store *memory.Store, scope string, ep *episode) (*state, error) {
-	var err error
-	if ep == nil {
-		if ep, err = nextEpisode(ctx, store, scope); ep == nil || err != nil {
-			return &state{ep: ep}, err
-		}
-	}
-	st := &state{ep: ep}
 	k := w.cfg.MaxCandidates
-	policy, err := store.PolicyFor(ctx, scope)
+	// What earlier extractions stored without vectors is read whether or not this one
+	// embeds its transcript, which the other reads decide: a probe of an index, cheaper
+	// than a round trip of its own.
+	q := memory.WriterReadQuery{Scope: scope, NextEpisode: ep == nil, CurrentLimit: k + 1, Model: w.cfg.EmbedModel,
+		UnembeddedLimit: maxPending}
+	if w.cfg.Examples != nil {
+		q.ExampleScopes = w.cfg.Examples.Scopes(scope)
+	}
+	r, err := w.cfg.Store.ReadForWriter(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	if st.redactor, err = policy.Redactor(w.cfg.Redact); err != nil {
-		return nil, err
-	}
-	if policy != nil {
-		st.instructions = policy.Instructions
-	}
-	if st.seen, err = store.Snapshot(ctx, scope); err != nil {
-		return nil, err
-	}
-	if st.current, err = store.CurrentUpTo(ctx, scope, k+1); err != nil {
-		return nil, err
-	}
-	if w.cfg.Examples != nil {
-		if st.withExamples, err = w.cfg.Examples.On(store).Available(ctx, scope, w.cfg.EmbedModel); err != nil {
-			return nil, err
+	if ep == nil {
+		if r.Episode == nil {
+			return &state{}, nil
 		}
+		if ep, err = decodeEpisode(r.Episode); err != nil {
+			return &state{ep: ep}, err
+		}
+	}
+	st = &state{ep: ep, seen: r.Seen, current: r.Current, withExamples: r.ExamplesAvailable}
+	if st.redactor, err = r.Policy.Redactor(w.cfg.Redact); err != nil {
+		return nil, err
+	}
+	if r.Policy != nil {
+		st.instructions = r.Policy.Instructions
 	}
 	if st.embedsTranscript(k) {
-		if st.pending, err = store.Unembedded(ctx, scope, w.cfg.EmbedModel, maxPending); err != nil {
-			return nil, err
-		}
+		st.pending = r.Unembedded
 	}
 	return st, nil
 }

@@ -79,19 +79,13 @@ func (r *Retriever) On(store *memory.Store) *Retriever {
 	return &c
 }
 
-// scopes are the scopes scope may learn from: itself and the global set. Never another
+// Scopes are the scopes scope may learn from: itself and the global set. Never another
 // tenant's.
-func (r *Retriever) scopes(scope string) []string {
+func (r *Retriever) Scopes(scope string) []string {
 	if r.global == "" || r.global == scope {
 		return []string{scope}
 	}
 	return []string{scope, r.global}
-}
-
-// Available says whether scope has any example to retrieve with model, so that the
-// transcript is embedded before extraction only when it helps.
-func (r *Retriever) Available(ctx context.Context, scope, model string) (bool, error) {
-	return r.store.ExamplesAvailable(ctx, r.scopes(scope), model)
 }
 
 // Similar is up to max examples for a transcript whose vector is vec: the nearest
@@ -104,7 +98,7 @@ func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []floa
 	}
 	// Candidates are over-fetched so that re-ranking and de-duplication still leave max.
 	var found []Example
-	for _, sc := range r.scopes(scope) {
+	for _, sc := range r.Scopes(scope) {
 		evs, err := r.store.NearestEvents(ctx, sc, model, vec, r.max*4)
 		if err != nil {
 			return nil, fmt.Errorf("similar examples of %q: %w", scope, err)
@@ -115,7 +109,7 @@ func (r *Retriever) Similar(ctx context.Context, scope, model string, vec []floa
 				Distance: *ev.Distance, Reverted: ev.Reverted(), Note: deref(ev.RevertNote)})
 		}
 	}
-	kept, err := r.store.NearestDismissals(ctx, memory.DismissalQuery{Scopes: r.scopes(scope), Model: model, Vector: vec, Limit: r.max})
+	kept, err := r.store.NearestDismissals(ctx, memory.DismissalQuery{Scopes: r.Scopes(scope), Model: model, Vector: vec, Limit: r.max})
 	if err != nil {
 		return nil, fmt.Errorf("similar examples of %q: %w", scope, err)
 	}

@@ -209,20 +209,34 @@ type Progress struct {
 //
 //nolint:nilnil // no pending episode is the queue's normal end, not an error
 func (s *Store) NextPendingEpisode(ctx context.Context, scope string) (*PendingEpisode, error) {
-	ep := &PendingEpisode{Scope: scope}
-	err := s.db.QueryRow(ctx, `SELECT id, messages, occurred_at, attempts, progress_message, progress_offset,
-			coalesce(trace_parent, ''), redactions FROM episode
-		WHERE scope = $1 AND state = 'pending' ORDER BY occurred_at, id LIMIT 1`, scope).
-		Scan(&ep.ID, &ep.Messages, &ep.OccurredAt, &ep.Attempts, &ep.Progress.Message, &ep.Progress.Offset, &ep.TraceParent,
-			&ep.Redactions)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
+	var ep *PendingEpisode
+	b := &pgx.Batch{}
+	queueNextPendingEpisode(b, scope, &ep)
+	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("next pending episode of %q: %w", scope, err)
-	}
-	ep.OccurredAt = ep.OccurredAt.UTC()
 	return ep, nil
+}
+
+// queueNextPendingEpisode queues NextPendingEpisode's read on b, into *dst once b is
+// sent (nil when none is pending).
+func queueNextPendingEpisode(b *pgx.Batch, scope string, dst **PendingEpisode) {
+	b.Queue(`SELECT id, messages, occurred_at, attempts, progress_message, progress_offset,
+			coalesce(trace_parent, ''), redactions FROM episode
+		WHERE scope = $1 AND state = 'pending' ORDER BY occurred_at, id LIMIT 1`, scope).QueryRow(func(row pgx.Row) error {
+		ep := &PendingEpisode{Scope: scope}
+		err := row.Scan(&ep.ID, &ep.Messages, &ep.OccurredAt, &ep.Attempts, &ep.Progress.Message, &ep.Progress.Offset,
+			&ep.TraceParent, &ep.Redactions)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("next pending episode of %q: %w", scope, err)
+		}
+		ep.OccurredAt = ep.OccurredAt.UTC()
+		*dst = ep
+		return nil
+	})
 }
 
 // ApplyEpisode marks the pending episode of b (b.EpisodeID, b.Scope) applied at its

@@ -15,25 +15,25 @@ import (
 const notForgottenSQL = `NOT EXISTS (SELECT 1 FROM belief f
 	WHERE f.scope = e.scope AND f.id IN (e.old_belief_id, e.new_belief_id) AND f.status = 'forgotten')`
 
-// ExamplesAvailable says whether any of scopes holds a revision to learn from embedded
-// with model: a revision event (not a reinforcement or a revert) that quotes no
-// forgotten belief, or a refused revision an operator dismissed. One query per scope,
-// each on its scope's shard on Citus, until one answers yes.
-func (s *Store) ExamplesAvailable(ctx context.Context, scopes []string, model string) (bool, error) {
+// queueExamplesAvailable queues on b the reads of whether any of scopes holds a
+// revision to learn from embedded with model: a revision event (not a reinforcement or
+// a revert) that quotes no forgotten belief, or a refused revision an operator
+// dismissed. One read a scope, so that each stays on its scope's shard on Citus; ok is
+// set once b is sent.
+func queueExamplesAvailable(b *pgx.Batch, scopes []string, model string, ok *bool) {
 	for _, scope := range scopes {
-		var ok bool
-		err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM revision_event e
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM revision_event e
 				WHERE e.scope = $1 AND e.embed_model = $2 AND e.action <> 'reinforce' AND e.action <> 'revert' AND `+notForgottenSQL+`)
 			OR EXISTS (SELECT 1 FROM belief_conflict c WHERE c.scope = $1 AND c.embed_model = $2 AND c.resolution = 'dismissed')`,
-			scope, model).Scan(&ok)
-		if err != nil {
-			return false, fmt.Errorf("look for examples of %q: %w", scope, err)
-		}
-		if ok {
-			return true, nil
-		}
+			scope, model).QueryRow(func(row pgx.Row) error {
+			var found bool
+			if err := row.Scan(&found); err != nil {
+				return fmt.Errorf("look for examples of %q: %w", scope, err)
+			}
+			*ok = *ok || found
+			return nil
+		})
 	}
-	return false, nil
 }
 
 // DismissalQuery selects the dismissed revisions nearest to a vector.

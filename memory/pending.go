@@ -44,7 +44,12 @@ func EventText(old, excerpt, now string) string {
 // them; then the superseded and retracted ones history reads rank. Forgotten beliefs
 // and restatements are never embedded.
 func (s *Store) Unembedded(ctx context.Context, scope, model string, limit int) ([]Unembedded, error) {
-	return s.unembedded(ctx, "scope = $1", []any{scope}, notEmbeddedWith(2), model, limit, true)
+	return s.unembedded(ctx, scopeUnembedded(scope, model, limit))
+}
+
+// scopeUnembedded is Unembedded's query.
+func scopeUnembedded(scope, model string, limit int) unembeddedQuery {
+	return unembeddedQuery{where: "scope = $1", args: []any{scope}, stale: notEmbeddedWith(2), model: model, limit: limit, ordered: true}
 }
 
 // Reembeddable lists up to limit beliefs and revision events of any scope embedded with
@@ -53,7 +58,7 @@ func (s *Store) Unembedded(ctx context.Context, scope, model string, limit int) 
 // read, which embeds them in the call it makes anyway. The (embed_model, scope) indexes
 // find them, however large the tables.
 func (s *Store) Reembeddable(ctx context.Context, model string, limit int) ([]Unembedded, error) {
-	return s.unembedded(ctx, "true", nil, embeddedWithAnother(1), model, limit, false)
+	return s.unembedded(ctx, unembeddedQuery{where: "true", stale: embeddedWithAnother(1), model: model, limit: limit})
 }
 
 // notEmbeddedWith is "embed_model IS DISTINCT FROM $n" written as conditions a btree
@@ -68,41 +73,61 @@ func embeddedWithAnother(n int) string {
 	return fmt.Sprintf("(embed_model < $%d OR embed_model > $%d)", n, n)
 }
 
-// unembedded reads rows of where (args numbered from $1) that match stale (on the
-// model, numbered next), oldest and active first when ordered; unordered, the rows come
-// in the order of the (embed_model, scope) indexes, so that a batch never sorts every
-// row left.
-func (s *Store) unembedded(ctx context.Context, where string, args []any, stale, model string, limit int, ordered bool) ([]Unembedded, error) {
-	n := len(args)
+// unembedded reads the rows of q.
+func (s *Store) unembedded(ctx context.Context, q unembeddedQuery) ([]Unembedded, error) {
+	var out []Unembedded
+	b := &pgx.Batch{}
+	queueUnembedded(b, q, &out)
+	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// unembeddedQuery is the rows of where (args numbered from $1) that match stale (on
+// the model, numbered next), oldest and active first when ordered; unordered, the rows
+// come in the order of the (embed_model, scope) indexes, so that a batch never sorts
+// every row left.
+type unembeddedQuery struct {
+	where   string
+	args    []any
+	stale   string
+	model   string
+	limit   int
+	ordered bool
+}
+
+// queueUnembedded queues unembedded's read of q on b, into out once b is sent.
+func queueUnembedded(b *pgx.Batch, q unembeddedQuery, out *[]Unembedded) {
+	n := len(q.args)
 	beliefOrder, eventOrder := "ORDER BY status <> 'active', id", "ORDER BY id"
-	if !ordered {
+	if !q.ordered {
 		beliefOrder, eventOrder = "", ""
 	}
-	rows, err := s.db.Query(ctx, fmt.Sprintf(`(SELECT false, id, scope, statement, '', '' FROM belief
+	b.Queue(fmt.Sprintf(`(SELECT false, id, scope, statement, '', '' FROM belief
 			WHERE %[1]s AND status <> 'forgotten' AND %[2]s %[4]s LIMIT $%[3]d)
 		UNION ALL
 		(SELECT true, id, scope, old_statement, coalesce(excerpt, ''), coalesce(new_statement, '') FROM revision_event
-			WHERE %[1]s AND action <> 'reinforce' AND action <> 'revert' AND %[2]s %[5]s LIMIT $%[3]d)`, where, stale, n+2, beliefOrder, eventOrder),
-		append(args, model, limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("unembedded rows: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Unembedded, error) {
-		var (
-			u                    Unembedded
-			text, excerpt, newer string
-		)
-		err := row.Scan(&u.Event, &u.ID, &u.Scope, &text, &excerpt, &newer)
-		u.Text = text
-		if u.Event {
-			u.Text, u.parts = EventText(text, excerpt, newer), [3]string{text, excerpt, newer}
+			WHERE %[1]s AND action <> 'reinforce' AND action <> 'revert' AND %[2]s %[5]s LIMIT $%[3]d)`, q.where, q.stale, n+2, beliefOrder, eventOrder),
+		append(append([]any{}, q.args...), q.model, q.limit)...).Query(func(rows pgx.Rows) error {
+		var err error
+		*out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Unembedded, error) {
+			var (
+				u                    Unembedded
+				text, excerpt, newer string
+			)
+			err := row.Scan(&u.Event, &u.ID, &u.Scope, &text, &excerpt, &newer)
+			u.Text = text
+			if u.Event {
+				u.Text, u.parts = EventText(text, excerpt, newer), [3]string{text, excerpt, newer}
+			}
+			return u, err
+		})
+		if err != nil {
+			return fmt.Errorf("unembedded rows: %w", err)
 		}
-		return u, err
+		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("unembedded rows: %w", err)
-	}
-	return out, nil
 }
 
 // ReembedPending counts, per scope starting with prefix, the beliefs and revision

@@ -189,28 +189,37 @@ func PoliciesForTx(ctx context.Context, tx pgx.Tx, scopes []string) (map[string]
 	return policiesFor(ctx, tx, scopes)
 }
 
-func policiesFor(ctx context.Context, db querier, scopes []string) (map[string]*Policy, error) {
+func policiesFor(ctx context.Context, db batchSender, scopes []string) (map[string]*Policy, error) {
 	out := map[string]*Policy{}
-	if len(scopes) == 0 {
-		return out, nil
-	}
-	rows, err := db.Query(ctx, `SELECT DISTINCT ON (s.scope) s.scope,
-			p.scope_prefix, p.instructions, p.patterns, p.redact, p.updated_at
-		FROM unnest($1::text[]) AS s(scope) JOIN scope_policy p ON starts_with(s.scope, p.scope_prefix)
-		ORDER BY s.scope, length(p.scope_prefix) DESC`, scopes)
-	if err != nil {
-		return nil, fmt.Errorf("read the policies in force: %w", err)
-	}
-	_, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
-		var scope string
-		p, err := scanPolicyAfter(row, &scope)
-		if err == nil {
-			out[scope] = p
-		}
-		return struct{}{}, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read the policies in force: %w", err)
+	b := &pgx.Batch{}
+	queuePolicies(b, scopes, out)
+	if err := db.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// queuePolicies queues the read of the policy in force in each of scopes on b, into out
+// once b is sent.
+func queuePolicies(b *pgx.Batch, scopes []string, out map[string]*Policy) {
+	if len(scopes) == 0 {
+		return
+	}
+	b.Queue(`SELECT DISTINCT ON (s.scope) s.scope,
+			p.scope_prefix, p.instructions, p.patterns, p.redact, p.updated_at
+		FROM unnest($1::text[]) AS s(scope) JOIN scope_policy p ON starts_with(s.scope, p.scope_prefix)
+		ORDER BY s.scope, length(p.scope_prefix) DESC`, scopes).Query(func(rows pgx.Rows) error {
+		_, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
+			var scope string
+			p, err := scanPolicyAfter(row, &scope)
+			if err == nil {
+				out[scope] = p
+			}
+			return struct{}{}, err
+		})
+		if err != nil {
+			return fmt.Errorf("read the policies in force: %w", err)
+		}
+		return nil
+	})
 }

@@ -42,6 +42,11 @@ func scoped(columns, where string) string {
 	return strings.ReplaceAll(columns, "{scope}", scope)
 }
 
+// beliefsSQL is the statement that reads columns of the beliefs b of where.
+func beliefsSQL(columns, where string) string {
+	return "SELECT " + scoped(columns, where) + " FROM belief b WHERE " + where
+}
+
 func scanBelief(row pgx.CollectableRow) (Belief, error) {
 	var (
 		b            Belief
@@ -101,7 +106,7 @@ func (s *Store) queryCandidates(ctx context.Context, where string, args ...any) 
 }
 
 func (s *Store) query(ctx context.Context, columns, where string, args ...any) ([]Belief, error) {
-	rows, err := s.db.Query(ctx, "SELECT "+scoped(columns, where)+" FROM belief b WHERE "+where, args...)
+	rows, err := s.db.Query(ctx, beliefsSQL(columns, where), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -123,11 +128,25 @@ func (s *Store) Current(ctx context.Context, scope string) ([]Belief, error) {
 // all), so that a caller that needs them only while they are few learns it in one
 // query. Their Episodes are not read.
 func (s *Store) CurrentUpTo(ctx context.Context, scope string, limit int) ([]Belief, error) {
-	bs, err := s.queryCandidates(ctx, currentView+currentOrder+" LIMIT nullif($2, 0)", scope, limit)
-	if err != nil {
-		return nil, fmt.Errorf("current beliefs of %q: %w", scope, err)
+	var bs []Belief
+	b := &pgx.Batch{}
+	queueCurrentUpTo(b, scope, limit, &bs)
+	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
 	}
 	return bs, nil
+}
+
+// queueCurrentUpTo queues CurrentUpTo's read on b, into bs once b is sent.
+func queueCurrentUpTo(b *pgx.Batch, scope string, limit int, bs *[]Belief) {
+	where := currentView + currentOrder + " LIMIT nullif($2, 0)"
+	b.Queue(beliefsSQL(candidateColumns, where), scope, limit).Query(func(rows pgx.Rows) error {
+		var err error
+		if *bs, err = pgx.CollectRows(rows, scanBelief); err != nil {
+			return fmt.Errorf("current beliefs of %q: %w", scope, err)
+		}
+		return nil
+	})
 }
 
 // All is every belief of scope, forgotten ones included, oldest first.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // ErrStale is returned by ApplyTx for a batch whose writer decided without seeing an
@@ -24,8 +26,20 @@ type Snapshot struct {
 // writer, and pass it as Batch.Seen.
 func (s *Store) Snapshot(ctx context.Context, scope string) (*Snapshot, error) {
 	var snap Snapshot
-	if err := s.db.QueryRow(ctx, "SELECT coalesce(max(id), 0) FROM belief WHERE scope = $1", scope).Scan(&snap.Latest); err != nil {
-		return nil, fmt.Errorf("snapshot of %q: %w", scope, err)
+	b := &pgx.Batch{}
+	queueSnapshot(b, scope, &snap)
+	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
 	}
 	return &snap, nil
+}
+
+// queueSnapshot queues Snapshot's read on b, into snap once b is sent.
+func queueSnapshot(b *pgx.Batch, scope string, snap *Snapshot) {
+	b.Queue("SELECT coalesce(max(id), 0) FROM belief WHERE scope = $1", scope).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(&snap.Latest); err != nil {
+			return fmt.Errorf("snapshot of %q: %w", scope, err)
+		}
+		return nil
+	})
 }

@@ -61,11 +61,16 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// batchSender sends batches: a Conn, or a transaction.
+type batchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
 // Conn is where reads run: the pool, or one connection a caller holds for a few reads
 // in a row (see On).
 type Conn interface {
 	querier
-	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	batchSender
 	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
 }
 
