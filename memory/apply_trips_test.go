@@ -37,6 +37,39 @@ func (t *tripTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	return t.Tx.SendBatch(ctx, b)
 }
 
+// tripConn counts the round trips made through a Conn: one per statement sent alone,
+// one per batch.
+type tripConn struct {
+	Conn
+	trips int
+}
+
+func (c *tripConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	c.trips++
+	return c.Conn.Exec(ctx, sql, args...)
+}
+
+func (c *tripConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	c.trips++
+	return c.Conn.Query(ctx, sql, args...)
+}
+
+func (c *tripConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	c.trips++
+	return c.Conn.QueryRow(ctx, sql, args...)
+}
+
+func (c *tripConn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	c.trips++
+	return c.Conn.SendBatch(ctx, b)
+}
+
+// BeginTx counts a transaction as one trip, whatever it sends.
+func (c *tripConn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	c.trips++
+	return c.Conn.BeginTx(ctx, opts)
+}
+
 // TestApplyRoundTrips pins the round trips of the writers' common batches, as the
 // extraction worker sends them (an episode, a snapshot, vectors): each is about a
 // millisecond of a worker's time under load, inside the scope's lock. Before the reads

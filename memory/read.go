@@ -260,18 +260,35 @@ func (s *Store) Nearest(ctx context.Context, scope, model string, vec []float32,
 // yet re-embedded after EMBED_MODEL changed, or stored while an embedding call failed.
 // Up to k of them follow the ranked ones, newest first and without a distance, so that
 // a read still finds every belief while the background re-embedding goes on.
+//
+// Both reads go in one round trip, unless the scope has an index of its own.
 func (s *Store) ranked(ctx context.Context, columns, view string, args []any, model string, vec []float32, k int) ([]Belief, error) {
 	scope, _ := args[0].(string)
-	bs, err := nearest(ctx, s, nearestQuery{table: searchBeliefs, scope: scope, where: view, args: args, model: model, vec: vec, k: k},
+	r, err := newNearestRead(ctx, s, nearestQuery{table: searchBeliefs, scope: scope, where: view, args: args, model: model, vec: vec, k: k},
 		scoped(columns, view), scanBelief)
 	if err != nil {
 		return nil, err
 	}
+	b := &pgx.Batch{}
+	if r != nil {
+		r.queue(b)
+	}
 	n := len(args)
-	unranked, err := s.query(ctx, columns, fmt.Sprintf("%s AND %s ORDER BY b.valid_from DESC, b.id DESC LIMIT $%d",
-		view, notEmbeddedWith(n+1), n+2), append(args, model, k)...)
-	if err != nil {
+	where := fmt.Sprintf("%s AND %s ORDER BY b.valid_from DESC, b.id DESC LIMIT $%d", view, notEmbeddedWith(n+1), n+2)
+	var unranked []Belief
+	b.Queue(beliefsSQL(columns, where), append(args, model, k)...).Query(func(rows pgx.Rows) error {
+		var err error
+		unranked, err = pgx.CollectRows(rows, scanBelief)
+		return err
+	})
+	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, err
+	}
+	var bs []Belief
+	if r != nil {
+		if bs, err = r.finish(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return append(bs, unranked...), nil
 }

@@ -55,8 +55,37 @@ type nearestQuery struct {
 
 // nearest reads the k rows of q nearest to its vector, nearest first and then by id,
 // so that the answer is one whatever the plan: columns of the table's row b, then its
-// cosine distance as "distance", each scanned by scan.
+// cosine distance as "distance", each scanned by scan. One round trip, unless the scope
+// has an index of its own.
 func nearest[T any](ctx context.Context, s *Store, q nearestQuery, columns string, scan pgx.RowToFunc[T]) ([]T, error) {
+	r, err := newNearestRead(ctx, s, q, columns, scan)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	b := &pgx.Batch{}
+	r.queue(b)
+	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	return r.finish(ctx)
+}
+
+// nearestRead is nearest in two steps, so that its first round trip can carry other
+// reads: queue puts on a batch the read of a scope without an index of its own (the
+// exact scan, or the halfvec ranking) and whether the scope has one; finish, once the
+// batch is sent, reads the scope's index when it has one.
+type nearestRead[T any] struct {
+	s       *Store
+	q       nearestQuery
+	columns string
+	scan    pgx.RowToFunc[T]
+	dim     int
+	indexed bool
+	rows    []T
+}
+
+// newNearestRead checks q; nil when it asks for no row.
+func newNearestRead[T any](ctx context.Context, s *Store, q nearestQuery, columns string, scan pgx.RowToFunc[T]) (*nearestRead[T], error) {
 	if err := q.check(); err != nil {
 		return nil, err
 	}
@@ -70,44 +99,58 @@ func nearest[T any](ctx context.Context, s *Store, q nearestQuery, columns strin
 	if err := sameDim(q.model, len(q.vec), dim); err != nil {
 		return nil, err
 	}
-	indexed, err := scopeIndexed(ctx, s.db, q.table, q.scope, q.model)
-	if err != nil {
-		return nil, err
+	return &nearestRead[T]{s: s, q: q, columns: columns, scan: scan, dim: dim}, nil
+}
+
+// queue queues the read on b. The scan answers nothing when the scope has an index of
+// its own: its guard is a one-time filter, checked before the scan starts.
+func (r *nearestRead[T]) queue(b *pgx.Batch) {
+	queueScopeIndexed(b, r.q.table, r.q.scope, r.q.model, &r.indexed)
+	sql, args := r.q.exactSQL(r.columns, true)
+	if !r.s.fullScan && r.q.activeBeliefs() && halfvecFits(r.dim, r.q.scope, r.q.model) {
+		sql, args = r.q.halfvecSQL(r.columns, true)
 	}
-	if indexed {
-		var out []T
-		err := pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-			// ef_search is how many candidates the index keeps while it walks: a scope's
-			// own index of tens of thousands of rows needs more than the default 40 for
-			// recall near 1. relaxed_order goes on past rows the filter drops (other
-			// statuses) until k pass.
-			err := setLocal(ctx, tx, setting{"hnsw.ef_search", strconv.Itoa(scopeIndexCandidates(q.k))},
-				setting{"hnsw.iterative_scan", "relaxed_order"})
-			if err != nil {
-				return fmt.Errorf("configure the scope's index scan: %w", err)
-			}
-			sql, args := q.indexSQL(columns, dim)
-			rows, err := tx.Query(ctx, sql, args...)
-			if err == nil {
-				out, err = pgx.CollectRows(rows, scan)
-			}
-			return err
-		})
-		if err != nil || len(out) >= q.k {
-			return out, err
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+		var err error
+		r.rows, err = pgx.CollectRows(rows, r.scan)
+		return err
+	})
+}
+
+// finish is the read's answer, once the batch queue used was sent.
+func (r *nearestRead[T]) finish(ctx context.Context) ([]T, error) {
+	if !r.indexed {
+		return r.rows, nil
+	}
+	var out []T
+	err := pgx.BeginTxFunc(ctx, r.s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		// ef_search is how many candidates the index keeps while it walks: a scope's
+		// own index of tens of thousands of rows needs more than the default 40 for
+		// recall near 1. relaxed_order goes on past rows the filter drops (other
+		// statuses) until k pass.
+		err := setLocal(ctx, tx, setting{"hnsw.ef_search", strconv.Itoa(scopeIndexCandidates(r.q.k))},
+			setting{"hnsw.iterative_scan", "relaxed_order"})
+		if err != nil {
+			return fmt.Errorf("configure the scope's index scan: %w", err)
 		}
-		// Fewer than k: the scope may hold fewer, or the index stopped early. The exact
-		// scan tells which.
+		sql, args := r.q.indexSQL(r.columns, r.dim)
+		rows, err := tx.Query(ctx, sql, args...)
+		if err == nil {
+			out, err = pgx.CollectRows(rows, r.scan)
+		}
+		return err
+	})
+	if err != nil || len(out) >= r.q.k {
+		return out, err
 	}
-	sql, args := q.exactSQL(columns)
-	if !s.fullScan && q.activeBeliefs() && halfvecFits(dim, q.scope, q.model) {
-		sql, args = q.halfvecSQL(columns)
-	}
-	rows, err := s.db.Query(ctx, sql, args...)
+	// Fewer than k: the scope may hold fewer, or the index stopped early. The exact scan
+	// tells which.
+	sql, args := r.q.exactSQL(r.columns, false)
+	rows, err := r.s.db.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, scan)
+	return pgx.CollectRows(rows, r.scan)
 }
 
 // The bounds of migration 020's halfvec copy of a belief's vector: it exists where its
@@ -161,18 +204,18 @@ func halfvecCandidates(k int) int { return 4 * k }
 // conversion written in the statement would run once a row under a generic plan. The
 // re-rank is a lateral lookup by key, which a plan cannot turn into a scan of the
 // scope. Ties are broken by id at both stages, as exactSQL does.
-func (q nearestQuery) halfvecSQL(columns string) (string, []any) {
+func (q nearestQuery) halfvecSQL(columns string, guarded bool) (string, []any) {
 	n := len(q.args)
 	sql := fmt.Sprintf(`SELECT %s, n.distance AS distance FROM (
 			SELECT c.id, x.distance FROM (
 				SELECT b.id FROM belief b
-				WHERE %s AND b.embed_model = $%d AND b.embedding_half IS NOT NULL
+				WHERE %s AND b.embed_model = $%d AND b.embedding_half IS NOT NULL%s
 				ORDER BY b.embedding_half <=> $%d::halfvec, b.id LIMIT $%d) c
 			CROSS JOIN LATERAL (SELECT x.embedding <=> $%d::vector AS distance FROM belief x
 				WHERE x.scope = $1 AND x.id = c.id OFFSET 0) x
 			ORDER BY x.distance, c.id LIMIT $%d) n
 		JOIN belief b ON b.scope = $1 AND b.id = n.id ORDER BY n.distance, b.id`,
-		columns, q.where, n+1, n+2, n+3, n+4, n+5)
+		columns, q.where, n+1, q.guard(guarded, n+1), n+2, n+3, n+4, n+5)
 	return sql, append(append([]any{}, q.args...), q.model, unitHalfvec(q.vec), halfvecCandidates(q.k),
 		pgvector.NewVector(q.vec), q.k)
 }
@@ -181,15 +224,27 @@ func (q nearestQuery) halfvecSQL(columns string) (string, []any) {
 // an HNSW index is built on and sorted with the id as second key, so that no plan can
 // answer it from an index: it is exact by construction. Only the k nearest are joined
 // back for their columns.
-func (q nearestQuery) exactSQL(columns string) (string, []any) {
+func (q nearestQuery) exactSQL(columns string, guarded bool) (string, []any) {
 	n := len(q.args)
 	// The join back names the scope too: on Citus it stays on the scope's shard.
 	sql := fmt.Sprintf(`SELECT %s, n.distance AS distance FROM (
 			SELECT b.id, b.embedding <=> $%d::vector AS distance FROM %s b
-			WHERE %s AND b.embed_model = $%d ORDER BY distance, b.id LIMIT $%d) n
+			WHERE %s AND b.embed_model = $%d%s ORDER BY distance, b.id LIMIT $%d) n
 		JOIN %s b ON b.scope = $1 AND b.id = n.id ORDER BY n.distance, b.id`,
-		columns, n+1, q.table, q.where, n+2, n+3, q.table)
+		columns, n+1, q.table, q.where, n+2, q.guard(guarded, n+2), n+3, q.table)
 	return sql, append(append([]any{}, q.args...), pgvector.NewVector(q.vec), q.model, q.k)
+}
+
+// guard is, when guarded, the condition that the scope has no index of its own on q's
+// table for the model (parameter model): uncorrelated, so PostgreSQL checks it once,
+// before the scan, and a scope with an index is not scanned. It names the scope: on
+// Citus it runs on the scope's shard.
+func (q nearestQuery) guard(guarded bool, model int) string {
+	if !guarded {
+		return ""
+	}
+	return fmt.Sprintf(` AND NOT EXISTS (SELECT 1 FROM scope_vector_index WHERE scope = $1 AND tbl = '%s' AND model = $%d)`,
+		q.table, model)
 }
 
 // indexSQL asks the scope's own HNSW index for a candidate list many times k, then keeps
@@ -230,14 +285,25 @@ func scanID(row pgx.CollectableRow) (int64, error) {
 }
 
 // scopeIndexed says whether the scope has an index of its own on table for model.
-func scopeIndexed(ctx context.Context, db querier, table searchTable, scope, model string) (bool, error) {
+func scopeIndexed(ctx context.Context, db batchSender, table searchTable, scope, model string) (bool, error) {
 	var ok bool
-	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM scope_vector_index
-		WHERE scope = $1 AND tbl = $2 AND model = $3)`, scope, string(table), model).Scan(&ok)
-	if err != nil {
-		return false, fmt.Errorf("look up the vector index of %q: %w", scope, err)
+	b := &pgx.Batch{}
+	queueScopeIndexed(b, table, scope, model, &ok)
+	if err := db.SendBatch(ctx, b).Close(); err != nil {
+		return false, err
 	}
 	return ok, nil
+}
+
+// queueScopeIndexed queues scopeIndexed's read on b, into ok once b is sent.
+func queueScopeIndexed(b *pgx.Batch, table searchTable, scope, model string, ok *bool) {
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM scope_vector_index
+		WHERE scope = $1 AND tbl = $2 AND model = $3)`, scope, string(table), model).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(ok); err != nil {
+			return fmt.Errorf("look up the vector index of %q: %w", scope, err)
+		}
+		return nil
+	})
 }
 
 // ScopeIndexResult says what IndexScope did.

@@ -38,7 +38,7 @@ func TestHalfvecReadPlan(t *testing.T) {
 		vec: dbtest.Unit(rng, dim), k: 10}
 	require.True(t, q.activeBeliefs())
 	require.True(t, halfvecFits(dim, scope, model))
-	sql, args := q.halfvecSQL(scoped(candidateColumns, currentView))
+	sql, args := q.halfvecSQL(scoped(candidateColumns, currentView), true)
 	// The plan a pooled connection settles on.
 	explain := func() (string, error) {
 		var plan []string
@@ -67,6 +67,7 @@ func TestHalfvecReadPlan(t *testing.T) {
 	require.Regexp(t, indexOnly, text, "the scope's 300 entries read from the index alone")
 	require.Contains(t, text, "loops=40", "each of the 4k candidates looked up by key:\n%s", text)
 	require.NotContains(t, text, "Seq Scan", text)
+	require.Regexp(t, `InitPlan[^\n]*\n(.*\n)*.*One-Time Filter: \(NOT `, text, "the guard against a scope's own index is checked once")
 }
 
 // TestHalfvecFits: the bound memory applies is the migration's, at its edges: a scope

@@ -4,37 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 )
-
-// tripConn counts the round trips made through a Conn: one per statement sent alone,
-// one per batch.
-type tripConn struct {
-	Conn
-	trips int
-}
-
-func (c *tripConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	c.trips++
-	return c.Conn.Exec(ctx, sql, args...)
-}
-
-func (c *tripConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	c.trips++
-	return c.Conn.Query(ctx, sql, args...)
-}
-
-func (c *tripConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	c.trips++
-	return c.Conn.QueryRow(ctx, sql, args...)
-}
-
-func (c *tripConn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	c.trips++
-	return c.Conn.SendBatch(ctx, b)
-}
 
 // TestReadForWriter: an extraction's reads before its model call take one round trip
 // and read what each read alone reads, the snapshot before the current beliefs.

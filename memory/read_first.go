@@ -7,6 +7,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// The reads a writer or a question makes first, before a model call, each sent in one
+// round trip: their statements are queued in a batch, each read's own (queue...) as
+// its method alone sends it.
+
 // WriterReadQuery is what a writer of a scope reads before it asks its model, as an
 // extraction does.
 type WriterReadQuery struct {
