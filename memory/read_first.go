@@ -69,3 +69,21 @@ func (s *Store) ReadForWriter(ctx context.Context, q WriterReadQuery) (*WriterRe
 	r.Policy = policies[q.Scope]
 	return r, nil
 }
+
+// ReadForQuestion is what a question of scope reads before its embedding call, in one
+// round trip: the policy in force in the scope (nil if none), whose redaction the
+// question passes, and up to limit of the scope's rows without a vector of model
+// (Unembedded), embedded in the same call; none when limit is 0.
+func (s *Store) ReadForQuestion(ctx context.Context, scope, model string, limit int) (*Policy, []Unembedded, error) {
+	var pending []Unembedded
+	policies := map[string]*Policy{}
+	b := &pgx.Batch{}
+	queuePolicies(b, []string{scope}, policies)
+	if limit > 0 {
+		queueUnembedded(b, scopeUnembedded(scope, model, limit), &pending)
+	}
+	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, fmt.Errorf("read %q for a question: %w", scope, err)
+	}
+	return policies[scope], pending, nil
+}

@@ -73,3 +73,37 @@ func TestReadForWriter(t *testing.T) {
 	require.Len(t, r.Current, 1)
 	require.False(t, r.ExamplesAvailable, "no model, no examples looked for")
 }
+
+// TestReadForQuestion: a question's reads before its embedding call take one round trip
+// and read what each read alone reads.
+func TestReadForQuestion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, bundle := setup(t)
+	mustApply(t, s, extraction("u", "2026-03-02", nil, fact("User plays the cello", "instrument", "")))
+	_, err := s.SetPolicy(ctx, Policy{ScopePrefix: "u", Instructions: "Be brief."})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		scope string
+		limit int
+	}{{"u", 10}, {"u", 0}, {"v", 10}} {
+		counted := &tripConn{Conn: bundle.schema.Pool}
+		policy, pending, err := s.On(counted).ReadForQuestion(ctx, c.scope, "m", c.limit)
+		require.NoError(t, err)
+		require.Equal(t, 1, counted.trips)
+		want, err := s.PolicyFor(ctx, c.scope)
+		require.NoError(t, err)
+		require.Equal(t, want, policy)
+		if c.limit == 0 {
+			require.Empty(t, pending, "none asked")
+			continue
+		}
+		unembedded, err := s.Unembedded(ctx, c.scope, "m", c.limit)
+		require.NoError(t, err)
+		require.Equal(t, unembedded, pending)
+		if c.scope == "u" {
+			require.Equal(t, []string{"User plays the cello"}, texts(pending))
+			require.Equal(t, "Be brief.", policy.Instructions)
+		}
+	}
+}

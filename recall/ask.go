@@ -63,7 +63,8 @@ func (r *Reader) Ask(ctx context.Context, q Query) (*Answer, error) {
 }
 
 func (r *Reader) ask(ctx context.Context, q Query) (*Answer, error) {
-	if err := r.checkQuery(ctx, &q); err != nil {
+	pending, err := r.checkQuery(ctx, &q)
+	if err != nil {
 		return nil, err
 	}
 	if q.Query == "" {
@@ -73,7 +74,7 @@ func (r *Reader) ask(ctx context.Context, q Query) (*Answer, error) {
 		return nil, errors.New("recall: Ask needs Chat")
 	}
 	start := time.Now()
-	sel, err := r.selectFor(ctx, q)
+	sel, err := r.selectFor(ctx, q, pending)
 	if err != nil {
 		return nil, err
 	}

@@ -29,10 +29,11 @@ type Context struct {
 // best first; for a question about the past, the values that no longer hold follow,
 // each with its valid interval. The block stays within q.Budget characters.
 func (r *Reader) Context(ctx context.Context, q Query) (*Context, error) {
-	if err := r.checkQuery(ctx, &q); err != nil {
+	pending, err := r.checkQuery(ctx, &q)
+	if err != nil {
 		return nil, err
 	}
-	sel, err := r.selectFor(ctx, q)
+	sel, err := r.selectFor(ctx, q, pending)
 	if err != nil {
 		return nil, err
 	}

@@ -65,10 +65,10 @@ type selection struct {
 func poolSize(k int) int { return min(memory.MaxRecallK, max(4*k, 40)) }
 
 // selectFor reads and ranks what q selects.
-func (r *Reader) selectFor(ctx context.Context, q Query) (*selection, error) {
+func (r *Reader) selectFor(ctx context.Context, q Query, pending []memory.Unembedded) (*selection, error) {
 	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, Inherit: q.Inherit, Sees: q.Sees, AsOf: q.AsOf}
-	if q.Query != "" && r.cfg.Embed != nil && r.cfg.EmbedModel != "" {
-		vec, err := r.embedQuery(ctx, q.Scope, q.Query)
+	if q.Query != "" && r.embeds() {
+		vec, err := r.embedQuery(ctx, q.Query, pending)
 		if err != nil {
 			return nil, err
 		}
@@ -102,30 +102,27 @@ func (r *Reader) selectFor(ctx context.Context, q Query) (*selection, error) {
 // errNoEmbedder is EmbedQuery's answer when the reader was given no embedder.
 var errNoEmbedder = errors.New("recall: no embedder configured")
 
+// embeds says whether the reader embeds questions.
+func (r *Reader) embeds() bool { return r.cfg.Embed != nil && r.cfg.EmbedModel != "" }
+
 // EmbedQuery embeds the query with what the scope stored without vectors, in one call,
 // and stores theirs, so that what was learned since the last extraction is ranked too.
 // A model that did not answer, or answered in another dimension than it was registered
 // with, is ErrEmbedding: nothing was read.
 func (r *Reader) EmbedQuery(ctx context.Context, scope, query string) ([]float32, error) {
-	if r.cfg.Embed == nil || r.cfg.EmbedModel == "" {
+	if !r.embeds() {
 		return nil, errNoEmbedder
 	}
-	query, err := r.redact(ctx, scope, query)
+	pending, err := r.redact(ctx, scope, &query)
 	if err != nil {
 		return nil, err
 	}
-	return r.embedQuery(ctx, scope, query)
+	return r.embedQuery(ctx, query, pending)
 }
 
-// embedQuery is EmbedQuery of a query redacted already.
-func (r *Reader) embedQuery(ctx context.Context, scope, query string) ([]float32, error) {
-	if r.cfg.Embed == nil || r.cfg.EmbedModel == "" {
-		return nil, errNoEmbedder
-	}
-	pending, err := r.cfg.Store.Unembedded(ctx, scope, r.cfg.EmbedModel, maxPending)
-	if err != nil {
-		return nil, err
-	}
+// embedQuery is EmbedQuery of a query redacted already, with what its scope stored
+// without vectors.
+func (r *Reader) embedQuery(ctx context.Context, query string, pending []memory.Unembedded) ([]float32, error) {
 	texts := []string{query}
 	for _, u := range pending {
 		texts = append(texts, u.Text)

@@ -2,29 +2,39 @@ package recall
 
 import (
 	"context"
+
+	"github.com/credohq/credo/memory"
 )
 
 // checkQuery checks q, then replaces the secrets of its question: an agent's question is
-// user text, and it goes to the embedder and, for Ask, to the chat model.
-func (r *Reader) checkQuery(ctx context.Context, q *Query) error {
+// user text, and it goes to the embedder and, for Ask, to the chat model. It returns
+// what the scope stored without vectors, to be embedded with the question.
+func (r *Reader) checkQuery(ctx context.Context, q *Query) ([]memory.Unembedded, error) {
 	if err := q.check(); err != nil {
-		return err
+		return nil, err
 	}
-	var err error
-	q.Query, err = r.redact(ctx, q.Scope, q.Query)
-	return err
+	return r.redact(ctx, q.Scope, &q.Query)
 }
 
-// redact is query with its secrets replaced under the policy in force in scope (one read
-// of the scope's policy: a policy may add patterns where REDACT is none).
-func (r *Reader) redact(ctx context.Context, scope, query string) (string, error) {
-	if query == "" {
-		return query, nil
+// redact replaces the secrets of *query under the policy in force in scope: a policy may
+// add patterns where REDACT is none. The same round trip reads what the scope stored
+// without vectors, returned to be embedded in the question's embedding call.
+func (r *Reader) redact(ctx context.Context, scope string, query *string) ([]memory.Unembedded, error) {
+	if *query == "" {
+		return nil, nil
 	}
-	red, err := r.cfg.Store.RedactorFor(ctx, scope, r.cfg.Redact)
+	limit := 0
+	if r.embeds() {
+		limit = maxPending
+	}
+	policy, pending, err := r.cfg.Store.ReadForQuestion(ctx, scope, r.cfg.EmbedModel, limit)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	out, _ := red.Text(query)
-	return out, nil
+	red, err := policy.Redactor(r.cfg.Redact)
+	if err != nil {
+		return nil, err
+	}
+	*query, _ = red.Text(*query)
+	return pending, nil
 }
