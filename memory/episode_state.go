@@ -205,9 +205,7 @@ type Progress struct {
 }
 
 // NextPendingEpisode is the scope's oldest pending episode (by occurred_at, then id), or
-// nil when there is none.
-//
-//nolint:nilnil // no pending episode is the queue's normal end, not an error
+// nil when there is none: the queue's normal end, not an error.
 func (s *Store) NextPendingEpisode(ctx context.Context, scope string) (*PendingEpisode, error) {
 	var ep *PendingEpisode
 	b := &pgx.Batch{}

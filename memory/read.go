@@ -270,9 +270,7 @@ func (s *Store) ranked(ctx context.Context, columns, view string, args []any, mo
 		return nil, err
 	}
 	b := &pgx.Batch{}
-	if r != nil {
-		r.queue(b)
-	}
+	r.queue(b)
 	n := len(args)
 	where := fmt.Sprintf("%s AND %s ORDER BY b.valid_from DESC, b.id DESC LIMIT $%d", view, notEmbeddedWith(n+1), n+2)
 	var unranked []Belief
@@ -284,11 +282,9 @@ func (s *Store) ranked(ctx context.Context, columns, view string, args []any, mo
 	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, err
 	}
-	var bs []Belief
-	if r != nil {
-		if bs, err = r.finish(ctx); err != nil {
-			return nil, err
-		}
+	bs, err := r.finish(ctx)
+	if err != nil {
+		return nil, err
 	}
 	return append(bs, unranked...), nil
 }

@@ -59,7 +59,7 @@ type nearestQuery struct {
 // has an index of its own.
 func nearest[T any](ctx context.Context, s *Store, q nearestQuery, columns string, scan pgx.RowToFunc[T]) ([]T, error) {
 	r, err := newNearestRead(ctx, s, q, columns, scan)
-	if err != nil || r == nil {
+	if err != nil {
 		return nil, err
 	}
 	b := &pgx.Batch{}
@@ -84,13 +84,13 @@ type nearestRead[T any] struct {
 	rows    []T
 }
 
-// newNearestRead checks q; nil when it asks for no row.
+// newNearestRead checks q. A read of no row (k 0) queues nothing and finds nothing.
 func newNearestRead[T any](ctx context.Context, s *Store, q nearestQuery, columns string, scan pgx.RowToFunc[T]) (*nearestRead[T], error) {
 	if err := q.check(); err != nil {
 		return nil, err
 	}
 	if q.k <= 0 {
-		return nil, nil
+		return &nearestRead[T]{q: q}, nil
 	}
 	dim, err := s.embeddingDim(ctx, s.db, q.model)
 	if err != nil {
@@ -105,6 +105,9 @@ func newNearestRead[T any](ctx context.Context, s *Store, q nearestQuery, column
 // queue queues the read on b. The scan answers nothing when the scope has an index of
 // its own: its guard is a one-time filter, checked before the scan starts.
 func (r *nearestRead[T]) queue(b *pgx.Batch) {
+	if r.q.k <= 0 {
+		return
+	}
 	queueScopeIndexed(b, r.q.table, r.q.scope, r.q.model, &r.indexed)
 	sql, args := r.q.exactSQL(r.columns, true)
 	if !r.s.fullScan && r.q.activeBeliefs() && halfvecFits(r.dim, r.q.scope, r.q.model) {
