@@ -1,6 +1,7 @@
 package consolidate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,30 +42,37 @@ func BenchmarkClustering(b *testing.B) {
 		beliefs, seeds int
 		// indexLimit is the store's ExactSearchLimit: 0 reads exactly at every size.
 		indexLimit int
+		// dim is the vectors' dimension: benchDim unless set.
+		dim int
 	}{
 		{beliefs: 1_000, seeds: 1_000},
 		{beliefs: 10_000, seeds: 10_000},
 		// A periodic pass at the default: MaxSeeds changed beliefs, read exactly.
 		{beliefs: 100_000, seeds: DefaultMaxSeeds},
+		// The same at the dimension of nomic-embed-text, where the scope's vectors no
+		// longer fit in a statement's work_mem.
+		{beliefs: 100_000, seeds: DefaultMaxSeeds, dim: 768},
 		// A first pass where every belief is a seed, through the scope's own index.
 		{beliefs: 100_000, seeds: 100_000, indexLimit: 50_000},
 	} {
-		name := fmt.Sprintf("beliefs=%d/seeds=%d/index=%t", c.beliefs, c.seeds, c.indexLimit > 0)
+		dim := cmp.Or(c.dim, benchDim)
+		model := fmt.Sprintf("bench-%d", dim)
+		name := fmt.Sprintf("beliefs=%d/seeds=%d/index=%t/dim=%d", c.beliefs, c.seeds, c.indexLimit > 0, dim)
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			schema := dbtest.New(b)
 			store := memory.NewStore(schema.Pool, &memory.Config{ExactSearchLimit: c.indexLimit})
-			require.NoError(b, store.EnsureEmbeddingModel(ctx, benchModel, benchDim))
-			insertSynthetic(b, schema.Pool, c.beliefs)
+			require.NoError(b, store.EnsureEmbeddingModel(ctx, model, dim))
+			insertSynthetic(b, schema.Pool, c.beliefs, dim, model)
 			// As the pass would (pass calls IndexScope; plan, timed here, does not).
 			start := time.Now()
-			res, err := store.IndexScope(ctx, benchScope, benchModel)
+			res, err := store.IndexScope(ctx, benchScope, model)
 			require.NoError(b, err)
 			require.Equal(b, c.indexLimit > 0, len(res.Created) > 0, "index built: %v", res.Created)
 			b.Logf("%s: scope index %v built in %s", name, res.Created, time.Since(start).Round(time.Millisecond))
 			_, err = schema.Pool.Exec(ctx, "ANALYZE belief")
 			require.NoError(b, err)
-			w, err := NewWorker(Config{Store: store, Chat: noChat{}, EmbedModel: benchModel, MaxSeeds: c.seeds, Settle: -1})
+			w, err := NewWorker(Config{Store: store, Chat: noChat{}, EmbedModel: model, MaxSeeds: c.seeds, Settle: -1})
 			require.NoError(b, err)
 
 			var p *plan
@@ -84,10 +92,11 @@ func BenchmarkClustering(b *testing.B) {
 	}
 }
 
-// insertSynthetic stores n active beliefs in groups of one to four around random
-// centres: members of a group have a cosine similarity of about 0.9, beliefs of
-// different groups about 0, so clustering has real work and real clusters.
-func insertSynthetic(b *testing.B, pool *pgxpool.Pool, n int) {
+// insertSynthetic stores n active beliefs of dim dimensions, embedded with model, in
+// groups of one to four around random centres: members of a group have a cosine
+// similarity of about 0.9, beliefs of different groups about 0, so clustering has real
+// work and real clusters.
+func insertSynthetic(b *testing.B, pool *pgxpool.Pool, n, dim int, model string) {
 	b.Helper()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(42, uint64(n)))
@@ -102,21 +111,23 @@ func insertSynthetic(b *testing.B, pool *pgxpool.Pool, n int) {
 		_, err := pool.Exec(ctx, `INSERT INTO belief (scope, subject, attribute, kind, statement, confidence, origin,
 				valid_from, recorded_at, last_seen_at, updated_at, embedding, embed_model)
 			SELECT $1, 'user', 'bench', 'other', s, 0.9, 'user_stated', $2::timestamptz, $2, $2, $2::timestamptz + i * interval '1 millisecond', v::vector, $3
-			FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS u(s, v, i)`, benchScope, at, benchModel, statements, vectors)
+			FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS u(s, v, i)`, benchScope, at, model, statements, vectors)
 		require.NoError(b, err)
 		at = at.Add(time.Duration(len(statements)) * time.Millisecond)
 		statements, vectors = statements[:0], vectors[:0]
 	}
-	centre := make([]float64, benchDim)
+	centre := make([]float64, dim)
+	// The same distance from the centre whatever the dimension.
+	noise := 0.045 * math.Sqrt(benchDim/float64(dim))
 	for i := 0; i < n; {
 		for d := range centre {
 			centre[d] = rng.NormFloat64()
 		}
 		normalize(centre)
 		for range min(1+rng.IntN(4), n-i) {
-			v := make([]float64, benchDim)
+			v := make([]float64, dim)
 			for d := range v {
-				v[d] = centre[d] + 0.045*rng.NormFloat64()
+				v[d] = centre[d] + noise*rng.NormFloat64()
 			}
 			normalize(v)
 			statements = append(statements, fmt.Sprintf("Synthetic belief %d", i))

@@ -164,22 +164,29 @@ func (s *Store) neighborConns() int {
 	return neighborConns
 }
 
-// neighborExactSQL compares each seed with every active belief of the scope, read once
-// per chunk: exact by construction, as no index orders the distance. The K nearest
-// within MaxDistance are kept, then those about another subject are dropped, as the
-// index probe does.
-const neighborExactSQL = `WITH r AS MATERIALIZED (
+// neighborExactSQL compares each seed of a chunk with every active belief of the scope:
+// exact by construction, as no index orders the distance. The scope's rows are read once
+// a chunk, each compared with the chunk's seeds, which stay in cache: the other way
+// round, a seed at a time over the scope's rows kept aside, spilled a large scope's
+// vectors to disk and read them back for every seed (BENCHMARKS.md, row 5c). The K
+// nearest within MaxDistance are kept, then those about another subject are dropped, as
+// the index probe does.
+const neighborExactSQL = `WITH s AS MATERIALIZED (
 		SELECT b.id, b.subject, b.embedding FROM belief b
-		WHERE b.scope = $1 AND b.status = 'active' AND b.embed_model = $2
+		WHERE b.id = ANY($4) AND b.scope = $1 AND b.embed_model = $2
+	), near AS (
+		SELECT s.id AS seed, x.id, x.embedding <=> s.embedding AS distance,
+			lower(x.subject) = lower(s.subject) AS same_subject
+		FROM belief x CROSS JOIN s
+		WHERE x.scope = $1 AND x.status = 'active' AND x.embed_model = $2
+			AND x.id <> s.id AND x.embedding <=> s.embedding <= $5
 	)
-	SELECT s.id, n.id, n.distance
-	FROM belief s CROSS JOIN LATERAL (
-		SELECT x.id, x.subject, x.embedding <=> s.embedding AS distance FROM r x
-		WHERE x.id <> s.id AND x.embedding <=> s.embedding <= $5
-		ORDER BY distance, x.id LIMIT $3) n
-	WHERE s.id = ANY($4) AND s.scope = $1 AND s.embed_model = $2
-		AND (NOT $6 OR lower(n.subject) = lower(s.subject))
-	ORDER BY s.id, n.distance, n.id`
+	SELECT seed, id, distance FROM (
+		SELECT seed, id, distance, same_subject,
+			row_number() OVER (PARTITION BY seed ORDER BY distance, id) AS rank
+		FROM near) n
+	WHERE rank <= $3 AND (NOT $6 OR same_subject)
+	ORDER BY seed, distance, id`
 
 // neighborIndexSQL probes the scope's own HNSW index once per seed. The scope and the
 // model are literals, so that the partial index's predicate is proven by any plan.
@@ -208,8 +215,8 @@ func (s *Store) probe(ctx context.Context, sql string, q NeighborQuery, seeds []
 		//   statement uses no index. A probe per seed keeps neighbourEfSearch
 		//   candidates, fewer than a read's (see nearest): a pass probes a thousand
 		//   seeds, and a neighbour missed now is found from its own side or next pass.
-		// - work_mem: the exact statement keeps the scope's vectors in memory, read once
-		//   per chunk (30 MB for 10,000 of 768 dimensions) rather than spilled to disk.
+		// - work_mem: the exact statement sorts the pairs within MaxDistance by seed;
+		//   a scope of near-duplicates has many, kept in memory rather than on disk.
 		// - jit: on a large scope the estimate crosses jit_above_cost, and compiling
 		//   each chunk costs more than the search it would speed up.
 		err := setLocal(ctx, tx, setting{"hnsw.ef_search", strconv.Itoa(neighborEfSearch)},
