@@ -109,10 +109,7 @@ func (r *nearestRead[T]) queue(b *pgx.Batch) {
 		return
 	}
 	queueScopeIndexed(b, r.q.table, r.q.scope, r.q.model, &r.indexed)
-	sql, args := r.q.exactSQL(r.columns, true)
-	if !r.s.fullScan && r.q.activeBeliefs() && halfvecFits(r.dim, r.q.scope, r.q.model) {
-		sql, args = r.q.halfvecSQL(r.columns, true)
-	}
+	sql, args := r.scanSQL(true)
 	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
 		var err error
 		r.rows, err = pgx.CollectRows(rows, r.scan)
@@ -120,10 +117,28 @@ func (r *nearestRead[T]) queue(b *pgx.Batch) {
 	})
 }
 
+// scanSQL is the read of a scope without an index of its own: the halfvec ranking where
+// the scope's current beliefs have copies, else the exact scan.
+func (r *nearestRead[T]) scanSQL(guarded bool) (string, []any) {
+	if !r.s.fullScan && r.q.activeBeliefs() && halfvecFits(r.dim, r.q.scope, r.q.model) {
+		return r.q.halfvecSQL(r.columns, guarded)
+	}
+	return r.q.exactSQL(r.columns, guarded)
+}
+
 // finish is the read's answer, once the batch queue used was sent.
 func (r *nearestRead[T]) finish(ctx context.Context) ([]T, error) {
-	if !r.indexed {
+	switch {
+	case r.q.k <= 0:
+		return nil, nil
+	case !r.indexed && len(r.rows) > 0:
 		return r.rows, nil
+	case !r.indexed:
+		// Nothing found: the scope may hold nothing, or its index's registration came or
+		// went between the lookup and the guarded scan (two statements, two snapshots),
+		// which then answered nothing. The scan unguarded tells which.
+		sql, args := r.scanSQL(false)
+		return r.read(ctx, sql, args)
 	}
 	var out []T
 	err := pgx.BeginTxFunc(ctx, r.s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -149,6 +164,11 @@ func (r *nearestRead[T]) finish(ctx context.Context) ([]T, error) {
 	// Fewer than k: the scope may hold fewer, or the index stopped early. The exact scan
 	// tells which.
 	sql, args := r.q.exactSQL(r.columns, false)
+	return r.read(ctx, sql, args)
+}
+
+// read runs one statement of the read alone.
+func (r *nearestRead[T]) read(ctx context.Context, sql string, args []any) ([]T, error) {
 	rows, err := r.s.db.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err

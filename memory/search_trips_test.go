@@ -64,3 +64,49 @@ func TestRankedReadRoundTrips(t *testing.T) {
 		require.Equal(t, want, ids(got), c.scope)
 	}
 }
+
+// TestGuardedOutRead: a registration that comes between the lookup of a scope's own
+// index and the guarded scan leaves the scan answering nothing; the read scans again,
+// unguarded, rather than answer that the scope holds nothing. A scope that holds nothing
+// pays that second round trip.
+func TestGuardedOutRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := dbtest.New(t)
+	const model, dim = "m-8", 8
+	store := NewStore(schema.Pool, nil)
+	require.NoError(t, store.EnsureEmbeddingModel(ctx, model, dim))
+	rng := rand.New(rand.NewPCG(1, 2))
+	var rows []dbtest.Row
+	for i := range 20 {
+		rows = append(rows, dbtest.Row{Scope: "user:a", Statement: fmt.Sprintf("User read book %d", i),
+			Attribute: fmt.Sprintf("book_%d", i), Vector: dbtest.Unit(rng, dim)})
+	}
+	dbtest.InsertBeliefs(t, schema.Pool, model, rows)
+	vec := dbtest.Unit(rng, dim)
+	want, err := store.Nearest(ctx, "user:a", model, vec, 5)
+	require.NoError(t, err)
+	require.Len(t, want, 5)
+
+	// The lookup saw no index; the registration came before the scan.
+	_, err = schema.Pool.Exec(ctx, `INSERT INTO scope_vector_index (scope, tbl, model, name) VALUES ('user:a', 'belief', $1, 'late')`, model)
+	require.NoError(t, err)
+	r, err := newNearestRead(ctx, store, nearestQuery{table: searchBeliefs, scope: "user:a", where: currentView,
+		args: []any{"user:a"}, model: model, vec: vec, k: 5}, scoped(candidateColumns, currentView), scanBelief)
+	require.NoError(t, err)
+	b := &pgx.Batch{}
+	r.queue(b)
+	require.NoError(t, schema.Pool.SendBatch(ctx, b).Close())
+	require.True(t, r.indexed)
+	require.Empty(t, r.rows, "the guard held the scan")
+	r.indexed = false
+	got, err := r.finish(ctx)
+	require.NoError(t, err)
+	require.Equal(t, ids(want), ids(got))
+
+	counted := &tripConn{Conn: schema.Pool}
+	none, err := store.On(counted).Nearest(ctx, "user:none", model, vec, 5)
+	require.NoError(t, err)
+	require.Empty(t, none)
+	require.Equal(t, 2, counted.trips)
+}
