@@ -324,8 +324,8 @@ var errEpisode = errors.New("unreadable episode")
 // read makes the extraction's first reads, in one round trip, before any model call:
 // the scope's next pending episode, unless ep is given, then what the prompt is chosen
 // from. It returns nil when the scope has no pending episode, and the episode alone with
-// errEpisode when it cannot be decoded. When the scope has none pending, the other reads
-// were made for nothing: a job finds its episode pending but for a race with another.
+// errEpisode when it cannot be decoded. When the scope has none pending (another job
+// took it), the other reads were made for nothing.
 func (w *Worker) read(ctx context.Context, scope string, ep *episode) (st *state, err error) {
 	ctx, span := tracing.Start(ctx, "extract.read")
 	defer func() { tracing.End(span, err) }()
