@@ -208,9 +208,7 @@ type Progress struct {
 // nil when there is none: the queue's normal end, not an error.
 func (s *Store) NextPendingEpisode(ctx context.Context, scope string) (*PendingEpisode, error) {
 	var ep *PendingEpisode
-	b := &pgx.Batch{}
-	queueNextPendingEpisode(b, scope, &ep)
-	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+	if err := sendQueued(ctx, s.db, func(b *pgx.Batch) { queueNextPendingEpisode(b, scope, &ep) }); err != nil {
 		return nil, err
 	}
 	return ep, nil

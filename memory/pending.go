@@ -76,9 +76,7 @@ func embeddedWithAnother(n int) string {
 // unembedded reads the rows of q.
 func (s *Store) unembedded(ctx context.Context, q unembeddedQuery) ([]Unembedded, error) {
 	var out []Unembedded
-	b := &pgx.Batch{}
-	queueUnembedded(b, q, &out)
-	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+	if err := sendQueued(ctx, s.db, func(b *pgx.Batch) { queueUnembedded(b, q, &out) }); err != nil {
 		return nil, err
 	}
 	return out, nil

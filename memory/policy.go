@@ -191,9 +191,7 @@ func PoliciesForTx(ctx context.Context, tx pgx.Tx, scopes []string) (map[string]
 
 func policiesFor(ctx context.Context, db batchSender, scopes []string) (map[string]*Policy, error) {
 	out := map[string]*Policy{}
-	b := &pgx.Batch{}
-	queuePolicies(b, scopes, out)
-	if err := db.SendBatch(ctx, b).Close(); err != nil {
+	if err := sendQueued(ctx, db, func(b *pgx.Batch) { queuePolicies(b, scopes, out) }); err != nil {
 		return nil, err
 	}
 	return out, nil

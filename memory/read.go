@@ -129,9 +129,7 @@ func (s *Store) Current(ctx context.Context, scope string) ([]Belief, error) {
 // query. Their Episodes are not read.
 func (s *Store) CurrentUpTo(ctx context.Context, scope string, limit int) ([]Belief, error) {
 	var bs []Belief
-	b := &pgx.Batch{}
-	queueCurrentUpTo(b, scope, limit, &bs)
-	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+	if err := sendQueued(ctx, s.db, func(b *pgx.Batch) { queueCurrentUpTo(b, scope, limit, &bs) }); err != nil {
 		return nil, err
 	}
 	return bs, nil

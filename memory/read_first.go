@@ -11,6 +11,13 @@ import (
 // round trip: their statements are queued in a batch, each read's own (queue...) as
 // its method alone sends it.
 
+// sendQueued sends, in one round trip, the reads queue puts on a batch of their own.
+func sendQueued(ctx context.Context, db batchSender, queue func(b *pgx.Batch)) error {
+	b := &pgx.Batch{}
+	queue(b)
+	return db.SendBatch(ctx, b).Close()
+}
+
 // WriterReadQuery is what a writer of a scope reads before it asks its model, as an
 // extraction does.
 type WriterReadQuery struct {

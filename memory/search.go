@@ -62,9 +62,7 @@ func nearest[T any](ctx context.Context, s *Store, q nearestQuery, columns strin
 	if err != nil {
 		return nil, err
 	}
-	b := &pgx.Batch{}
-	r.queue(b)
-	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+	if err := sendQueued(ctx, s.db, r.queue); err != nil {
 		return nil, err
 	}
 	return r.finish(ctx)
@@ -310,9 +308,7 @@ func scanID(row pgx.CollectableRow) (int64, error) {
 // scopeIndexed says whether the scope has an index of its own on table for model.
 func scopeIndexed(ctx context.Context, db batchSender, table searchTable, scope, model string) (bool, error) {
 	var ok bool
-	b := &pgx.Batch{}
-	queueScopeIndexed(b, table, scope, model, &ok)
-	if err := db.SendBatch(ctx, b).Close(); err != nil {
+	if err := sendQueued(ctx, db, func(b *pgx.Batch) { queueScopeIndexed(b, table, scope, model, &ok) }); err != nil {
 		return false, err
 	}
 	return ok, nil

@@ -26,9 +26,7 @@ type Snapshot struct {
 // writer, and pass it as Batch.Seen.
 func (s *Store) Snapshot(ctx context.Context, scope string) (*Snapshot, error) {
 	var snap Snapshot
-	b := &pgx.Batch{}
-	queueSnapshot(b, scope, &snap)
-	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
+	if err := sendQueued(ctx, s.db, func(b *pgx.Batch) { queueSnapshot(b, scope, &snap) }); err != nil {
 		return nil, err
 	}
 	return &snap, nil
