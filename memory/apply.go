@@ -148,6 +148,8 @@ type applier struct {
 	ahead *readAhead
 	// guard holds a model's destructive directives it does not trust (containment.go).
 	guard *guard
+	// entities is what the batch knows of its scope's registry (entity_apply.go).
+	entities *registry
 }
 
 func (a *applier) candidate(ctx context.Context, index int) (*target, bool, error) {
@@ -227,6 +229,9 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 		return a.refuse(ctx, refusal{Cause: CauseStaleTarget, Action: d.Action, Reason: d.Reason, Target: t.ID, Proposal: f,
 			Detail: fmt.Sprintf("the target is %s and no other writer's active belief replaced it", t.Status),
 		})
+	}
+	if cause, why := a.guard.sameEntity(f.entity, head); cause != "" {
+		return a.beside(ctx, head, f, d, validFrom, cause, why)
 	}
 	if cause, why := a.guard.fact(f, t); cause != "" {
 		return a.beside(ctx, head, f, d, validFrom, cause, why)
@@ -431,7 +436,11 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 			Detail: "the replacement is no longer active",
 		})
 	}
-	if cause, why := a.guard.resolution(t, rep); cause != "" {
+	cause, why := a.guard.sameEntity(rep.Entity, t)
+	if cause == "" {
+		cause, why = a.guard.resolution(t, rep)
+	}
+	if cause != "" {
 		return a.refuse(ctx, refusal{Cause: cause, Action: r.Action, Reason: r.Reason, Target: t.ID, Replacement: rep.ID, Proposal: proposal,
 			Detail: why,
 		})
@@ -599,6 +608,9 @@ func (a *applier) reinforce(ctx context.Context, t *target, e eventRow) (Outcome
 // insert stores f as a belief valid from validFrom, with status, ended by ret when it
 // is stored as history.
 func (a *applier) insert(ctx context.Context, f *Fact, validFrom time.Time, status Status, ret *retirement) (int64, error) {
+	if err := a.storeEntity(ctx, f); err != nil {
+		return 0, err
+	}
 	bases := make([]int64, len(f.DependsOn))
 	for i, d := range f.DependsOn {
 		bases[i] = a.b.Candidates[d]

@@ -35,6 +35,7 @@ func (a *applier) lockAndCheck(ctx context.Context) error {
 		b.Candidates, b.Scope, latest, b.EpisodeID)
 	ahead := a.queueReadAhead(batch)
 	guarded := a.queueGuardReads(batch)
+	named := a.queueEntityRead(batch)
 	br := a.tx.SendBatch(ctx, batch)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
@@ -51,6 +52,9 @@ func (a *applier) lockAndCheck(ctx context.Context) error {
 		return err
 	}
 	if err := guarded(br); err != nil {
+		return err
+	}
+	if err := named(br); err != nil {
 		return err
 	}
 	if err := br.Close(); err != nil {
@@ -259,15 +263,17 @@ type target struct {
 	// EpisodeID and Quote are where it was first said.
 	EpisodeID *int64
 	Quote     *string
+	// Entity is the key of the entity it is about.
+	Entity string
 }
 
-const targetColumns = "id, statement, attribute, status, origin, kind, confidence, valid_from, valid_until, superseded_by, episode_id, quote"
+const targetColumns = "id, statement, attribute, status, origin, kind, confidence, valid_from, valid_until, superseded_by, episode_id, quote, entity"
 
 // scanTarget scans targetColumns, after the columns before the row leads with.
 func scanTarget(row pgx.Row, before ...any) (*target, error) {
 	var t target
 	dest := slices.Concat(before, []any{&t.ID, &t.Statement, &t.Attribute, &t.Status, &t.Origin, &t.Kind, &t.Confidence, &t.ValidFrom,
-		&t.ValidUntil, &t.SupersededBy, &t.EpisodeID, &t.Quote})
+		&t.ValidUntil, &t.SupersededBy, &t.EpisodeID, &t.Quote, &t.Entity})
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}

@@ -47,16 +47,16 @@ func (a *applier) writeBelief(ctx context.Context, p beliefParams) (int64, error
 	// every node up. The dependencies' insert is queued: nothing waits for it.
 	err := a.queryRow(ctx, "insert belief", `INSERT INTO belief (scope, subject, attribute, kind, statement, status, confidence,
 			origin, valid_from, valid_until, recorded_at, retired_at, superseded_by, episode_id, quote, last_seen_at,
-			embedding, embed_model, updated_at)
+			embedding, embed_model, updated_at, entity)
 		VALUES (@scope, @subject, @attribute, @kind, @statement, @status, @confidence,
 			@origin, @valid_from, @valid_until, @now, @retired_at, @superseded_by, @episode_id, @quote, @last_seen_at,
-			@embedding::vector, @embed_model, @now)
+			@embedding::vector, @embed_model, @now, @entity)
 		RETURNING id`, []any{pgx.NamedArgs{
 		"scope": a.b.Scope, "subject": p.Fact.Subject, "attribute": p.Fact.Attribute, "kind": p.Fact.Kind,
 		"statement": p.Fact.Statement, "status": p.Status, "confidence": p.Fact.Confidence, "origin": p.Fact.Origin,
 		"valid_from": p.ValidFrom, "valid_until": validUntil, "now": a.now, "retired_at": retiredAt,
 		"superseded_by": supersededBy, "episode_id": a.b.EpisodeID, "quote": nullText(p.Fact.Quote),
-		"last_seen_at": a.b.At, "embedding": embedding, "embed_model": model,
+		"last_seen_at": a.b.At, "embedding": embedding, "embed_model": model, "entity": p.Fact.entity,
 	}}, &id)
 	if err == nil && len(p.Bases) > 0 {
 		a.exec("insert dependencies", "INSERT INTO belief_dependency (scope, belief_id, basis_id) SELECT $1, $2, unnest($3::bigint[])",

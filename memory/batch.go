@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/credohq/credo/entity"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -83,6 +84,15 @@ type Fact struct {
 	// DependsOn are the candidates the fact was concluded from: when one of them is
 	// superseded, retracted, forgotten or purged, the fact's belief is flagged for review.
 	DependsOn []int
+	// SubjectAliases are other names the conversation gives the subject ("my sister
+	// Sarah": Sarah): the registry learns them for the subject's entity, unless one
+	// names another entity, which becomes a proposal to merge the two (same_entity).
+	SubjectAliases []string
+	// SubjectKind is what sort of entity the subject is, when the writer says it; it
+	// sets the kind of an entity whose kind is not known yet.
+	SubjectKind entity.Kind
+	// entity is the key of the entity Subject resolves to (entity_apply.go).
+	entity string
 }
 
 // Directive says what a fact does to the candidate at Index.
@@ -235,6 +245,9 @@ func (b *Batch) normalizeFact(f *Fact, now time.Time) error {
 	}
 	if f.Subject == "" {
 		f.Subject = "user"
+	}
+	if err := normalizeSubject(f); err != nil {
+		return err
 	}
 	if f.Attribute == "" {
 		return invalidf("attribute is empty")

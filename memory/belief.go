@@ -84,9 +84,12 @@ const (
 // true in the world) and known time (when memory held it). Its JSON form is the contract
 // of `beliefs list --json`.
 type Belief struct {
-	ID              int64      `json:"id"`
-	Scope           string     `json:"scope"`
-	Subject         string     `json:"subject"`
+	ID      int64  `json:"id"`
+	Scope   string `json:"scope"`
+	Subject string `json:"subject"`
+	// Entity is the key of the entity the belief is about, in its scope's registry
+	// (package entity): "user" for the user.
+	Entity          string     `json:"entity"`
 	Attribute       string     `json:"attribute"`
 	Kind            Kind       `json:"kind"`
 	Statement       string     `json:"statement"`
@@ -182,6 +185,12 @@ const (
 	CauseUnrelated    Cause = "unrelated"     // the new belief is not about the target (a wrong candidate index)
 	CauseUngrounded   Cause = "ungrounded"    // the conversation never speaks of the target (an obeyed injection)
 	CauseMassRevision Cause = "mass_revision" // the episode's destructive directives are past MAX_REVISIONS_PER_EPISODE
+	// CauseOtherEntity: a supersession whose new fact is about another entity than its
+	// target; the new fact is its own entity's belief, the target stays current.
+	CauseOtherEntity Cause = "other_entity"
+	// CauseSameEntity is a proposal that two entities are one (Proposal.Entity names
+	// them); only an operator's decision merges them.
+	CauseSameEntity Cause = "same_entity"
 )
 
 // ItemResolution is the resolution of a closed review item.
@@ -240,4 +249,12 @@ type Proposal struct {
 	Quote      string     `json:"quote,omitempty"`
 	// At is when the source said it: the time a revision carried out later dates from.
 	At *time.Time `json:"at,omitempty"`
+	// Merge is what a same_entity item proposes: Other merged into Into.
+	Merge *MergeProposal `json:"merge,omitempty"`
+}
+
+// MergeProposal names two entities of a scope that may be one, by key.
+type MergeProposal struct {
+	Into  string `json:"into"`
+	Other string `json:"other"`
 }

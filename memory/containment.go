@@ -209,6 +209,16 @@ func (g *guard) fact(f *Fact, t *target) (Cause, string) {
 	return "", ""
 }
 
+// sameEntity is why a model's supersession of t by a belief about entity is held, ""
+// when entity is t's: a fact about the user's sister replaces nothing of the user's.
+func (g *guard) sameEntity(entity string, t *target) (Cause, string) {
+	if !g.on || entity == "" || t.Entity == "" || entity == t.Entity {
+		return "", ""
+	}
+	return CauseOtherEntity, fmt.Sprintf("the new belief is about %q, belief %d about %q: a fact of another entity replaces nothing of it",
+		entity, t.ID, t.Entity)
+}
+
 // resolution is why consolidation's supersession of t by rep is held, "" when it is
 // trusted: rep is related to t.
 func (g *guard) resolution(t, rep *target) (Cause, string) {

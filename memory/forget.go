@@ -16,8 +16,8 @@ import (
 // (errors.Is); the error is a *transcript.InputError.
 var ErrSelection = errors.New("invalid selection")
 
-// Selection names beliefs of one scope to forget or purge: exactly one of IDs, Match and
-// All.
+// Selection names beliefs of one scope to forget or purge: exactly one of IDs, Match,
+// Entity and All.
 type Selection struct {
 	Scope string
 	IDs   []int64
@@ -25,6 +25,9 @@ type Selection struct {
 	// it, ignoring case: a belief quoting the words is as much about them as one stating
 	// them.
 	Match string
+	// Entity selects every belief about the entity of that name or alias ("forget
+	// everything about my ex"); Purge also erases the entity and its names.
+	Entity string
 	// All selects every belief of the scope; Purge then erases the whole scope.
 	All bool
 }
@@ -32,8 +35,9 @@ type Selection struct {
 func (sel *Selection) normalize() error {
 	sel.Scope = strings.TrimSpace(sel.Scope)
 	sel.Match = strings.TrimSpace(sel.Match)
+	sel.Entity = strings.TrimSpace(sel.Entity)
 	n := 0
-	for _, set := range []bool{len(sel.IDs) > 0, sel.Match != "", sel.All} {
+	for _, set := range []bool{len(sel.IDs) > 0, sel.Match != "", sel.Entity != "", sel.All} {
 		if set {
 			n++
 		}
@@ -42,7 +46,7 @@ func (sel *Selection) normalize() error {
 	case sel.Scope == "":
 		return transcript.InputErrorf(ErrSelection, "scope", "is empty")
 	case n != 1:
-		return transcript.InputErrorf(ErrSelection, "", "give exactly one of IDs, Match and All")
+		return transcript.InputErrorf(ErrSelection, "", "give exactly one of IDs, Match, Entity and All")
 	case strings.ContainsRune(sel.Match, 0):
 		return transcript.InputErrorf(ErrSelection, "match", "contains a NUL character")
 	}
@@ -119,6 +123,17 @@ func selectBeliefs(ctx context.Context, tx pgx.Tx, sel Selection) ([]int64, erro
 			}
 		}
 		return found, nil
+	}
+	if sel.Entity != "" {
+		e, err := findEntity(ctx, tx, sel.Scope, sel.Entity)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := tx.Query(ctx, "SELECT id FROM belief WHERE scope = $1 AND entity = $2 ORDER BY id", sel.Scope, e.Key)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, pgx.RowTo[int64])
 	}
 	rows, err := tx.Query(ctx, `SELECT id FROM belief WHERE scope = $1 AND ($2 = ''
 			OR strpos(lower(statement), lower($2)) > 0 OR strpos(lower(coalesce(quote, '')), lower($2)) > 0

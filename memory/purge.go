@@ -105,6 +105,8 @@ type purge struct {
 	quotes   map[int64]*episodeQuotes
 	// needles are the purged text, matched case-insensitively in what was copied.
 	needles []string
+	// entity is the key of the entity a purge by entity erases.
+	entity string
 }
 
 func (p *purge) run(ctx context.Context) error {
@@ -134,8 +136,15 @@ func (p *purge) run(ctx context.Context) error {
 	// redactEpisodes runs once the purged beliefs and their events are gone: what still
 	// names an episode then is what stays. scrubKept reads the transcripts before they
 	// are redacted.
+	if p.sel.Entity != "" {
+		e, err := findEntity(ctx, p.tx, p.sel.Scope, p.sel.Entity)
+		if err != nil {
+			return err
+		}
+		p.entity = e.Key
+	}
 	for _, step := range []func(context.Context) error{p.riverJobs, p.events, p.conflicts, p.dependents, p.relink, p.deleteBeliefs,
-		p.scrubKept, p.redactEpisodes, p.deleteEpisodes, p.consolidation} {
+		p.entities, p.scrubKept, p.redactEpisodes, p.deleteEpisodes, p.consolidation} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -293,6 +302,24 @@ func relinkOver(ctx context.Context, tx pgx.Tx, scope string, removed []int64, n
 		}
 	}
 	return len(links), nil
+}
+
+// entities erases from the registry what no belief is about any more: the entity a purge
+// by entity names, and every other one (but the user) left without a belief, with its
+// names; a scope purge erases the registry, and the proposals to merge what went.
+func (p *purge) entities(ctx context.Context) error {
+	if err := p.exec(ctx, "entity", `DELETE FROM entity e WHERE e.scope = $1 AND ($2 OR e.key = $3
+			OR (e.key <> 'user' AND NOT EXISTS (SELECT 1 FROM belief b WHERE b.scope = $1 AND b.entity = e.key)))`,
+		p.sel.Scope, p.sel.All, p.entity); err != nil {
+		return err
+	}
+	if err := p.exec(ctx, "entity_alias", `DELETE FROM entity_alias a WHERE a.scope = $1
+			AND NOT EXISTS (SELECT 1 FROM entity e WHERE e.scope = $1 AND e.key = a.entity)`, p.sel.Scope); err != nil {
+		return err
+	}
+	return p.exec(ctx, "belief_conflict", `DELETE FROM belief_conflict c WHERE c.scope = $1 AND c.cause = 'same_entity'
+		AND NOT (EXISTS (SELECT 1 FROM entity_alias a WHERE a.scope = $1 AND a.alias = c.proposed->'merge'->>'into')
+			AND EXISTS (SELECT 1 FROM entity_alias a WHERE a.scope = $1 AND a.alias = c.proposed->'merge'->>'other'))`, p.sel.Scope)
 }
 
 func (p *purge) deleteBeliefs(ctx context.Context) error {

@@ -22,7 +22,7 @@ const (
 	b.valid_from, b.valid_until, b.recorded_at, b.retired_at,
 	(SELECT array_agg(p.id ORDER BY p.valid_from, p.id) FROM belief p WHERE p.scope = {scope} AND p.superseded_by = b.id),
 	b.superseded_by, b.episode_id, b.quote, b.reinforced_count, b.last_seen_at,
-	(SELECT array_agg(d.basis_id ORDER BY d.basis_id) FROM belief_dependency d WHERE d.scope = {scope} AND d.belief_id = b.id), b.needs_review`
+	(SELECT array_agg(d.basis_id ORDER BY d.basis_id) FROM belief_dependency d WHERE d.scope = {scope} AND d.belief_id = b.id), b.needs_review, b.entity`
 	beliefColumns = candidateColumns + `,
 	(SELECT array_agg(s.id ORDER BY s.occurred_at, s.id) FROM (
 		SELECT e.id, e.occurred_at FROM episode e WHERE e.scope = {scope} AND e.id = b.episode_id
@@ -54,7 +54,7 @@ func scanBelief(row pgx.CollectableRow) (Belief, error) {
 	)
 	dest := []any{&b.ID, &b.Scope, &b.Subject, &b.Attribute, &b.Kind, &b.Statement, &b.Status, &b.Confidence, &b.Origin,
 		&b.ValidFrom, &b.ValidUntil, &b.RecordedAt, &b.RetiredAt, &b.Supersedes, &supersededBy, &b.EpisodeID, &b.Quote,
-		&b.ReinforcedCount, &b.LastSeenAt, &b.DependsOn, &b.NeedsReview}
+		&b.ReinforcedCount, &b.LastSeenAt, &b.DependsOn, &b.NeedsReview, &b.Entity}
 	for _, f := range row.FieldDescriptions()[len(dest):] {
 		switch f.Name {
 		case "episodes":

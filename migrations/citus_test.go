@@ -58,7 +58,8 @@ func TestCitusDistribute(t *testing.T) {
 		got := placements(t, schema.Pool, schema.Name)
 		group := got["episode"].Group
 		for _, table := range []string{"episode", "belief", "revision_event", "belief_conflict", "belief_dependency",
-			"scope_consolidation", "consolidation_judgment", "scope_vector_index", "change_head", "change", "webhook_delivery"} {
+			"scope_consolidation", "consolidation_judgment", "scope_vector_index", "change_head", "change", "webhook_delivery",
+			"entity", "entity_alias"} {
 			p, ok := got[table]
 			require.True(t, ok, "%s is distributed", table)
 			require.Equal(t, "h", p.Method, table)
@@ -74,7 +75,7 @@ func TestCitusDistribute(t *testing.T) {
 			_, ok := got[table]
 			require.False(t, ok, "River's %s stays local to the coordinator", table)
 		}
-		require.Len(t, got, 17, "every table of credo is in Citus's metadata")
+		require.Len(t, got, 19, "every table of credo is in Citus's metadata")
 	}
 	check()
 
