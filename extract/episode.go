@@ -134,11 +134,15 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 		return false, err
 	}
 	rep.Candidates, rep.Examples = len(cands), len(examples)
+	names, err := w.entityNames(ctx, ep.Scope, cands)
+	if err != nil {
+		return false, err
+	}
 
 	pc := make([]prompts.Candidate, len(cands))
 	ids := make([]int64, len(cands))
 	for i, c := range cands {
-		pc[i] = prompts.Candidate{Statement: c.Statement, Attribute: c.Attribute, Event: c.Kind == memory.KindEvent, ValidFrom: c.ValidFrom}
+		pc[i] = promptCandidate(c, names)
 		ids[i] = c.ID
 	}
 	pe := make([]prompts.Example, len(examples))
@@ -154,7 +158,7 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 		now, earlier := seg.messages(ep.Messages)
 		read = slices.Concat(earlier, now)
 		system, user, err = w.prompts.Extraction(prompts.Extraction{
-			Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Examples: pe, Messages: now,
+			Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc, Entities: promptEntities(cands, names), Examples: pe, Messages: now,
 			Part: seg.part(a.segments + 1), Earlier: earlier, Instructions: st.instructions,
 		})
 		if err != nil {
@@ -234,8 +238,7 @@ func (w *Worker) plan(ctx context.Context, st *state, a *attempt) (_ *segment, e
 	// (those of now stand for those the segment will find), room for the examples.
 	pc := make([]prompts.Candidate, min(len(st.current), w.cfg.MaxCandidates))
 	for i := range pc {
-		c := st.current[i]
-		pc[i] = prompts.Candidate{Statement: c.Statement, Attribute: c.Attribute, Event: c.Kind == memory.KindEvent, ValidFrom: c.ValidFrom}
+		pc[i] = promptCandidate(st.current[i], nil)
 	}
 	system, user, err := w.prompts.Extraction(prompts.Extraction{Scope: ep.Scope, OccurredAt: ep.OccurredAt, Candidates: pc,
 		Instructions: st.instructions})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/credohq/credo/entity"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/memory"
 )
@@ -28,6 +29,10 @@ type output struct {
 type outputFact struct {
 	Statement  *string         `json:"statement"`
 	Subject    string          `json:"subject"`
+	// SubjectAliases and SubjectKind may be absent or null, as in answers of a schema
+	// before them.
+	SubjectAliases []string `json:"subject_aliases"`
+	SubjectKind    *string  `json:"subject_kind"`
 	Attribute  string          `json:"attribute"`
 	Kind       string          `json:"kind"`
 	ValidFrom  *string         `json:"valid_from"`
@@ -80,6 +85,9 @@ func (of outputFact) fact(candidates int, occurredAt time.Time) (memory.Fact, er
 	}
 	if of.Statement == nil {
 		return f, errors.New("statement is missing")
+	}
+	if err := of.subjectNames(&f); err != nil {
+		return f, err
 	}
 	// PostgreSQL cannot store NUL in text: asking again is better than failing later.
 	for name, v := range map[string]string{"statement": *of.Statement, "subject": of.Subject, "attribute": of.Attribute, "quote": of.Quote} {
@@ -135,6 +143,34 @@ func (of outputFact) fact(candidates int, occurredAt time.Time) (memory.Fact, er
 		f.ValidFrom = &t
 	}
 	return f, nil
+}
+
+// subjectNames takes the other names and the kind the answer gives the fact's subject.
+// An empty alias, or one that is the subject again, says nothing and is dropped; one no
+// entity could be called, or too many, make the answer malformed.
+func (of outputFact) subjectNames(f *memory.Fact) error {
+	if len(of.SubjectAliases) > entity.MaxAliases {
+		return fmt.Errorf("%d subject_aliases; the limit is %d", len(of.SubjectAliases), entity.MaxAliases)
+	}
+	subject := entity.Key(f.Subject)
+	for _, a := range of.SubjectAliases {
+		a = strings.TrimSpace(a)
+		if a == "" || entity.Key(a) == subject {
+			continue
+		}
+		if why := entity.CheckName(a); why != "" {
+			return fmt.Errorf("subject_alias %q %s", a, why)
+		}
+		f.SubjectAliases = append(f.SubjectAliases, a)
+	}
+	if of.SubjectKind != nil && *of.SubjectKind != "" {
+		k := entity.Kind(*of.SubjectKind)
+		if !entity.ValidKind(k) {
+			return fmt.Errorf("subject_kind %q is not one of %v", *of.SubjectKind, entity.Kinds)
+		}
+		f.SubjectKind = k
+	}
+	return nil
 }
 
 func (r outputResolves) directive(candidates int) (*memory.Directive, error) {

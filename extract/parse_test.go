@@ -143,3 +143,37 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The subject's other names and kind are optional: absent or null say nothing, empty
+// names and the subject again are dropped, and names no entity could have, too many of
+// them or an unknown kind make the answer malformed.
+func TestParseSubjectNames(t *testing.T) {
+	t.Parallel()
+	parse := func(mutate func(map[string]any)) ([]memory.Fact, error) {
+		f := catFact()
+		f["subject"] = "user's sister"
+		mutate(f)
+		got, _, err := Parse(answer(f), 0, occurred)
+		return got, err
+	}
+	got, err := parse(func(m map[string]any) {
+		m["subject_aliases"], m["subject_kind"] = []string{"Sarah", " ", "Sister", "sis"}, "person"
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"Sarah", "sis"}, got[0].SubjectAliases)
+	require.EqualValues(t, "person", got[0].SubjectKind)
+	got, err = parse(func(m map[string]any) { m["subject_aliases"], m["subject_kind"] = nil, nil })
+	require.NoError(t, err)
+	require.Empty(t, got[0].SubjectAliases)
+	require.Empty(t, got[0].SubjectKind)
+
+	for name, mutate := range map[string]func(map[string]any){
+		"too many":     func(m map[string]any) { m["subject_aliases"] = strings.Split("a b c d e f g h i", " ") },
+		"too long":     func(m map[string]any) { m["subject_aliases"] = []string{strings.Repeat("x", 201)} },
+		"control":      func(m map[string]any) { m["subject_aliases"] = []string{"Sa\x07rah"} },
+		"unknown kind": func(m map[string]any) { m["subject_kind"] = "robot" },
+	} {
+		_, err := parse(mutate)
+		require.ErrorIs(t, err, llm.ErrMalformedOutput, name)
+	}
+}

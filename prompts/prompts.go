@@ -33,6 +33,15 @@ type Candidate struct {
 	// world had changed.
 	Event     bool
 	ValidFrom time.Time
+	// Entity is the name of whom it is about, "" for the user.
+	Entity string
+}
+
+// Entity is an entity of the candidates that goes by other names, for the prompt's
+// list of names.
+type Entity struct {
+	Name, Kind string
+	Aliases    []string
 }
 
 // Since is the candidate's valid_from as a date, for the template.
@@ -67,7 +76,9 @@ type Extraction struct {
 	Scope      string
 	OccurredAt time.Time
 	Candidates []Candidate
-	Examples   []Example
+	// Entities are the candidates' entities that go by other names.
+	Entities []Entity
+	Examples []Example
 	Messages   []Message
 	// Part, for a transcript too long for one prompt, says which part Messages are;
 	// Earlier are the messages just before them, shown again so that what was said
@@ -167,7 +178,17 @@ func (p *Prompts) Extraction(e Extraction) (system, user string, err error) {
 	// candidates begin a line with "[N] ".
 	cands := make([]Candidate, len(e.Candidates))
 	for i, c := range e.Candidates {
-		cands[i] = Candidate{Statement: oneLine(c.Statement), Attribute: oneLine(c.Attribute), Event: c.Event, ValidFrom: c.ValidFrom}
+		cands[i] = Candidate{Statement: oneLine(c.Statement), Attribute: oneLine(c.Attribute), Event: c.Event, ValidFrom: c.ValidFrom,
+			Entity: oneLine(c.Entity)}
+	}
+	type names struct{ Name, Kind, Aliases string }
+	entities := make([]names, len(e.Entities))
+	for i, n := range e.Entities {
+		aliases := make([]string, len(n.Aliases))
+		for j, a := range n.Aliases {
+			aliases[j] = oneLine(a)
+		}
+		entities[i] = names{Name: oneLine(n.Name), Kind: oneLine(n.Kind), Aliases: strings.Join(aliases, ", ")}
 	}
 	examples := make([]Example, len(e.Examples))
 	for i, x := range e.Examples {
@@ -184,6 +205,7 @@ func (p *Prompts) Extraction(e Extraction) (system, user string, err error) {
 		"Date":       e.OccurredAt.UTC().Format("2006-01-02 (Monday), 15:04 UTC"),
 		"Scope":      oneLine(e.Scope),
 		"Candidates": cands,
+		"Entities":   entities,
 		"Examples":   examples,
 		"Part":       e.Part,
 		"Earlier":    len(e.Earlier) > 0,

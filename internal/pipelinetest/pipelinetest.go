@@ -288,15 +288,19 @@ func T(scope, id, occurredAt string, userSays ...string) transcript.Transcript {
 
 // Fact is one fact of a scripted extraction answer.
 type Fact struct {
-	Statement  string
-	Attribute  string
-	ValidFrom  string
-	Origin     string
-	Confidence float64
-	Kind       string
-	Quote      string // default: the statement
-	Resolves   *Resolves
-	DependsOn  []int
+	Statement string
+	// Subject is "user" unless set; SubjectAliases and SubjectKind are sent when set.
+	Subject        string
+	SubjectAliases []string
+	SubjectKind    string
+	Attribute      string
+	ValidFrom      string
+	Origin         string
+	Confidence     float64
+	Kind           string
+	Quote          string // default: the statement
+	Resolves       *Resolves
+	DependsOn      []int
 }
 
 // Resolves is a fact's directive.
@@ -311,7 +315,7 @@ func Answer(facts ...Fact) string {
 	out := []map[string]any{}
 	for _, f := range facts {
 		m := map[string]any{
-			"statement": f.Statement, "subject": "user", "attribute": or(f.Attribute, "other"), "kind": or(f.Kind, "attribute"),
+			"statement": f.Statement, "subject": or(f.Subject, "user"), "attribute": or(f.Attribute, "other"), "kind": or(f.Kind, "attribute"),
 			"valid_from": nil, "confidence": 0.9, "origin": or(f.Origin, "user_stated"), "quote": or(f.Quote, f.Statement), "resolves": nil,
 		}
 		if f.ValidFrom != "" {
@@ -322,6 +326,12 @@ func Answer(facts ...Fact) string {
 		}
 		if f.DependsOn != nil {
 			m["depends_on"] = f.DependsOn
+		}
+		if f.SubjectAliases != nil {
+			m["subject_aliases"] = f.SubjectAliases
+		}
+		if f.SubjectKind != "" {
+			m["subject_kind"] = f.SubjectKind
 		}
 		if r := f.Resolves; r != nil {
 			m["resolves"] = map[string]any{"session_index": r.Index, "action": r.Action, "reason": r.Reason}
