@@ -27,19 +27,19 @@ type output struct {
 }
 
 type outputFact struct {
-	Statement  *string         `json:"statement"`
-	Subject    string          `json:"subject"`
+	Statement *string `json:"statement"`
+	Subject   string  `json:"subject"`
 	// SubjectAliases and SubjectKind may be absent or null, as in answers of a schema
 	// before them.
-	SubjectAliases []string `json:"subject_aliases"`
-	SubjectKind    *string  `json:"subject_kind"`
-	Attribute  string          `json:"attribute"`
-	Kind       string          `json:"kind"`
-	ValidFrom  *string         `json:"valid_from"`
-	Confidence *float64        `json:"confidence"`
-	Origin     string          `json:"origin"`
-	Quote      string          `json:"quote"`
-	Resolves   *outputResolves `json:"resolves"`
+	SubjectAliases []string        `json:"subject_aliases"`
+	SubjectKind    *string         `json:"subject_kind"`
+	Attribute      string          `json:"attribute"`
+	Kind           string          `json:"kind"`
+	ValidFrom      *string         `json:"valid_from"`
+	Confidence     *float64        `json:"confidence"`
+	Origin         string          `json:"origin"`
+	Quote          string          `json:"quote"`
+	Resolves       *outputResolves `json:"resolves"`
 	// DependsOn may be absent: small models leave out what they have nothing for.
 	DependsOn []int `json:"depends_on"`
 }

@@ -79,7 +79,7 @@ type Extraction struct {
 	// Entities are the candidates' entities that go by other names.
 	Entities []Entity
 	Examples []Example
-	Messages   []Message
+	Messages []Message
 	// Part, for a transcript too long for one prompt, says which part Messages are;
 	// Earlier are the messages just before them, shown again so that what was said
 	// across the cut reads whole. Nil for a transcript in one prompt.
