@@ -70,7 +70,10 @@ type Report struct {
 	Applied   int `json:"applied"`
 	Conflicts int `json:"conflicts"`
 	// Reviewed counts flagged beliefs (a basis of theirs changed) the model judged.
-	Reviewed         int `json:"reviewed"`
+	Reviewed int `json:"reviewed"`
+	// MergesProposed counts the pairs of entities found to be maybe one, opened as
+	// same_entity review items for an operator (never merged here).
+	MergesProposed   int `json:"merges_proposed"`
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	// Resolutions are the verdicts the engine applied or refused.
@@ -219,6 +222,13 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 	if err != nil {
 		return false, err
 	}
+	// Names that may be one entity ("mom" and "mother"), by their words alone and
+	// without a model call; an operator decides.
+	proposed, err := w.cfg.Store.ProposeMerges(ctx, scope)
+	if err != nil {
+		return reviewed, err
+	}
+	rep.MergesProposed += len(proposed)
 	p, err := w.plan(ctx, scope)
 	if err != nil {
 		return reviewed, err

@@ -209,3 +209,42 @@ func TestForgetAndPurgeByEntity(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, es)
 }
+
+// An operator who applies a same_entity item merges the pair; once merged, a second
+// item about one of them no longer applies.
+func TestDecideSameEntity(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := setup(t)
+	const scope = "user:decide"
+	mustApply(t, s, extraction(scope, "2026-01-01", nil,
+		about(fact("User's mom lives in Ohio", "home_city", ""), "mom"),
+		about(fact("User's mother is a nurse", "job", ""), "mother"),
+		about(fact("User's mum bakes bread", "hobby", ""), "mum")))
+	opened, err := s.ProposeMerges(ctx, scope)
+	require.NoError(t, err)
+	require.Len(t, opened, 3, "mom-mother, mom-mum, mother-mum")
+
+	d, err := s.Decide(ctx, Decision{ID: opened[0], Scope: scope, Verdict: VerdictApply, Note: "one mother"})
+	require.NoError(t, err)
+	require.Equal(t, ResolvedApplied, *d.Item.Resolution)
+	es, err := s.Entities(ctx, scope)
+	require.NoError(t, err)
+	require.Len(t, es, 2)
+
+	// The pair that included the absorbed entity: its names are one entity's now, or
+	// still two, and the items say so when applied.
+	results := map[bool]int{}
+	for _, id := range opened[1:] {
+		_, err := s.Decide(ctx, Decision{ID: id, Scope: scope, Verdict: VerdictApply})
+		results[err == nil]++
+		if err != nil {
+			require.ErrorIs(t, err, ErrNotApplicable)
+		}
+	}
+	require.Equal(t, map[bool]int{true: 1, false: 1}, results)
+	es, err = s.Entities(ctx, scope)
+	require.NoError(t, err)
+	require.Len(t, es, 1)
+	require.Equal(t, 3, es[0].CurrentBeliefs)
+}

@@ -124,7 +124,12 @@ func (s *Store) Decide(ctx context.Context, d Decision) (*Decided, error) {
 		if !c.Open() {
 			return fmt.Errorf("review item %d: %w (%s at %s)", d.ID, ErrClosed, deref(c.Resolution), c.ResolvedAt.Format(time.RFC3339))
 		}
-		if d.Verdict == VerdictApply {
+		switch {
+		case d.Verdict == VerdictApply && c.Cause != nil && *c.Cause == CauseSameEntity:
+			if err := s.applyMerge(ctx, tx, &c, d); err != nil {
+				return err
+			}
+		case d.Verdict == VerdictApply:
 			if out.Outcome, err = s.applyItem(ctx, tx, &c, d); err != nil {
 				return err
 			}
@@ -138,6 +143,20 @@ func (s *Store) Decide(ctx context.Context, d Decision) (*Decided, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// applyMerge merges the two entities a same_entity item c names, as the operator
+// decided; names that no longer are two entities make it ErrNotApplicable.
+func (s *Store) applyMerge(ctx context.Context, tx pgx.Tx, c *Conflict, d Decision) error {
+	if c.Proposed == nil || c.Proposed.Merge == nil {
+		return fmt.Errorf("review item %d: %w: it names no entities to merge", c.ID, ErrNotApplicable)
+	}
+	m := Merge{Scope: c.Scope, Into: c.Proposed.Merge.Into, Other: c.Proposed.Merge.Other, Note: d.Note}
+	_, _, err := mergeTx(ctx, tx, m, s.clock())
+	if errors.Is(err, ErrUnknownEntity) || errors.Is(err, ErrInvalid) {
+		return fmt.Errorf("review item %d: %w: %v", c.ID, ErrNotApplicable, err) //nolint:errorlint // told, not wrapped, as in applyItem
+	}
+	return err
 }
 
 // applyItem carries out item c as an operator; any refusal is ErrNotApplicable.
