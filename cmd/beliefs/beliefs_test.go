@@ -157,7 +157,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"frobnicate"}, config.ExitUsage, "unknown command"},
 		{[]string{"history", "--id", "987654"}, config.ExitNotFound, "not found"},
 		{[]string{"history", "--id", "x"}, config.ExitUsage, "not a belief id"},
-		{[]string{"forget"}, config.ExitUsage, "exactly one of --id, --match and --all"},
+		{[]string{"forget"}, config.ExitUsage, "exactly one of --id, --match, --entity and --all"},
 		{[]string{"forget", "--id", id, "--all"}, config.ExitUsage, "exactly one"},
 		{[]string{"forget", "--match", "york"}, config.ExitUsage, "--scope is required"},
 		{[]string{"forget", "--match", " ", "--scope", "user:42"}, config.ExitUsage, "--match is blank"},

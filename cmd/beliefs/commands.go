@@ -235,13 +235,19 @@ func printBeliefs(w io.Writer, bs []memory.Belief, asJSON bool) error {
 	}
 	tw := table(w, "ID", "STATUS", "ATTRIBUTE", "STATEMENT", "VALID", "ORIGIN", "CONF")
 	for _, b := range bs {
-		valid := b.ValidFrom.Format(time.DateOnly) + " .. "
-		if b.ValidUntil != nil {
-			valid += b.ValidUntil.Format(time.DateOnly)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.2f\n", b.ID, b.Status, b.Attribute, clip(b.Statement), valid, b.Origin, b.Confidence)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.2f\n", b.ID, b.Status, b.Attribute, clip(b.Statement), validSpan(b), b.Origin, b.Confidence)
 	}
 	return tw.Flush()
+}
+
+// validSpan is when b holds, by date: "2026-01-15 .. 2026-02-20", open-ended while it
+// still holds.
+func validSpan(b memory.Belief) string {
+	valid := b.ValidFrom.Format(time.DateOnly) + " .. "
+	if b.ValidUntil != nil {
+		valid += b.ValidUntil.Format(time.DateOnly)
+	}
+	return valid
 }
 
 func printJSON(w io.Writer, v any) error {

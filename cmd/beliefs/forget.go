@@ -16,46 +16,51 @@ import (
 
 // forgetCommand is
 //
-//	beliefs forget (--id ID | --match TEXT | --all) [--scope S] [--purge]
+//	beliefs forget (--id ID | --match TEXT | --entity NAME | --all) [--scope S] [--purge]
 //	beliefs forget --scope-prefix P --all --purge [--yes]
 //
 // Soft by default: the beliefs become forgotten, leave every read but `list --all` and
 // every prompt, and stay for audit. --purge erases them and every copy of their text
-// for good; --all --purge erases the whole scope, and with --scope-prefix every scope
+// for good; --entity --purge erases the entity and its names too ("everything about my
+// ex"); --all --purge erases the whole scope, and with --scope-prefix every scope
 // starting with P.
 func forgetCommand() command {
 	return command{name: "forget", usage: "forget beliefs (soft), or erase them for good with --purge", groups: config.GroupDB,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env) error {
-			scope := fs.String("scope", "", "scope (required with --match and --all; with --id, the belief's)")
+			scope := fs.String("scope", "", "scope (required with --match, --entity and --all; with --id, the belief's)")
 			id := fs.String("id", "", "forget this belief")
 			match := fs.String("match", "", "forget the beliefs whose statement, quote, subject or attribute contains TEXT, ignoring case")
+			ent := fs.String("entity", "", "forget every belief about the entity of this name or alias; with --purge, erase the entity and its names too")
 			all := fs.Bool("all", false, "forget every belief of the scope; with --purge, erase the whole scope")
 			purge := fs.Bool("purge", false, "erase for good: beliefs, revision events, conflicts, transcripts and job rows holding them")
 			prefix := fs.String("scope-prefix", "", "with --all --purge: erase every scope starting with P (an organisation's subtree)")
 			yes := fs.Bool("yes", false, "erase a whole scope or subtree without asking (needed without a terminal; an empty --scope-prefix or * needs it always)")
 			return func(ctx context.Context, e *env) error {
 				if isFlagSet(fs, "scope-prefix") {
-					if *scope != "" || *id != "" || *match != "" || !*all || !*purge {
-						return config.Usagef("--scope-prefix erases a subtree: give it with --all --purge, and without --scope, --id or --match")
+					if *scope != "" || *id != "" || *match != "" || *ent != "" || !*all || !*purge {
+						return config.Usagef("--scope-prefix erases a subtree: give it with --all --purge, and without --scope, --id, --match or --entity")
 					}
 					return purgeSubtree(ctx, e, *prefix, *yes)
 				}
 				given := 0
-				for _, set := range []bool{*id != "", *match != "", *all} {
+				for _, set := range []bool{*id != "", *match != "", *ent != "", *all} {
 					if set {
 						given++
 					}
 				}
 				if given != 1 {
-					return config.Usagef("give exactly one of --id, --match and --all")
+					return config.Usagef("give exactly one of --id, --match, --entity and --all")
 				}
 				if *match != "" && strings.TrimSpace(*match) == "" {
 					return config.Usagef("--match is blank")
 				}
+				if *ent != "" && strings.TrimSpace(*ent) == "" {
+					return config.Usagef("--entity is blank")
+				}
 				if err := checkInput(transcript.CheckText("--match", *match, transcript.MaxQueryLen)); err != nil {
 					return err
 				}
-				sel := memory.Selection{Scope: strings.TrimSpace(*scope), Match: *match, All: *all}
+				sel := memory.Selection{Scope: strings.TrimSpace(*scope), Match: *match, Entity: *ent, All: *all}
 				var n int64
 				if *id != "" {
 					var err error
@@ -93,7 +98,7 @@ func forgetCommand() command {
 func forget(ctx context.Context, e *env, ops *operator.Operator, sel memory.Selection) error {
 	ids, err := ops.Forget(ctx, operator.Owner, sel)
 	if err != nil {
-		return err
+		return checkInput(err) // an --entity that could be no name
 	}
 	fmt.Fprintf(e.stdout, "forgot %d %s of scope %q", len(ids), plural(len(ids), "belief"), sel.Scope)
 	if len(ids) == 0 {
@@ -124,11 +129,14 @@ func purgeBeliefs(ctx context.Context, e *env, ops *operator.Operator, sel memor
 	}
 	p, err := ops.Purge(ctx, operator.Owner, sel)
 	if err != nil {
-		return err
+		return checkInput(err)
 	}
-	if p.What == memory.PurgedScope {
+	switch {
+	case p.What == memory.PurgedScope:
 		fmt.Fprintf(e.stdout, "purged scope %q for good (tombstone %d)", sel.Scope, p.TombstoneID)
-	} else {
+	case sel.Entity != "":
+		fmt.Fprintf(e.stdout, "purged entity %q of scope %q, its names and beliefs, for good (tombstone %d)", sel.Entity, sel.Scope, p.TombstoneID)
+	default:
 		fmt.Fprintf(e.stdout, "purged beliefs of scope %q for good (tombstone %d)", sel.Scope, p.TombstoneID)
 	}
 	if p.Relinked > 0 {

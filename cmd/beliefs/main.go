@@ -13,7 +13,10 @@
 //	beliefs audit [--scope S | --scope-prefix P] [--since T] [--json]
 //	beliefs add --scope S --statement TEXT --attribute A [--subject S] [--authoritative]
 //	beliefs correct --id ID (--statement TEXT | --retract) [--reason correction|temporal]
-//	beliefs forget (--id ID | --match TEXT | --all) [--scope S] [--purge]
+//	beliefs entities --scope S [--json]
+//	beliefs entity --scope S NAME [--history] [--json]
+//	beliefs entities merge --scope S --into NAME OTHER [--note TEXT] [--json]
+//	beliefs forget (--id ID | --match TEXT | --entity NAME | --all) [--scope S] [--purge]
 //	beliefs forget --scope-prefix P --all --purge [--yes]
 //	beliefs consolidate --scope S [--json]
 //	beliefs curate [--dry-run] [--json]
@@ -28,7 +31,8 @@
 //
 // Exit codes: 0 done, 1 failed (a refused revision or revert, an item already
 // resolved, an import into a scope that holds memory), 2 bad usage or input, 3 no such
-// belief, review item or event, or a scope that never held a transcript or a belief.
+// belief, review item, event or entity, or a scope that never held a transcript or a
+// belief.
 package main
 
 import (
@@ -57,7 +61,7 @@ import (
 func main() {
 	app.Main("beliefs", func(ctx context.Context) error {
 		return runWith(ctx, os.Args[1:], os.Getenv, confirmerOn(os.Stdin, os.Stderr), os.Stdout, os.Stderr)
-	}, memory.ErrNotFound)
+	}, notFound()...)
 }
 
 // confirmer asks the person at the terminal a yes-or-no question; nil when no one is
@@ -88,7 +92,13 @@ func askOn(r *bufio.Reader, w io.Writer) confirmer {
 
 // exitCode is main's exit code for err, which it prints on stderr.
 func exitCode(err error, stderr io.Writer) int {
-	return config.ExitCode("beliefs", err, stderr, memory.ErrNotFound)
+	return config.ExitCode("beliefs", err, stderr, notFound()...)
+}
+
+// notFound are the errors that exit 3: what names nothing there. An unknown entity name
+// is one, as an unknown id is.
+func notFound() []error {
+	return []error{memory.ErrNotFound, memory.ErrUnknownEntity}
 }
 
 // command is one subcommand.
@@ -104,7 +114,7 @@ type command struct {
 
 func commands() []command {
 	return append([]command{listCommand(), contextCommand(), askCommand(), scopesCommand(), episodesCommand(), historyCommand(), eventsCommand(), conflictsCommand(), resolveCommand(), revertCommand(), auditCommand(), addCommand(), correctCommand(), forgetCommand(), consolidateCommand(), curateCommand(), reembedCommand(), exportCommand(), importCommand()},
-		slices.Concat(keysCommands(), policyCommands(), webhooksCommands(), []command{mcpCommand()})...)
+		slices.Concat(entitiesCommands(), keysCommands(), policyCommands(), webhooksCommands(), []command{mcpCommand()})...)
 }
 
 // run is runWith without a terminal to ask on, as in a script.
@@ -114,7 +124,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 func runWith(ctx context.Context, args []string, getenv func(string) string, confirm confirmer, stdout, stderr io.Writer) error {
 	cmds := commands()
-	args = joinSubcommand(cmds, args) // keys create|list|revoke
+	args = joinSubcommand(cmds, args) // keys create|list|revoke, entities merge
 	usage := func() {
 		fmt.Fprintln(stderr, "usage: beliefs COMMAND [flags]\n\ncommands:")
 		for _, c := range cmds {
