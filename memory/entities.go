@@ -287,7 +287,7 @@ func mergeTx(ctx context.Context, tx pgx.Tx, m Merge, now time.Time) (moved int6
 		if err != nil {
 			return 0, nil, fmt.Errorf("merge %q into %q: %w", other.Name, into.Name, err)
 		}
-		if i == batch.Len()-5 {
+		if i == batch.Len()-4 {
 			moved = tag.RowsAffected() // the beliefs' update
 		}
 	}

@@ -122,9 +122,10 @@ func TestEntityAliasesAndMerge(t *testing.T) {
 	_, err = s.MergeEntities(ctx, Merge{Scope: scope, Into: "sister", Other: "me"})
 	require.ErrorIs(t, err, ErrInvalid, "the user is never absorbed")
 
+	mustApply(t, s, extraction(scope, "2026-02-02", nil, about(fact("Sally sings", "hobby", ""), "Sally", "Sal", "Sally B")))
 	merged, err := s.MergeEntities(ctx, Merge{Scope: scope, Into: "Sarah", Other: "Sally", Note: "same person"})
 	require.NoError(t, err)
-	require.EqualValues(t, 1, merged.Moved)
+	require.EqualValues(t, 2, merged.Moved, "the beliefs, not the three names")
 	require.Equal(t, []int64{items[0].ID}, merged.Closed)
 	require.Equal(t, "sister", merged.Entity.Key)
 	require.Contains(t, merged.Entity.Aliases, "Sally")

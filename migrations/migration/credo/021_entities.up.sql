@@ -25,7 +25,10 @@ CREATE TABLE entity_alias (
 );
 CREATE INDEX entity_alias_entity_idx ON entity_alias (scope, entity);
 
--- Every belief is about an entity; a row written without one (a test's or a tool's raw
+-- Every belief is about an entity; reads by entity filter one scope's rows, on its
+-- existing indexes (no index of its own: on a Citus cluster whose belief table is
+-- distributed, a CREATE INDEX in a file of several statements is refused).
+-- a row written without one (a test's or a tool's raw
 -- insert) is about the user.
 ALTER TABLE belief ADD COLUMN entity text NOT NULL DEFAULT 'user';
 
@@ -47,13 +50,3 @@ SELECT scope, entity, entity, CASE WHEN entity = 'user' THEN 'user' ELSE 'other'
 FROM belief GROUP BY scope, entity;
 INSERT INTO entity_alias (scope, alias, entity, name, created_at)
 SELECT scope, key, key, name, created_at FROM entity;
-
-CREATE INDEX belief_entity_idx ON belief (scope, entity, attribute);
-
--- Held for identity: a supersession whose new fact is about another entity than its
--- target (other_entity), and consolidation's proposal that two entities are one
--- (same_entity), whose proposed JSON names them.
-ALTER TABLE belief_conflict DROP CONSTRAINT belief_conflict_cause_check;
-ALTER TABLE belief_conflict ADD CONSTRAINT belief_conflict_cause_check
-    CHECK (cause IN ('entrenchment', 'stale_target', 'time_order', 'invalid_index', 'event', 'unrelated', 'ungrounded',
-        'mass_revision', 'other_entity', 'same_entity'));

@@ -1,0 +1,3 @@
+UPDATE belief_conflict SET cause = 'stale_target' WHERE cause IN ('other_entity', 'same_entity');
+ALTER TABLE belief_conflict ADD CONSTRAINT belief_conflict_cause_check
+    CHECK (cause IN ('entrenchment', 'stale_target', 'time_order', 'invalid_index', 'event', 'unrelated', 'ungrounded', 'mass_revision'));
