@@ -13,12 +13,15 @@ import (
 // by, so that the model writes a subject the registry resolves to the same entity
 // ("Sarah" and "sister" are one) and sees which beliefs are the user's own.
 
-// entityNames reads the registry entries of the candidates' entities: one read, none
-// without candidates.
+// entityNames reads the registry entries of the candidates' entities but the user's:
+// one read, none when every candidate is the user's (most episodes: the model writes
+// "user" for the user whatever else the user is called).
 func (w *Worker) entityNames(ctx context.Context, scope string, cands []memory.Belief) (map[string]memory.Entity, error) {
 	var keys []string
 	for _, c := range cands {
-		keys = append(keys, c.Entity)
+		if c.Entity != entity.User {
+			keys = append(keys, c.Entity)
+		}
 	}
 	slices.Sort(keys)
 	return w.cfg.Store.EntityNames(ctx, scope, slices.Compact(keys))
@@ -36,8 +39,8 @@ func promptCandidate(c memory.Belief, names map[string]memory.Entity) prompts.Ca
 	return pc
 }
 
-// promptEntities are the candidates' entities that go by other names, the user first,
-// for the prompt's list of names.
+// promptEntities are the candidates' entities that go by other names, for the prompt's
+// list of names.
 func promptEntities(cands []memory.Belief, names map[string]memory.Entity) []prompts.Entity {
 	var out []prompts.Entity
 	seen := map[string]bool{}
@@ -49,14 +52,5 @@ func promptEntities(cands []memory.Belief, names map[string]memory.Entity) []pro
 		seen[e.Key] = true
 		out = append(out, prompts.Entity{Name: e.Name, Kind: string(e.Kind), Aliases: e.Aliases})
 	}
-	slices.SortStableFunc(out, func(a, b prompts.Entity) int {
-		switch {
-		case a.Name == entity.User && b.Name != entity.User:
-			return -1
-		case b.Name == entity.User && a.Name != entity.User:
-			return 1
-		}
-		return 0
-	})
 	return out
 }

@@ -62,6 +62,8 @@ type registry struct {
 	// aliases maps a name's key to its entity's key, for the names read and those the
 	// batch adds.
 	aliases map[string]string
+	// kinds are the kinds of the registered entities read, by key.
+	kinds map[string]entity.Kind
 	// created are the entities the batch stored already; pending the aliases its facts
 	// give that no entity had, stored with the first belief of their entity.
 	created, pending map[string]bool
@@ -70,20 +72,25 @@ type registry struct {
 // queueEntityRead queues the read of the batch's names in the scope's registry, and
 // returns what reads its result.
 func (a *applier) queueEntityRead(batch *pgx.Batch) func(pgx.BatchResults) error {
-	a.entities = &registry{aliases: map[string]string{}, created: map[string]bool{}, pending: map[string]bool{}}
+	a.entities = &registry{aliases: map[string]string{}, kinds: map[string]entity.Kind{}, created: map[string]bool{},
+		pending: map[string]bool{}}
 	names := a.b.entityNames()
 	if len(names) == 0 {
 		return func(pgx.BatchResults) error { return nil }
 	}
-	batch.Queue("SELECT alias, entity FROM entity_alias WHERE scope = $1 AND alias = ANY($2)", a.b.Scope, names)
+	batch.Queue(`SELECT a.alias, a.entity, e.kind FROM entity_alias a JOIN entity e ON e.scope = a.scope AND e.key = a.entity
+		WHERE a.scope = $1 AND a.alias = ANY($2)`, a.b.Scope, names)
 	return func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
 			return fmt.Errorf("read the scope's entities: %w", err)
 		}
-		var alias, key string
-		_, err = pgx.ForEachRow(rows, []any{&alias, &key}, func() error {
-			a.entities.aliases[alias] = key
+		var (
+			alias, key string
+			kind       entity.Kind
+		)
+		_, err = pgx.ForEachRow(rows, []any{&alias, &key, &kind}, func() error {
+			a.entities.aliases[alias], a.entities.kinds[key] = key, kind
 			return nil
 		})
 		if err != nil {
@@ -132,6 +139,10 @@ func (a *applier) storeEntity(ctx context.Context, f *Fact) error {
 		// A fact of a batch read before the registry (never from Apply): resolved now.
 		key = r.resolve(f.Subject)
 		f.entity = key
+	}
+	// A registered entity is written again only to learn its kind.
+	if known, ok := r.kinds[key]; ok && (known != entity.KindOther || f.SubjectKind == "" || f.SubjectKind == entity.KindOther) {
+		r.created[key] = true
 	}
 	if !r.created[key] {
 		r.created[key] = true
