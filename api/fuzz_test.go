@@ -62,7 +62,11 @@ func FuzzAPI(f *testing.F) {
 		{"GET", "/v1/conflicts?scope=u&all=true", ""},
 		{"POST", "/v1/conflicts/1/resolve", `{"action":"dismiss","note":"x"}`},
 		{"POST", "/v1/forget", `{"scope":"u","match":"tea"}`},
+		{"POST", "/v1/forget", `{"scope":"u","entity":"my sister"}`},
 		{"POST", "/v1/forget", `{"scope_prefix":"u","all":true,"purge":true}`},
+		{"GET", "/v1/entities?scope=u", ""},
+		{"GET", "/v1/entities/user%27s%20sister?scope=u&history=true", ""},
+		{"POST", "/v1/entities/merge", `{"scope":"u","into":"user","other":"Sarah","note":"x"}`},
 		{"GET", "/v1/episodes/1", ""},
 		{"POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall","arguments":{"scope":"u"}}}`},
 	} {
@@ -104,6 +108,8 @@ func FuzzMCPTools(f *testing.F) {
 		{"forget", `{"scope":"u","match":"oslo"}`},
 		{"context", `{"scope":"u","query":"x","k":2}`},
 		{"ask", `{"scope":"u","question":"Where?"}`},
+		{"entities", `{"scope":"u"}`},
+		{"entity", `{"scope":"u","name":"Sarah","history":true}`},
 	} {
 		f.Add(seed.tool, []byte(seed.args))
 	}

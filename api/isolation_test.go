@@ -98,6 +98,11 @@ func TestTenantIsolation(t *testing.T) {
 			{"POST", "/v1/forget", map[string]any{"scope": scope, "ids": []int64{b.belief}}},
 			{"POST", "/v1/forget", map[string]any{"scope": scope, "match": secretB}},
 			{"POST", "/v1/forget", map[string]any{"scope": scope, "all": true, "purge": true}},
+			{"POST", "/v1/forget", map[string]any{"scope": scope, "entity": "user"}},
+			{"GET", "/v1/entities?scope=" + sq, nil},
+			{"GET", "/v1/entities/user?scope=" + sq + "&history=true", nil},
+			{"GET", "/v1/entities/nobody?scope=" + sq, nil},
+			{"POST", "/v1/entities/merge", map[string]any{"scope": scope, "into": "user", "other": "nobody"}},
 		}
 		var first string
 		for _, c := range forbidden {
@@ -144,6 +149,9 @@ func TestTenantIsolation(t *testing.T) {
 		{"remember", map[string]any{"scope": b.scope, "messages": []map[string]string{{"role": "user", "content": "hi"}}}, CodeForbidden},
 		{"history", map[string]any{"id": b.belief}, CodeNotFound},
 		{"forget", map[string]any{"scope": b.scope, "match": secretB}, CodeForbidden},
+		{"forget", map[string]any{"scope": b.scope, "entity": "user"}, CodeForbidden},
+		{"entities", map[string]any{"scope": b.scope}, CodeForbidden},
+		{"entity", map[string]any{"scope": b.scope, "name": "user", "history": true}, CodeForbidden},
 		{"forget", map[string]any{"scope": "tenant:a/user:1", "ids": []int64{b.belief}}, CodeNotFound},
 	} {
 		text := h.toolError(t, session, call.tool, call.args)

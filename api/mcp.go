@@ -17,9 +17,10 @@ your reasoning, or call ask for a short answer that cites its beliefs; recall li
 themselves. All three answer questions about the past ("where did they live before?") from
 history by itself. After a
 conversation worth remembering, call remember with its messages: beliefs are extracted in the
-background, and revise what memory held before. Use history to see how one belief changed, and
-forget when the user asks you to forget something. Every call names a scope (e.g. user:42)
-that the API key may access.`
+background, and revise what memory held before. Use history to see how one belief changed,
+entities to see whom memory knows about (the user, their sister, their employer) and entity for
+everything it holds about one of them, by any of their names, and forget when the user asks you
+to forget something. Every call names a scope (e.g. user:42) that the API key may access.`
 
 // RememberArgs is the input of the remember tool: one conversation.
 type RememberArgs struct {
@@ -51,11 +52,13 @@ type ForgetArgs struct {
 	Scope string  `json:"scope" jsonschema:"the memory, e.g. user:42"`
 	IDs   []int64 `json:"ids,omitempty" jsonschema:"forget these beliefs"`
 	Match string  `json:"match,omitempty" jsonschema:"forget every belief whose statement, quote, subject or attribute contains this text, ignoring case"`
+	// Entity is "forget everything about my ex": one name, whatever each belief's words.
+	Entity string `json:"entity,omitempty" jsonschema:"forget every belief about this entity, by its name or an alias, as the entities tool lists them"`
 }
 
 // MCPServer returns an MCP server whose tools act for the principal that principal
-// returns on each call: remember (write), recall, history, context and ask (read), forget (operate,
-// soft only).
+// returns on each call: remember (write), recall, history, context, ask, entities and entity
+// (read), forget (operate, soft only).
 func (s *Server) MCPServer(principal func(context.Context) (*Principal, error)) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "credo", Title: "credo memory", Version: Version},
 		&mcp.ServerOptions{Instructions: mcpInstructions, SchemaCache: s.schemas})
@@ -100,12 +103,13 @@ func (s *Server) MCPServer(principal func(context.Context) (*Principal, error)) 
 	destructive := true
 	addTool(srv, call, &mcp.Tool{
 		Name: "forget", Title: "Forget beliefs",
-		Description: "Forget beliefs the user wants forgotten, by id or by text: they leave every answer and prompt (kept for audit only). Give ids or match.",
+		Description: "Forget beliefs the user wants forgotten, by id, by text or by whom they are about: they leave every answer and prompt (kept for audit only). Give ids, match or entity.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive},
 	}, func(ctx context.Context, p *Principal, in ForgetArgs) (*Forgotten, error) {
-		return s.forget(ctx, p, ForgetRequest{Scope: in.Scope, IDs: in.IDs, Match: in.Match})
+		return s.forget(ctx, p, ForgetRequest{Scope: in.Scope, IDs: in.IDs, Match: in.Match, Entity: in.Entity})
 	})
 	s.addReadTools(srv, call)
+	s.addEntityTools(srv, call)
 	return srv
 }
 

@@ -113,7 +113,7 @@ func TestMCPRememberRecall(t *testing.T) {
 		require.NotNil(t, tool.InputSchema)
 	}
 	slices.Sort(names)
-	require.Equal(t, []string{"ask", "context", "forget", "history", "recall", "remember"}, names)
+	require.Equal(t, []string{"ask", "context", "entities", "entity", "forget", "history", "recall", "remember"}, names)
 
 	var first Enqueued
 	callTool(t, session, "remember", rememberArgs(scope, "2026-01-15T10:00:00Z", "I live in New York City."), &first)
@@ -152,7 +152,7 @@ func TestMCPRememberRecall(t *testing.T) {
 	remote := h.mcpSession(t, key)
 	tools, err = remote.ListTools(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, 6)
+	require.Len(t, tools.Tools, 8)
 	var remembered Enqueued
 	callTool(t, remote, "remember", rememberArgs(scope, "2026-04-01T09:00:00Z", "I live in New York City."), &remembered)
 	require.Equal(t, 1, remembered.Enqueued)

@@ -141,6 +141,7 @@ func (s *Server) register() {
 	s.registerReview()
 	s.registerRevert()
 	s.registerRead()
+	s.registerEntities()
 	s.registerTransfer()
 	s.registerPolicies()
 	s.registerChanges()
@@ -212,7 +213,7 @@ func (s *Server) registerBeliefs() {
 	huma.Register(s.api, s.op(huma.Operation{
 		OperationID: "forget", Method: http.MethodPost, Path: "/v1/forget", Tags: []string{"beliefs"},
 		Summary:     "Forget beliefs (soft), or erase them for good (purge)",
-		Description: "Exactly one of ids, match and all. Soft forgetting needs the operate right, purge the purge right. An id not in the scope, or a scope without beliefs, is not found.",
+		Description: "Exactly one of ids, match, entity and all. Soft forgetting needs the operate right, purge the purge right. An id not in the scope, or a scope without beliefs, is not found; so is an entity name the scope does not know, with the nearest known name.",
 	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusUnsupportedMediaType), func(ctx context.Context, in *forgetInput) (*output[Forgotten], error) {
 		return wrap(s.forget(ctx, principalFrom(ctx), in.Body))
 	})

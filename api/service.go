@@ -356,6 +356,7 @@ type ForgetRequest struct {
 	ScopePrefix *string `json:"scope_prefix,omitempty" maxLength:"200" doc:"Erase every scope starting with this prefix (with all and purge, needs the purge right on the whole prefix): an organisation's subtree."`
 	IDs         []int64 `json:"ids,omitempty" maxItems:"1000" nullable:"false" doc:"Forget these beliefs of the scope."`
 	Match       string  `json:"match,omitempty" maxLength:"2000" doc:"Forget every belief whose statement, quote, subject or attribute contains this text, ignoring case."`
+	Entity      string  `json:"entity,omitempty" maxLength:"200" doc:"Forget every belief about the entity of this name or alias (GET /v1/entities), whatever its subject says; with purge, the entity and its names are erased too."`
 	All         bool    `json:"all,omitempty" doc:"Forget every belief of the scope; with purge, erase the whole scope."`
 	Purge       bool    `json:"purge,omitempty" doc:"Erase for good (needs the purge right): the beliefs, and the revision events, conflicts, transcripts and job rows holding their text. Soft otherwise: forgotten beliefs leave every read and prompt but stay stored for audit."`
 }
@@ -374,15 +375,18 @@ func (s *Server) forget(ctx context.Context, p *Principal, in ForgetRequest) (*F
 	if err := checkInput(transcript.CheckText("match", in.Match, transcript.MaxQueryLen)); err != nil {
 		return nil, err
 	}
-	sel := memory.Selection{Scope: in.Scope, IDs: in.IDs, Match: in.Match, All: in.All}
+	if err := checkName("entity", in.Entity); err != nil {
+		return nil, err
+	}
+	sel := memory.Selection{Scope: in.Scope, IDs: in.IDs, Match: in.Match, Entity: in.Entity, All: in.All}
 	given := 0
-	for _, set := range []bool{len(in.IDs) > 0, strings.TrimSpace(in.Match) != "", in.All} {
+	for _, set := range []bool{len(in.IDs) > 0, strings.TrimSpace(in.Match) != "", strings.TrimSpace(in.Entity) != "", in.All} {
 		if set {
 			given++
 		}
 	}
 	if given != 1 {
-		return nil, invalid("give exactly one of ids, match and all")
+		return nil, invalid("give exactly one of ids, match, entity and all")
 	}
 	for _, id := range in.IDs {
 		if id <= 0 {
@@ -414,8 +418,8 @@ func (s *Server) purgeSubtree(ctx context.Context, p *Principal, in ForgetReques
 		return nil, err
 	}
 	switch {
-	case in.Scope != "" || len(in.IDs) > 0 || in.Match != "" || !in.All || !in.Purge:
-		return nil, invalid("scope_prefix erases a subtree: give it with all and purge, without scope, ids or match")
+	case in.Scope != "" || len(in.IDs) > 0 || in.Match != "" || in.Entity != "" || !in.All || !in.Purge:
+		return nil, invalid("scope_prefix erases a subtree: give it with all and purge, without scope, ids, match or entity")
 	case strings.TrimSpace(prefix) == "" || prefix == "*":
 		return nil, invalid("scope_prefix must name a prefix: an empty one or * would erase every scope")
 	}
@@ -437,7 +441,10 @@ func (s *Server) purgeSubtree(ctx context.Context, p *Principal, in ForgetReques
 }
 
 func (s *Server) forgetError(ctx context.Context, err error) error {
+	unknown, isUnknown := errors.AsType[*memory.UnknownEntityError](err)
 	switch {
+	case isUnknown:
+		return newError(http.StatusNotFound, CodeNotFound, unknown.Error())
 	case errors.Is(err, memory.ErrNotFound):
 		return newError(http.StatusNotFound, CodeNotFound, "no such belief, or no belief at all, in this scope")
 	case errors.Is(err, operator.ErrScope):

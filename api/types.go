@@ -13,6 +13,7 @@ type Belief struct {
 	ID              int64      `json:"id" doc:"Belief id."`
 	Scope           string     `json:"scope"`
 	Subject         string     `json:"subject" doc:"Who or what the belief is about, e.g. user."`
+	Entity          string     `json:"entity" required:"false" doc:"The key of the entity it is about in its scope's registry (GET /v1/entities): user for the user, sister for the user's sister, whatever name the subject gave."`
 	Attribute       string     `json:"attribute" doc:"The slot it fills, e.g. location."`
 	Kind            string     `json:"kind" enum:"attribute,preference,relation,event,plan,other"`
 	Statement       string     `json:"statement"`
@@ -37,7 +38,7 @@ type Belief struct {
 
 func beliefOf(b memory.Belief) Belief {
 	return Belief{
-		ID: b.ID, Scope: b.Scope, Subject: b.Subject, Attribute: b.Attribute, Kind: string(b.Kind),
+		ID: b.ID, Scope: b.Scope, Subject: b.Subject, Entity: b.Entity, Attribute: b.Attribute, Kind: string(b.Kind),
 		Statement: b.Statement, Status: string(b.Status), Confidence: b.Confidence, Origin: string(b.Origin),
 		ValidFrom: b.ValidFrom, ValidUntil: b.ValidUntil, RecordedAt: b.RecordedAt, RetiredAt: b.RetiredAt,
 		Supersedes: b.Supersedes, SupersededBy: b.SupersededBy, EpisodeID: b.EpisodeID, Quote: b.Quote,
@@ -142,7 +143,7 @@ type AuditOrigin struct {
 // AuditRefusals counts one origin's revisions refused for one cause, and their decisions.
 type AuditRefusals struct {
 	Origin    string `json:"origin" enum:"extraction,consolidation,operator"`
-	Cause     string `json:"cause" enum:"entrenchment,stale_target,time_order,invalid_index,event"`
+	Cause     string `json:"cause" enum:"entrenchment,stale_target,time_order,invalid_index,event,unrelated,ungrounded,mass_revision,other_entity,same_entity"`
 	Refused   int    `json:"refused"`
 	Open      int    `json:"open" doc:"Awaiting a decision."`
 	Applied   int    `json:"applied" doc:"Carried out by an operator."`
@@ -178,15 +179,22 @@ type Events struct {
 
 // Proposal is the belief a refused revision would have written.
 type Proposal struct {
-	Statement  string     `json:"statement,omitempty"`
-	Subject    string     `json:"subject,omitempty"`
-	Attribute  string     `json:"attribute,omitempty"`
-	Kind       string     `json:"kind,omitempty"`
-	Confidence float64    `json:"confidence"`
-	Origin     string     `json:"origin,omitempty"`
-	ValidFrom  *time.Time `json:"valid_from,omitempty"`
-	Quote      string     `json:"quote,omitempty"`
-	At         *time.Time `json:"at,omitempty" doc:"When the source said it."`
+	Statement  string         `json:"statement,omitempty"`
+	Subject    string         `json:"subject,omitempty"`
+	Attribute  string         `json:"attribute,omitempty"`
+	Kind       string         `json:"kind,omitempty"`
+	Confidence float64        `json:"confidence"`
+	Origin     string         `json:"origin,omitempty"`
+	ValidFrom  *time.Time     `json:"valid_from,omitempty"`
+	Quote      string         `json:"quote,omitempty"`
+	At         *time.Time     `json:"at,omitempty" doc:"When the source said it."`
+	Merge      *MergeProposal `json:"merge,omitempty" doc:"For cause same_entity: the two entities, by key, that applying the item merges (as POST /v1/entities/merge)."`
+}
+
+// MergeProposal names two entities of a scope that may be one.
+type MergeProposal struct {
+	Into  string `json:"into" doc:"The entity that would stay."`
+	Other string `json:"other" doc:"The entity that would be merged into it."`
 }
 
 // Conflict is an item of the review queue: a revision the engine refused, or a belief
@@ -195,9 +203,9 @@ type Conflict struct {
 	ID         int64      `json:"id"`
 	Scope      string     `json:"scope"`
 	Kind       string     `json:"kind" enum:"refused,basis_changed" doc:"refused: a revision the engine refused (see cause); basis_changed: a belief concluded from one that changed."`
-	Cause      *string    `json:"cause" enum:"entrenchment,stale_target,time_order,invalid_index,event" doc:"Why a revision was refused; null for basis_changed."`
+	Cause      *string    `json:"cause" enum:"entrenchment,stale_target,time_order,invalid_index,event,unrelated,ungrounded,mass_revision,other_entity,same_entity" doc:"Why a revision was refused; null for basis_changed."`
 	Origin     string     `json:"origin" enum:"extraction,consolidation,operator" doc:"The writer whose revision was refused, or who changed the basis."`
-	Action     string     `json:"action" doc:"What applying the item does: the refused action, or retract for basis_changed."`
+	Action     string     `json:"action" doc:"What applying the item does: the refused action, retract for basis_changed, or merge for same_entity (the entities of proposed.merge)."`
 	Reason     *string    `json:"reason"`
 	BeliefID   *int64     `json:"belief_id" doc:"The belief the item is about: the dependent of basis_changed; for a refusal, the stored belief that was to replace the target, if any."`
 	TargetID   *int64     `json:"target_id" doc:"The belief the refused revision would have changed, or the changed basis (null once erased)."`
@@ -220,6 +228,9 @@ func conflictOf(c memory.Conflict) Conflict {
 	if pr := c.Proposed; pr != nil {
 		out.Proposed = &Proposal{Statement: pr.Statement, Subject: pr.Subject, Attribute: pr.Attribute, Kind: string(pr.Kind),
 			Confidence: pr.Confidence, Origin: string(pr.Origin), ValidFrom: pr.ValidFrom, Quote: pr.Quote, At: pr.At}
+		if m := pr.Merge; m != nil {
+			out.Proposed.Merge = &MergeProposal{Into: m.Into, Other: m.Other}
+		}
 	}
 	return out
 }

@@ -29,10 +29,13 @@ from .types import (
     Context,
     Decided,
     Enqueued,
+    Entity,
+    EntityView,
     Episode,
     Event,
     Forgotten,
     ImportReport,
+    Merged,
     MessageLike,
     Mismatch,
     Policy,
@@ -174,6 +177,29 @@ class Client:
             body["inherit"] = True
         return self._call(Answer, "POST", "/v1/ask", body=body, idempotent=True)
 
+    # The entity registry.
+
+    def list_entities(self, scope: str) -> List[Entity]:
+        """The entities of a scope, whom its beliefs are about, the user first, then by
+        name (listEntities); a belief's ``entity`` is one's ``key``."""
+        return self._call(_Entities, "GET", "/v1/entities", query=_query(scope=scope)).entities
+
+    def get_entity(self, scope: str, name: str, *, history: bool = False) -> EntityView:
+        """One entity of a scope, found by its name or any alias ("my sister", "Sarah"),
+        with its current beliefs by slot and, with ``history``, each slot's chain, oldest
+        first (getEntity). Raises NotFound, whose message names the nearest known name,
+        for a name the scope knows no entity by."""
+        path = "/v1/entities/" + urllib.parse.quote(name, safe="")
+        return self._call(EntityView, "GET", path, query=_query(scope=scope, history=history or None))
+
+    def merge_entities(self, scope: str, into: str, other: str, *, note: Optional[str] = None) -> Merged:
+        """Say that two names of a scope are one entity (mergeEntities): ``other``'s names
+        become aliases of ``into`` and its beliefs ``into``'s; nothing else changes. Raises
+        InvalidRequest for one entity twice or the user as ``other``, NotFound for an
+        unknown name."""
+        body = _body(scope=scope, into=into, other=other, note=note)
+        return self._call(Merged, "POST", "/v1/entities/merge", body=body)
+
     # The review queue.
 
     def conflicts(self, scope: str, *, all: bool = False) -> List[Conflict]:
@@ -218,12 +244,14 @@ class Client:
         return self._call(Reverted, "POST", f"/v1/events/{int(event_id)}/revert", body=body or None)
 
     def forget(self, scope: Optional[str] = None, *, ids: Optional[Sequence[int]] = None, match: Optional[str] = None,
-               all: bool = False, purge: bool = False, scope_prefix: Optional[str] = None) -> Forgotten:
-        """Forget beliefs of a scope by ``ids``, ``match`` or ``all`` (forget): softly, or
-        erased for good with ``purge``; ``scope_prefix`` with ``all`` and ``purge``
-        erases every scope under a prefix."""
-        body = _body(scope=scope, ids=list(ids) if ids is not None else None, match=match, all=all or None,
-                      purge=purge or None, scope_prefix=scope_prefix)
+               all: bool = False, purge: bool = False, scope_prefix: Optional[str] = None,
+               entity: Optional[str] = None) -> Forgotten:
+        """Forget beliefs of a scope by ``ids``, ``match``, ``entity`` (every belief about
+        the entity of that name or alias) or ``all`` (forget): softly, or erased for good
+        with ``purge``; ``scope_prefix`` with ``all`` and ``purge`` erases every scope
+        under a prefix."""
+        body = _body(scope=scope, ids=list(ids) if ids is not None else None, match=match, entity=entity,
+                      all=all or None, purge=purge or None, scope_prefix=scope_prefix)
         return self._call(Forgotten, "POST", "/v1/forget", body=body)
 
     # Moving memory.
@@ -455,6 +483,11 @@ class _History:
 @dataclass
 class _Events:
     events: List[Event]
+
+
+@dataclass
+class _Entities:
+    entities: List[Entity]
 
 
 @dataclass

@@ -159,6 +159,9 @@ class Belief:
     needs_review: bool = False
     episodes: List[int] = field(default_factory=list)
     distance: Optional[float] = None  # cosine distance to the query, in ranked answers
+    # The key of the entity it is about (get_entity finds it): "user" for the user;
+    # empty from a server older than the entity registry.
+    entity: str = ""
 
     @staticmethod
     def load(data: Mapping[str, Any]) -> "Belief":
@@ -267,8 +270,18 @@ class Audit:
 
 
 @dataclass
+class MergeProposal:
+    """Two entities of a scope, by key, that a same_entity review item proposes to merge:
+    ``other`` into ``into``."""
+
+    into: str
+    other: str
+
+
+@dataclass
 class Proposal:
-    """The belief a refused revision would have written."""
+    """The belief a refused revision would have written; for a same_entity item, the
+    entities applying it merges (``merge``)."""
 
     statement: str = ""
     subject: str = ""
@@ -279,6 +292,7 @@ class Proposal:
     valid_from: Optional[datetime] = None
     quote: str = ""
     at: Optional[datetime] = None
+    merge: Optional[MergeProposal] = None
 
 
 @dataclass
@@ -436,6 +450,47 @@ class Answer:
 
 
 @dataclass
+class Entity:
+    """One entity of a scope's registry: whom beliefs are about. ``key`` is what a
+    belief's ``entity`` names; any of ``name`` and ``aliases`` finds it."""
+
+    scope: str
+    key: str
+    name: str
+    kind: str  # user, person, organisation, place, thing, other
+    aliases: List[str] = field(default_factory=list)
+    current_beliefs: int = 0
+    created_at: Optional[datetime] = None
+
+
+@dataclass
+class Slot:
+    """One slot (attribute) of an entity: its current beliefs and, in a read with
+    history, every belief it held, oldest first (empty when that is only the current)."""
+
+    attribute: str
+    current: List[Belief] = field(default_factory=list)
+    history: List[Belief] = field(default_factory=list)
+
+
+@dataclass
+class EntityView(Entity):
+    """An entity with its beliefs by slot (``get_entity``)."""
+
+    slots: List[Slot] = field(default_factory=list)
+
+
+@dataclass
+class Merged:
+    """What ``merge_entities`` did: the entity that stayed, the beliefs moved to it, and
+    the same_entity review items it closed."""
+
+    entity: EntityView
+    moved: int
+    closed_items: List[int] = field(default_factory=list)
+
+
+@dataclass
 class Message:
     """One message of a transcript."""
 
@@ -533,8 +588,9 @@ def load(cls: Type[T], data: Mapping[str, Any]) -> T:
 
 __all__ = [
     "Answer", "Audit", "AuditOrigin", "AuditRefusals", "AuditRevisions", "Belief", "Beliefs", "Conflict", "Context",
-    "Decided", "Enqueued", "Episode", "Event", "Forgotten", "ImportReport", "Message", "Proposal", "Purged", "Reverted",
-    "Revision", "ScopeImported", "ScopePurged", "Subtree", "Transcript", "parse_time", "format_time",
+    "Decided", "Enqueued", "Entity", "EntityView", "Episode", "Event", "Forgotten", "ImportReport", "Merged",
+    "MergeProposal", "Message", "Proposal", "Purged", "Reverted", "Revision", "ScopeImported", "ScopePurged", "Slot",
+    "Subtree", "Transcript", "parse_time", "format_time",
 ]
 
 

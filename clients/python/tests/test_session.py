@@ -262,6 +262,51 @@ class Session(unittest.TestCase):
         self.assertEqual("scope", purged.purged.what)
         self.assertGreaterEqual(purged.purged.counts["belief"], 2)
 
+    def test_entities(self) -> None:
+        c, scope = self.client, self.prefix + "family"
+        austin = c.assert_belief(scope, "User's sister lives in Austin", "home_city", subject="user's sister")
+        c.assert_belief(scope, "Sarah plays the cello", "instrument", subject="Sarah")
+        c.assert_belief(scope, "User lives in Boston", "home_city")
+        denver = c.correct(austin.belief_id or 0, "User's sister lives in Denver", reason="temporal")
+        self.assertEqual("superseded", denver.outcome)
+        self.assertEqual({"User's sister lives in Denver": "sister", "Sarah plays the cello": "sarah",
+                          "User lives in Boston": "user"}, {b.statement: b.entity for b in c.beliefs(scope).beliefs})
+
+        entities = c.list_entities(scope)
+        self.assertEqual(["user", "sarah", "sister"], [e.key for e in entities], "the user first, then by name")
+        sister = entities[2]
+        self.assertEqual((scope, "sister", "person", [], 1), (sister.scope, sister.name, sister.kind, sister.aliases,
+                                                              sister.current_beliefs))
+        # Found by any way of naming her; the slot's chain with history.
+        view = c.get_entity(scope, "my sister", history=True)
+        self.assertIsInstance(view, credo.EntityView)
+        self.assertEqual("sister", view.key)
+        [slot] = view.slots
+        self.assertEqual("home_city", slot.attribute)
+        self.assertEqual(["User's sister lives in Denver"], [b.statement for b in slot.current])
+        self.assertEqual(["User's sister lives in Austin", "User's sister lives in Denver"],
+                         [b.statement for b in slot.history])
+        self.assertEqual([], c.get_entity(scope, "User's Sister").slots[0].history)
+        with self.assertRaises(credo.NotFound) as raised:
+            c.get_entity(scope, "Sarahh")
+        self.assertEqual("not_found", raised.exception.code)
+        self.assertIn('did you mean "Sarah"?', raised.exception.message)
+
+        # Sarah is the sister: her name and belief move, nothing else changes.
+        merged = c.merge_entities(scope, "my sister", "Sarah", note="Sarah is her name")
+        self.assertEqual(("sister", ["Sarah"], 1, []),
+                         (merged.entity.key, merged.entity.aliases, merged.moved, merged.closed_items))
+        self.assertEqual(["home_city", "instrument"], sorted(s.attribute for s in merged.entity.slots))
+        self.assertEqual("sister", c.get_entity(scope, "sarah").key)
+        self.assertEqual(["user", "sister"], [e.key for e in c.list_entities(scope)])
+        with self.assertRaises(credo.InvalidRequest):
+            c.merge_entities(scope, "sister", "Sarah")
+
+        # Forget everything about her.
+        forgotten = c.forget(scope, entity="Sarah")
+        self.assertEqual(3, len(forgotten.forgotten or []))
+        self.assertEqual(["User lives in Boston"], c.beliefs(scope).statements())
+
     def test_export_and_import(self) -> None:
         c, scope, moved = self.client, self.prefix + "moving", self.prefix + "moved"
         cello = c.assert_belief(scope, "User plays the cello", "instrument")

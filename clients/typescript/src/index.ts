@@ -35,6 +35,13 @@ export type ResolveRequest = Schemas["ResolveRequest"];
 export type RevertRequest = Schemas["RevertRequest"];
 export type ImportReport = Schemas["ImportReport"];
 export type ScopeImported = Schemas["ScopeImported"];
+export type Entity = Schemas["Entity"];
+export type Entities = Schemas["Entities"];
+export type EntityView = Schemas["EntityView"];
+export type Slot = Schemas["Slot"];
+export type MergeRequest = Schemas["MergeRequest"];
+export type Merged = Schemas["Merged"];
+export type MergeProposal = Schemas["MergeProposal"];
 
 /**
  * A line of an export (docs/api.md, "Export and import"): the header first (format,
@@ -266,6 +273,34 @@ export class Client {
     return { ...got, cited };
   }
 
+  // The entity registry.
+
+  /** The entities of a scope, whom its beliefs are about, the user first, then by name (listEntities); a belief's entity is one's key. */
+  async listEntities(scope: string): Promise<Entity[]> {
+    const query: QueryOf<"listEntities"> = { scope };
+    return (await this.call("listEntities", "GET", "/v1/entities", { query })).entities;
+  }
+
+  /**
+   * One entity of a scope, found by its name or any alias ("my sister", "Sarah"), with its
+   * current beliefs by slot and, with history, each slot's chain, oldest first (getEntity).
+   * Throws NotFound, whose message names the nearest known name, for a name the scope
+   * knows no entity by.
+   */
+  getEntity(scope: string, name: string, options: { history?: boolean } = {}): Promise<EntityView> {
+    const query: QueryOf<"getEntity"> = { scope, history: options.history || undefined };
+    return this.call("getEntity", "GET", `/v1/entities/${encodeURIComponent(name)}`, { query });
+  }
+
+  /**
+   * Say that two names of a scope are one entity (mergeEntities): other's names become
+   * aliases of into and its beliefs into's; nothing else changes. Throws InvalidRequest for
+   * one entity twice or the user as other, NotFound for an unknown name.
+   */
+  mergeEntities(merge: MergeRequest): Promise<Merged> {
+    return this.call("mergeEntities", "POST", "/v1/entities/merge", { body: merge });
+  }
+
   // The review queue.
 
   /** The review queue of a scope, oldest first: open items, or every item with all (listConflicts). */
@@ -304,7 +339,7 @@ export class Client {
     return this.call("revertEvent", "POST", `/v1/events/${eventId}/revert`, { body });
   }
 
-  /** Forget beliefs by ids, match or all (forget): softly, or erased for good with purge. */
+  /** Forget beliefs by ids, match, entity (every belief about it, by name or alias) or all (forget): softly, or erased for good with purge. */
   forget(request: ForgetRequest): Promise<Forgotten> {
     return this.call("forget", "POST", "/v1/forget", {
       body: request,

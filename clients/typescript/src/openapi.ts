@@ -186,6 +186,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/entities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The entities of a scope: whom its beliefs are about
+         * @description Each with its name, kind, aliases and count of current beliefs, the user first, as `beliefs entities` lists them. Needs the read right.
+         */
+        get: operations["listEntities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/entities/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge two entities of a scope that are one, as an operator
+         * @description other's names become aliases of into and its beliefs into's; nothing else changes (no belief is revised), as `beliefs entities merge` does. Open same_entity review items about the pair close as applied. The same entity twice, or the user as other, is a 400; a name of neither is not found, with the nearest known name. Needs the operate right.
+         */
+        post: operations["mergeEntities"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/entities/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One entity, found by name or alias, with its beliefs by slot
+         * @description Its current beliefs by slot and, with history=true, each slot's chain, oldest first, as `beliefs entity` shows it. A name the scope knows no entity by is not found, and the message names the nearest known name. Needs the read right.
+         */
+        get: operations["getEntity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/episodes/{id}": {
         parameters: {
             query?: never;
@@ -277,7 +337,7 @@ export interface paths {
         put?: never;
         /**
          * Forget beliefs (soft), or erase them for good (purge)
-         * @description Exactly one of ids, match and all. Soft forgetting needs the operate right, purge the purge right. An id not in the scope, or a scope without beliefs, is not found.
+         * @description Exactly one of ids, match, entity and all. Soft forgetting needs the operate right, purge the purge right. An id not in the scope, or a scope without beliefs, is not found; so is an entity name the scope does not know, with the nearest known name.
          */
         post: operations["forget"];
         delete?: never;
@@ -532,7 +592,7 @@ export interface components {
              */
             applied: number;
             /** @enum {string} */
-            cause: "entrenchment" | "stale_target" | "time_order" | "invalid_index" | "event";
+            cause: "entrenchment" | "stale_target" | "time_order" | "invalid_index" | "event" | "unrelated" | "ungrounded" | "mass_revision" | "other_entity" | "same_entity";
             /**
              * Format: int64
              * @description Closed otherwise: the belief left memory.
@@ -588,6 +648,8 @@ export interface components {
              * @description Cosine distance to the query, in ranked answers.
              */
             distance?: number;
+            /** @description The key of the entity it is about in its scope's registry (GET /v1/entities): user for the user, sister for the user's sister, whatever name the subject gave. */
+            entity?: string;
             /**
              * Format: int64
              * @description The transcript it was extracted from; null for operator assertions.
@@ -689,7 +751,7 @@ export interface components {
             cursor: string;
         };
         Conflict: {
-            /** @description What applying the item does: the refused action, or retract for basis_changed. */
+            /** @description What applying the item does: the refused action, retract for basis_changed, or merge for same_entity (the entities of proposed.merge). */
             action: string;
             /**
              * Format: int64
@@ -700,7 +762,7 @@ export interface components {
              * @description Why a revision was refused; null for basis_changed.
              * @enum {string|null}
              */
-            cause: "entrenchment" | "stale_target" | "time_order" | "invalid_index" | "event" | null;
+            cause: "entrenchment" | "stale_target" | "time_order" | "invalid_index" | "event" | "unrelated" | "ungrounded" | "mass_revision" | "other_entity" | "same_entity" | null;
             /** Format: date-time */
             created_at: string;
             detail: string;
@@ -796,6 +858,58 @@ export interface components {
             redacted?: {
                 [key: string]: number;
             };
+        };
+        Entities: {
+            /** @description With scope_known false, the scope this key may read that is nearest to the one asked, when one is a few edits away. */
+            did_you_mean?: string;
+            /** @description The user first, then by name. */
+            entities: components["schemas"]["Entity"][];
+            /** @description false when memory has never held an episode or a belief of the scope: most likely a misspelt scope, read as empty. */
+            scope_known?: boolean;
+        };
+        Entity: {
+            /** @description The other names it goes by, as said, in the order learned; any of them finds it. */
+            aliases: string[];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: int64
+             * @description Its current (active) beliefs.
+             */
+            current_beliefs: number;
+            /** @description The normalised name beliefs point at (a belief's entity): user for the user. */
+            key: string;
+            /**
+             * @description other: nothing has said the kind yet.
+             * @enum {string}
+             */
+            kind: "user" | "person" | "organisation" | "place" | "thing" | "other";
+            /** @description The name as it was first said, e.g. sister or Sarah. */
+            name: string;
+            scope: string;
+        };
+        EntityView: {
+            /** @description The other names it goes by, as said, in the order learned; any of them finds it. */
+            aliases: string[];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: int64
+             * @description Its current (active) beliefs.
+             */
+            current_beliefs: number;
+            /** @description The normalised name beliefs point at (a belief's entity): user for the user. */
+            key: string;
+            /**
+             * @description other: nothing has said the kind yet.
+             * @enum {string}
+             */
+            kind: "user" | "person" | "organisation" | "place" | "thing" | "other";
+            /** @description The name as it was first said, e.g. sister or Sarah. */
+            name: string;
+            scope: string;
+            /** @description Its slots, in the order of their first belief. */
+            slots: components["schemas"]["Slot"][];
         };
         Episode: {
             /**
@@ -895,6 +1009,8 @@ export interface components {
         ForgetRequest: {
             /** @description Forget every belief of the scope; with purge, erase the whole scope. */
             all?: boolean;
+            /** @description Forget every belief about the entity of this name or alias (GET /v1/entities), whatever its subject says; with purge, the entity and its names are erased too. */
+            entity?: string;
             /** @description Forget these beliefs of the scope. */
             ids?: number[];
             /** @description Forget every belief whose statement, quote, subject or attribute contains this text, ignoring case. */
@@ -945,6 +1061,33 @@ export interface components {
             extraction_jobs: number;
             /** @description What each scope received, in the file's order. */
             scopes: components["schemas"]["ScopeImported"][];
+        };
+        MergeProposal: {
+            /** @description The entity that would stay. */
+            into: string;
+            /** @description The entity that would be merged into it. */
+            other: string;
+        };
+        MergeRequest: {
+            /** @description The entity that stays, by name or alias (user for the user). */
+            into: string;
+            /** @description Why; kept on the same_entity review items the merge closes. */
+            note?: string;
+            /** @description The entity merged into it, by name or alias: its names become aliases of into, its beliefs into's. Never the user. */
+            other: string;
+            /** @description The scope of both entities. */
+            scope: string;
+        };
+        Merged: {
+            /** @description The open same_entity review items about the pair, closed as applied. */
+            closed_items: number[];
+            /** @description The entity that stayed, with its current beliefs. */
+            entity: components["schemas"]["EntityView"];
+            /**
+             * Format: int64
+             * @description Beliefs that are now its, other's before.
+             */
+            moved: number;
         };
         Message: {
             /**
@@ -1000,6 +1143,8 @@ export interface components {
             /** Format: double */
             confidence: number;
             kind?: string;
+            /** @description For cause same_entity: the two entities, by key, that applying the item merges (as POST /v1/entities/merge). */
+            merge?: components["schemas"]["MergeProposal"];
             origin?: string;
             quote?: string;
             statement?: string;
@@ -1102,6 +1247,14 @@ export interface components {
             scope: string;
             /** @enum {string} */
             what: "beliefs" | "scope";
+        };
+        Slot: {
+            /** @description The slot, e.g. home_city. */
+            attribute: string;
+            /** @description Its current beliefs. */
+            current: components["schemas"]["Belief"][];
+            /** @description With history=true, every belief the slot held but forgotten ones, oldest first; absent when that is only the current ones. */
+            history?: components["schemas"]["Belief"][];
         };
         Subtree: {
             /** @description Rows erased per table, over every scope. */
@@ -2181,6 +2334,279 @@ export interface operations {
             };
             /** @description Bad Gateway */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEntities: {
+        parameters: {
+            query: {
+                /** @description The scope to read, e.g. user:42; it must start with one of the key's scope prefixes. */
+                scope: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Entities"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mergeEntities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MergeRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Merged"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEntity: {
+        parameters: {
+            query: {
+                /** @description The scope to read, e.g. user:42; it must start with one of the key's scope prefixes. */
+                scope: string;
+                /** @description Add each slot's history: every belief it held but forgotten ones, oldest first. */
+                history?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The entity's name or any of its aliases, ignoring case and the user's possessive (user's sister, my sister and Sister are one); path-escaped. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntityView"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3636,6 +4062,7 @@ export const answers: { readonly [O in keyof operations]: Shape | null } = {
     "exportMemory": null,
     "forget": {"$ref":"Forgotten"},
     "getContext": {"$ref":"ContextAnswer"},
+    "getEntity": {"$ref":"EntityView"},
     "getEpisode": {"$ref":"Episode"},
     "getOpenAPI": {"type":"object","additionalProperties":{}},
     "getPolicies": {"$ref":"Policies"},
@@ -3643,8 +4070,10 @@ export const answers: { readonly [O in keyof operations]: Shape | null } = {
     "listBeliefs": {"$ref":"Beliefs"},
     "listChanges": {"$ref":"Changes"},
     "listConflicts": {"$ref":"Conflicts"},
+    "listEntities": {"$ref":"Entities"},
     "listEvents": {"$ref":"Events"},
     "listWebhooks": {"$ref":"Webhooks"},
+    "mergeEntities": {"$ref":"Merged"},
     "resolveConflict": {"$ref":"Decided"},
     "revertEvent": {"$ref":"Reverted"},
     "rotateWebhookSecret": {"$ref":"Webhook"},
@@ -3659,7 +4088,7 @@ export const shapes: { readonly [name: string]: Shape } = {
     "AuditOrigin": {"type":"object","required":["origin","applied","reverted","corrected","precision"],"properties":{"applied":{"type":"integer"},"corrected":{"type":"integer"},"origin":{"type":"string"},"precision":{"type":["number","null"]},"reverted":{"type":"integer"}}},
     "AuditRefusals": {"type":"object","required":["origin","cause","refused","open","applied","dismissed","closed"],"properties":{"applied":{"type":"integer"},"cause":{"type":"string"},"closed":{"type":"integer"},"dismissed":{"type":"integer"},"open":{"type":"integer"},"origin":{"type":"string"},"refused":{"type":"integer"}}},
     "AuditRevisions": {"type":"object","required":["origin","action","reason","applied","reverted","corrected"],"properties":{"action":{"type":"string"},"applied":{"type":"integer"},"corrected":{"type":"integer"},"origin":{"type":"string"},"reason":{"type":"string"},"reverted":{"type":"integer"}}},
-    "Belief": {"type":"object","required":["id","scope","subject","attribute","kind","statement","status","confidence","origin","valid_from","valid_until","recorded_at","retired_at","supersedes","superseded_by","episode_id","quote","reinforced_count","last_seen_at","depends_on","needs_review","episodes"],"properties":{"attribute":{"type":"string"},"confidence":{"type":"number"},"depends_on":{"type":["array","null"],"items":{"type":"integer"}},"distance":{"type":"number"},"episode_id":{"type":["integer","null"]},"episodes":{"type":["array","null"],"items":{"type":"integer"}},"id":{"type":"integer"},"kind":{"type":"string"},"last_seen_at":{"type":"string"},"needs_review":{"type":"boolean"},"origin":{"type":"string"},"quote":{"type":["string","null"]},"recorded_at":{"type":"string"},"reinforced_count":{"type":"integer"},"retired_at":{"type":["string","null"]},"scope":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"subject":{"type":"string"},"superseded_by":{"type":["array","null"],"items":{"type":"integer"}},"supersedes":{"type":["array","null"],"items":{"type":"integer"}},"valid_from":{"type":"string"},"valid_until":{"type":["string","null"]}}},
+    "Belief": {"type":"object","required":["id","scope","subject","attribute","kind","statement","status","confidence","origin","valid_from","valid_until","recorded_at","retired_at","supersedes","superseded_by","episode_id","quote","reinforced_count","last_seen_at","depends_on","needs_review","episodes"],"properties":{"attribute":{"type":"string"},"confidence":{"type":"number"},"depends_on":{"type":["array","null"],"items":{"type":"integer"}},"distance":{"type":"number"},"entity":{"type":"string"},"episode_id":{"type":["integer","null"]},"episodes":{"type":["array","null"],"items":{"type":"integer"}},"id":{"type":"integer"},"kind":{"type":"string"},"last_seen_at":{"type":"string"},"needs_review":{"type":"boolean"},"origin":{"type":"string"},"quote":{"type":["string","null"]},"recorded_at":{"type":"string"},"reinforced_count":{"type":"integer"},"retired_at":{"type":["string","null"]},"scope":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"subject":{"type":"string"},"superseded_by":{"type":["array","null"],"items":{"type":"integer"}},"supersedes":{"type":["array","null"],"items":{"type":"integer"}},"valid_from":{"type":"string"},"valid_until":{"type":["string","null"]}}},
     "Beliefs": {"type":"object","required":["mode","auto_history","ranked","beliefs"],"properties":{"auto_history":{"type":"boolean"},"beliefs":{"type":"array","items":{"$ref":"Belief"}},"did_you_mean":{"type":"string"},"mode":{"type":"string"},"ranked":{"type":"boolean"},"scope_known":{"type":"boolean"}}},
     "ChangeItem": {"type":"object","required":["type","scope","position","timestamp","data"],"properties":{"data":{},"position":{"type":"integer"},"scope":{"type":"string"},"timestamp":{"type":"string"},"type":{"type":"string"}}},
     "Changes": {"type":"object","required":["changes","cursor"],"properties":{"changes":{"type":"array","items":{"$ref":"ChangeItem"}},"cursor":{"type":"string"}}},
@@ -3668,21 +4097,27 @@ export const shapes: { readonly [name: string]: Shape } = {
     "ContextAnswer": {"type":"object","required":["context","mode","beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}},"context":{"type":"string"},"did_you_mean":{"type":"string"},"mode":{"type":"string"},"scope_known":{"type":"boolean"}}},
     "Decided": {"type":"object","required":["conflict"],"properties":{"conflict":{"$ref":"Conflict"},"revision":{"$ref":"Revision"}}},
     "Enqueued": {"type":"object","required":["episode_ids","enqueued","duplicates"],"properties":{"duplicates":{"type":"integer"},"enqueued":{"type":"integer"},"episode_ids":{"type":"array","items":{"type":"integer"}},"redacted":{"type":"object","additionalProperties":{"type":"integer"}}}},
+    "Entities": {"type":"object","required":["entities"],"properties":{"did_you_mean":{"type":"string"},"entities":{"type":"array","items":{"$ref":"Entity"}},"scope_known":{"type":"boolean"}}},
+    "Entity": {"type":"object","required":["scope","key","name","kind","aliases","current_beliefs","created_at"],"properties":{"aliases":{"type":"array","items":{"type":"string"}},"created_at":{"type":"string"},"current_beliefs":{"type":"integer"},"key":{"type":"string"},"kind":{"type":"string"},"name":{"type":"string"},"scope":{"type":"string"}}},
+    "EntityView": {"type":"object","required":["slots","scope","key","name","kind","aliases","current_beliefs","created_at"],"properties":{"aliases":{"type":"array","items":{"type":"string"}},"created_at":{"type":"string"},"current_beliefs":{"type":"integer"},"key":{"type":"string"},"kind":{"type":"string"},"name":{"type":"string"},"scope":{"type":"string"},"slots":{"type":"array","items":{"$ref":"Slot"}}}},
     "Episode": {"type":"object","required":["id","scope","external_id","state","attempts","last_error","occurred_at","received_at","processed_at","redacted_at"],"properties":{"attempts":{"type":"integer"},"external_id":{"type":["string","null"]},"id":{"type":"integer"},"last_error":{"type":["string","null"]},"occurred_at":{"type":"string"},"processed_at":{"type":["string","null"]},"received_at":{"type":"string"},"redacted_at":{"type":["string","null"]},"redactions":{"type":["object","null"],"additionalProperties":{"type":"integer"}},"scope":{"type":"string"},"state":{"type":"string"}}},
     "Event": {"type":"object","required":["id","scope","action","reason","origin","old_belief_id","new_belief_id","old_statement","new_statement","excerpt","rationale","episode_id","created_at","reverts","reverted_by","reverted_at"],"properties":{"action":{"type":"string"},"created_at":{"type":"string"},"episode_id":{"type":["integer","null"]},"excerpt":{"type":["string","null"]},"id":{"type":"integer"},"new_belief_id":{"type":["integer","null"]},"new_statement":{"type":["string","null"]},"old_belief_id":{"type":"integer"},"old_statement":{"type":"string"},"origin":{"type":"string"},"rationale":{"type":["string","null"]},"reason":{"type":"string"},"reverted_at":{"type":["string","null"]},"reverted_by":{"type":["integer","null"]},"reverts":{"type":["integer","null"]},"scope":{"type":"string"}}},
     "Events": {"type":"object","required":["events"],"properties":{"did_you_mean":{"type":"string"},"events":{"type":"array","items":{"$ref":"Event"}},"scope_known":{"type":"boolean"}}},
     "Forgotten": {"type":"object","properties":{"forgotten":{"type":"array","items":{"type":"integer"}},"purged":{"$ref":"Purged"},"subtree":{"$ref":"Subtree"}}},
     "History": {"type":"object","required":["beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}}}},
     "ImportReport": {"type":"object","required":["scopes","embedding_model","embedded_rows","embedding_calls","extraction_jobs","consolidation_jobs"],"properties":{"consolidation_jobs":{"type":"integer"},"embedded_rows":{"type":"integer"},"embedding_calls":{"type":"integer"},"embedding_error":{"type":"string"},"embedding_model":{"type":"string"},"extraction_jobs":{"type":"integer"},"scopes":{"type":"array","items":{"$ref":"ScopeImported"}}}},
+    "MergeProposal": {"type":"object","required":["into","other"],"properties":{"into":{"type":"string"},"other":{"type":"string"}}},
+    "Merged": {"type":"object","required":["entity","moved","closed_items"],"properties":{"closed_items":{"type":"array","items":{"type":"integer"}},"entity":{"$ref":"EntityView"},"moved":{"type":"integer"}}},
     "Policies": {"type":"object","required":["policies"],"properties":{"policies":{"type":"array","items":{"$ref":"Policy"}},"scope":{"type":"string"}}},
     "Policy": {"type":"object","required":["scope_prefix","instructions","redact_patterns","redact","updated_at"],"properties":{"instructions":{"type":"string"},"redact":{"type":["string","null"]},"redact_patterns":{"type":"array","items":{"$ref":"PolicyPattern"}},"scope_prefix":{"type":"string"},"updated_at":{"type":"string"}}},
     "PolicyPattern": {"type":"object","required":["name","regex"],"properties":{"name":{"type":"string"},"regex":{"type":"string"}}},
-    "Proposal": {"type":"object","required":["confidence"],"properties":{"at":{"type":"string"},"attribute":{"type":"string"},"confidence":{"type":"number"},"kind":{"type":"string"},"origin":{"type":"string"},"quote":{"type":"string"},"statement":{"type":"string"},"subject":{"type":"string"},"valid_from":{"type":"string"}}},
+    "Proposal": {"type":"object","required":["confidence"],"properties":{"at":{"type":"string"},"attribute":{"type":"string"},"confidence":{"type":"number"},"kind":{"type":"string"},"merge":{"$ref":"MergeProposal"},"origin":{"type":"string"},"quote":{"type":"string"},"statement":{"type":"string"},"subject":{"type":"string"},"valid_from":{"type":"string"}}},
     "Purged": {"type":"object","required":["what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"what":{"type":"string"}}},
     "Reverted": {"type":"object","required":["revert","event","restored","retracted","unreinforced"],"properties":{"event":{"$ref":"Event"},"restored":{"type":"array","items":{"type":"integer"}},"retracted":{"type":"array","items":{"type":"integer"}},"revert":{"$ref":"Event"},"unreinforced":{"type":["integer","null"]}}},
     "Revision": {"type":"object","required":["outcome"],"properties":{"belief_id":{"type":"integer"},"outcome":{"type":"string"},"target_id":{"type":"integer"}}},
     "ScopeImported": {"type":"object","required":["scope","exported_as","episodes","beliefs","dependencies","events","review_items","pending_episodes","redacted"],"properties":{"beliefs":{"type":"integer"},"dependencies":{"type":"integer"},"episodes":{"type":"integer"},"events":{"type":"integer"},"exported_as":{"type":"string"},"pending_episodes":{"type":"integer"},"redacted":{"type":"object","additionalProperties":{"type":"integer"}},"review_items":{"type":"integer"},"scope":{"type":"string"}}},
     "ScopePurged": {"type":"object","required":["scope","what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"scope":{"type":"string"},"what":{"type":"string"}}},
+    "Slot": {"type":"object","required":["attribute","current"],"properties":{"attribute":{"type":"string"},"current":{"type":"array","items":{"$ref":"Belief"}},"history":{"type":"array","items":{"$ref":"Belief"}}}},
     "Subtree": {"type":"object","required":["prefix","scopes","counts"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"prefix":{"type":"string"},"scopes":{"type":"array","items":{"$ref":"ScopePurged"}}}},
     "Webhook": {"type":"object","required":["id","url","scope_prefix","events","created_at","disabled","disabled_reason","last_status","last_error","last_attempt_at","failures_in_row","oldest_undelivered","pending","failed","previous_secret_until"],"properties":{"created_at":{"type":"string"},"disabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"]},"events":{"type":"array","items":{"type":"string"}},"failed":{"type":"integer"},"failures_in_row":{"type":"integer"},"id":{"type":"integer"},"last_attempt_at":{"type":["string","null"]},"last_error":{"type":["string","null"]},"last_status":{"type":["integer","null"]},"oldest_undelivered":{"type":["string","null"]},"pending":{"type":"integer"},"previous_secret_until":{"type":["string","null"]},"scope_prefix":{"type":"string"},"secret":{"type":"string"},"url":{"type":"string"}}},
     "WebhookTest": {"type":"object","required":["status","ok"],"properties":{"error":{"type":"string"},"ok":{"type":"boolean"},"status":{"type":"integer"}}},

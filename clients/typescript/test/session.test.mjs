@@ -294,6 +294,56 @@ describe("a scope's story: New York in January, Miami since February", () => {
     assert.ok(purged.purged.counts.belief >= 2);
   });
 
+  test("entities: listed, read by any name with history, merged, forgotten", async () => {
+    const family = `${prefix}family`;
+    const austin = await client.assertBelief({
+      scope: family,
+      statement: "User's sister lives in Austin",
+      attribute: "home_city",
+      subject: "user's sister",
+    });
+    await client.assertBelief({ scope: family, statement: "Sarah plays the cello", attribute: "instrument", subject: "Sarah" });
+    await client.assertBelief({ scope: family, statement: "User lives in Boston", attribute: "home_city" });
+    const denver = await client.correct(austin.belief_id, { statement: "User's sister lives in Denver", reason: "temporal" });
+    assert.equal(denver.outcome, "superseded");
+    assert.deepEqual(
+      Object.fromEntries((await client.beliefs(family)).beliefs.map((b) => [b.statement, b.entity])),
+      { "User's sister lives in Denver": "sister", "Sarah plays the cello": "sarah", "User lives in Boston": "user" },
+    );
+
+    const entities = await client.listEntities(family);
+    assert.deepEqual(entities.map((e) => e.key), ["user", "sarah", "sister"], "the user first, then by name");
+    const sister = entities[2];
+    assert.deepEqual([sister.name, sister.kind, sister.aliases, sister.current_beliefs], ["sister", "person", [], 1]);
+    // Found by any way of naming her, path-escaped; the slot's chain with history.
+    const view = await client.getEntity(family, "my sister", { history: true });
+    assert.equal(view.key, "sister");
+    assert.equal(view.slots.length, 1);
+    assert.equal(view.slots[0].attribute, "home_city");
+    assert.deepEqual(statements(view.slots[0].current), ["User's sister lives in Denver"]);
+    assert.deepEqual(statements(view.slots[0].history), ["User's sister lives in Austin", "User's sister lives in Denver"]);
+    assert.equal((await client.getEntity(family, "User's Sister")).slots[0].history, undefined);
+    await assert.rejects(client.getEntity(family, "Sarahh"), (e) => {
+      assert.ok(e instanceof NotFound);
+      assert.equal(e.code, "not_found");
+      assert.match(e.message, /did you mean "Sarah"\?/);
+      return true;
+    });
+
+    // Sarah is the sister: her name and belief move, nothing else changes.
+    const merged = await client.mergeEntities({ scope: family, into: "my sister", other: "Sarah", note: "Sarah is her name" });
+    assert.deepEqual([merged.entity.key, merged.entity.aliases, merged.moved, merged.closed_items], ["sister", ["Sarah"], 1, []]);
+    assert.deepEqual(merged.entity.slots.map((s) => s.attribute).sort(), ["home_city", "instrument"]);
+    assert.equal((await client.getEntity(family, "sarah")).key, "sister");
+    assert.deepEqual((await client.listEntities(family)).map((e) => e.key), ["user", "sister"]);
+    await assert.rejects(client.mergeEntities({ scope: family, into: "sister", other: "Sarah" }), InvalidRequest);
+
+    // Forget everything about her.
+    const forgotten = await client.forget({ scope: family, entity: "Sarah" });
+    assert.equal(forgotten.forgotten?.length, 3);
+    assert.deepEqual(statements((await client.beliefs(family)).beliefs), ["User lives in Boston"]);
+  });
+
   test("export and import", async () => {
     const [from, to] = [`${prefix}moving`, `${prefix}moved`];
     const cello = await client.assertBelief({ scope: from, statement: "User plays the cello", attribute: "instrument" });
