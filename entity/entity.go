@@ -16,6 +16,7 @@
 package entity
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -44,14 +45,7 @@ const (
 var Kinds = []Kind{KindPerson, KindOrganisation, KindPlace, KindThing, KindOther}
 
 // ValidKind says whether k is a kind a writer may give.
-func ValidKind(k Kind) bool {
-	for _, v := range Kinds {
-		if k == v {
-			return true
-		}
-	}
-	return false
-}
+func ValidKind(k Kind) bool { return slices.Contains(Kinds, k) }
 
 // MaxAliases bounds the aliases one fact may give its subject; MaxNameLen one name.
 const (
