@@ -155,6 +155,7 @@ func TestBrowser(t *testing.T) {
 	t.Parallel()
 	b := newTab(t)
 	st := newStory(t)
+	st.sister(t) // the scope's screenshot shows an entity other than the user
 	base := st.http.URL
 
 	b.do("open the inspector", chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(chromedp.ID("key")))
@@ -173,6 +174,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("table.beliefs")))
 	history := b.text("table.beliefs")
 	b.checkf(strings.Contains(history, nyc) && strings.Contains(history, "superseded"), "history: %q", history)
+	b.checkf(strings.Contains(history, "sister / home_city"), "the sister's beliefs name her: %q", history)
 	b.screenshot("scope.png")
 
 	b.click(fmt.Sprintf(`a[href="/ui/beliefs/%d"]`, st.miami))
@@ -240,4 +242,61 @@ func TestBrowserRevert(t *testing.T) {
 	b.checkf(strings.Contains(current, nyc) && !strings.Contains(current, miami), "current beliefs: %q", current)
 	precision := b.text("table.precision")
 	b.checkf(strings.Contains(precision, "extraction") && strings.Contains(precision, "0.0%"), "precision: %q", precision)
+}
+
+// TestBrowserEntity: an operator finds the user's sister among a scope's entities,
+// opens her page, reads how her home city changed, follows a belief to its page and
+// back by its subject, and lands on her page again from a misspelt name's suggestion.
+func TestBrowserEntity(t *testing.T) {
+	t.Parallel()
+	b := newTab(t)
+	st := newStory(t)
+	_, denverID := st.sister(t)
+	base := st.http.URL
+	sister := base + "/ui/scopes/tenant:a%2Fuser:ana/entities/sister"
+
+	b.do("open the inspector", chromedp.Navigate(base+"/ui/login"), chromedp.WaitVisible(chromedp.ID("key")))
+	b.do("type the key", chromedp.SendKeys(chromedp.ID("key"), st.token))
+	b.click(`form[action="/ui/login"] button[type="submit"]`)
+	b.click(`a[href="/ui/scopes/tenant:a%2Fuser:ana"]`)
+	entities := b.text("table.entities")
+	b.checkf(strings.Contains(entities, "sister") && strings.Contains(entities, "person") && strings.Contains(entities, "Sarah"),
+		"the sister is listed, a person also called Sarah: %q", entities)
+	b.checkf(strings.Index(entities, "user") < strings.Index(entities, "sister"), "the user first: %q", entities)
+
+	b.click(`table.entities a[href="/ui/scopes/tenant:a%2Fuser:ana/entities/sister"]`)
+	b.checkf(b.location() == sister, "on the sister's page")
+	b.checkf(b.text("h1") == "sister", "her name heads the page")
+	names := b.text("dl.entity-facts")
+	b.checkf(strings.Contains(names, "person") && strings.Contains(names, "Sarah"), "her kind and alias: %q", names)
+	slots := b.text("section[aria-labelledby=slots-h]")
+	home := strings.Index(slots, "home_city")
+	b.checkf(home >= 0 && home < strings.Index(slots, "occupation"),
+		"her slots, in the order memory learned them: %q", slots)
+	b.checkf(!strings.Contains(slots, nyc) && !strings.Contains(slots, miami), "nothing of the user's: %q", slots)
+	current := b.text("section.slot ul.current")
+	b.checkf(strings.Contains(current, "User's sister lives in Denver") && !strings.Contains(current, "Austin"), "Denver is current: %q", current)
+	timeline := b.text("section.slot ol.timeline")
+	for _, want := range []string{"User's sister lives in Austin", "2025-08-01 → 2026-03-01", "2025-08-10 19:21 UTC → 2026-03-10 16:46 UTC",
+		"User's sister lives in Denver", "2026-03-01 → now", "2026-03-10 16:46 UTC → now", "Sarah moved to Denver at the start of the month"} {
+		b.checkf(strings.Contains(timeline, want), "the home_city timeline shows %q: %q", want, timeline)
+	}
+	b.checkf(strings.Index(timeline, "Austin") < strings.Index(timeline, "Denver"), "oldest first: %q", timeline)
+	b.screenshot("entity.png")
+
+	b.click(fmt.Sprintf(`section.slot ul.current a[href="/ui/beliefs/%d"]`, denverID))
+	b.checkf(strings.Contains(b.text("h1"), "User's sister lives in Denver"), "on Denver's page")
+	b.click(`.pagehead a[href="/ui/scopes/tenant:a%2Fuser:ana/entities/sister"]`)
+	b.checkf(b.location() == sister, "back on her page by the subject")
+
+	b.do("misspell her name", chromedp.Navigate(base+"/ui/scopes/tenant:a%2Fuser:ana/entities/Sarahh"), chromedp.WaitVisible(chromedp.CSS("main")))
+	notFound := b.text("main")
+	b.checkf(strings.Contains(notFound, "No such entity") && strings.Contains(notFound, "Did you mean Sarah?"), "not found, Sarah suggested: %q", notFound)
+	b.click(`main a[href="/ui/scopes/tenant:a%2Fuser:ana/entities/Sarah"]`)
+	b.checkf(b.text("h1") == "sister", "the suggestion leads to her page")
+
+	b.do("narrow the window", chromedp.EmulateViewport(390, 844), chromedp.Navigate(sister), chromedp.WaitVisible(chromedp.CSS("main")))
+	wide, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))
+	require.NoError(t, err)
+	b.checkf(!wide, "the entity page fits 390 pixels")
 }

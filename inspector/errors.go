@@ -17,8 +17,9 @@ type httpError struct {
 	title, msg string
 	// back is where the error page links to, if anywhere.
 	back string
-	// suggest is a scope the operator may have meant, linked as "did you mean".
-	suggest string
+	// suggest is what the operator may have meant (a scope, an entity), linked as "did
+	// you mean" to suggestURL.
+	suggest, suggestURL string
 }
 
 type errorView struct{ Title, Msg, Back, Suggest, SuggestURL string }
@@ -33,8 +34,24 @@ func notFound() error {
 // noScope is the answer for a scope memory never held, with the nearest one the key
 // may see, if any: a misspelt scope would otherwise show as an empty one.
 func noScope(unknown *memory.UnknownScopeError) error {
-	return &httpError{status: http.StatusNotFound, title: "No such scope", suggest: unknown.Nearest,
+	e := &httpError{status: http.StatusNotFound, title: "No such scope", suggest: unknown.Nearest,
 		msg: "Memory has never held a transcript or a belief of " + unknown.Scope + "."}
+	if e.suggest != "" {
+		e.suggestURL = scopeURL(e.suggest)
+	}
+	return e
+}
+
+// noEntity is the answer for a name no entity of a scope goes by, with the nearest name
+// the scope knows: the scope is one the key sees, so the suggestion shows nothing else.
+func noEntity(unknown *memory.UnknownEntityError) error {
+	e := &httpError{status: http.StatusNotFound, title: "No such entity", suggest: unknown.Nearest,
+		back: scopeURL(unknown.Scope),
+		msg:  "No entity of " + unknown.Scope + " is called " + unknown.Name + ", by its name or an alias."}
+	if e.suggest != "" {
+		e.suggestURL = entityURL(unknown.Scope, e.suggest)
+	}
+	return e
 }
 
 func badRequest(msg string) error {
@@ -79,10 +96,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, p *api.Principal, 
 	}
 	f := frame{Title: e.title}
 	f.who(p)
-	v := errorView{Title: e.title, Msg: e.msg, Back: e.back, Suggest: e.suggest}
-	if e.suggest != "" {
-		v.SuggestURL = scopeURL(e.suggest)
-	}
+	v := errorView{Title: e.title, Msg: e.msg, Back: e.back, Suggest: e.suggest, SuggestURL: e.suggestURL}
 	s.show(w, r, e.status, "error", f, v)
 }
 

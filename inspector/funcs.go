@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/credohq/credo/api"
-
+	"github.com/credohq/credo/entity"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -19,6 +19,9 @@ import (
 func funcs() template.FuncMap {
 	return template.FuncMap{
 		"scopeURL":  scopeURL,
+		"entityURL": entityURL,
+		// Most beliefs are the user's: the scope page names the entity of the others only.
+		"isUser":    func(key string) bool { return key == entity.User },
 		"beliefURL": func(id int64) string { return Prefix + "beliefs/" + strconv.FormatInt(id, 10) },
 		"date":      date,
 		"when":      when,
@@ -55,6 +58,12 @@ func funcs() template.FuncMap {
 // The scope is one path segment: its slashes are escaped.
 func scopeURL(scope string, suffix ...string) string {
 	return Prefix + "scopes/" + url.PathEscape(scope) + strings.Join(suffix, "")
+}
+
+// entityURL is the path of the page of scope's entity called name (its key, name or an
+// alias), which is one path segment as the scope is.
+func entityURL(scope, name string) string {
+	return scopeURL(scope, "/entities/", url.PathEscape(name))
 }
 
 // date is t as a day when it is midnight UTC, as valid times mostly are; else with

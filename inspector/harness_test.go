@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -255,3 +256,41 @@ func quoting(answer, statement, quote string) string {
 }
 
 func scopePath(scope string) string { return "/ui/scopes/" + url.PathEscape(scope) }
+
+// The user's sister, as the harness's scopes learn of her: Austin, then Denver.
+const (
+	austin = "User's sister lives in Austin"
+	denver = "User's sister lives in Denver"
+)
+
+// sister writes into scope that the user's sister, also called Sarah, lived in Austin
+// and later moved to Denver, a supersession that names her by her alias, and returns
+// the two beliefs.
+func (h *harness) sister(scope string) (austinID, denverID int64) {
+	h.t.Helper()
+	ctx := context.Background()
+	fact := func(statement, subject, validFrom string) memory.Fact {
+		from, err := time.Parse(time.DateOnly, validFrom)
+		require.NoError(h.t, err)
+		return memory.Fact{Statement: statement, Subject: subject, Attribute: "home_city", Kind: memory.KindAttribute,
+			Confidence: 0.9, Origin: memory.OriginUserStated, ValidFrom: &from, Quote: statement}
+	}
+	first := fact(austin, "user's sister", "2026-01-01")
+	first.SubjectAliases = []string{"Sarah"}
+	res, err := h.p.Store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionExtraction,
+		Facts: []memory.Fact{first}})
+	require.NoError(h.t, err)
+	require.Equal(h.t, memory.OutcomeAccepted, res.Facts[0].Kind)
+	austinID = res.Facts[0].BeliefID
+	moved := fact(denver, "Sarah", "2026-04-01")
+	moved.Resolves = &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal}
+	res, err = h.p.Store.Apply(ctx, &memory.Batch{Scope: scope, Origin: memory.RevisionExtraction,
+		Candidates: []int64{austinID}, Facts: []memory.Fact{moved}})
+	require.NoError(h.t, err)
+	require.Equal(h.t, memory.OutcomeSuperseded, res.Facts[0].Kind, "%+v", res.Facts[0])
+	return austinID, res.Facts[0].BeliefID
+}
+
+func entityPath(scope, name string) string {
+	return scopePath(scope) + "/entities/" + url.PathEscape(name)
+}

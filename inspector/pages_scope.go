@@ -74,6 +74,10 @@ type scopeView struct {
 	Mode    string
 	Beliefs []memory.Belief
 	Total   int // before the search
+	// Entities are whom the scope's beliefs are about, the user first; names are their
+	// names by key.
+	Entities []memory.Entity
+	names    map[string]string
 	// Audit is how precise the scope's revisions were.
 	Audit *memory.Audit
 	// Policy is the organisation's policy in force in the scope (nil: none), shown to a
@@ -118,6 +122,13 @@ func (s *Server) scopePage(w http.ResponseWriter, r *http.Request, p *api.Princi
 	if v.Head, err = s.scopeHead(ctx, p, scope, "beliefs"); err != nil {
 		return err
 	}
+	if v.Entities, err = s.ops.Entities(ctx, p, scope); err != nil {
+		return lookupError(err)
+	}
+	v.names = make(map[string]string, len(v.Entities))
+	for _, e := range v.Entities {
+		v.names[e.Key] = e.Name
+	}
 	if v.Audit, err = s.store.Audit(ctx, memory.AuditQuery{Scope: scope}); err != nil {
 		return err
 	}
@@ -127,6 +138,15 @@ func (s *Server) scopePage(w http.ResponseWriter, r *http.Request, p *api.Princi
 		}
 	}
 	return s.render(w, r, p, "scope", scope, scopeCrumbs(scope), v)
+}
+
+// EntityName is how the page names the entity of key: its name in the registry, or the
+// key itself should the list lack it.
+func (v scopeView) EntityName(key string) string {
+	if name, ok := v.names[key]; ok {
+		return name
+	}
+	return key
 }
 
 // search keeps the beliefs whose statement, attribute, subject or quote contains q,

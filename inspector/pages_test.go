@@ -217,3 +217,89 @@ func TestScopePageShowsPolicy(t *testing.T) {
 	reader.login(h.key("tenant:a/", api.RightRead))
 	require.NotContains(t, reader.page(path), "Keep &lt;b&gt;product")
 }
+
+// TestEntityPages: the scope page lists the scope's entities and links each belief to
+// its entity; an entity's page, found by its key or any alias, shows its names and each
+// slot's current beliefs and chain; a name no entity goes by is not found, with the
+// nearest one linked.
+func TestEntityPages(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	austinID, denverID := h.sister(anaScope)
+	b := h.browser()
+	b.login(h.key("tenant:a/", api.RightRead))
+	sister := entityPath(anaScope, "sister")
+	require.Equal(t, "/ui/scopes/tenant:a%2Fuser:ana/entities/sister", sister)
+
+	t.Run("scope", func(t *testing.T) {
+		page := b.page(scopePath(anaScope))
+		_, entities, found := strings.Cut(page, `id="entities-h"`)
+		require.True(t, found, "the scope page has its entities")
+		entities, _, _ = strings.Cut(entities, "</table>")
+		require.Contains(t, entities, `<th scope="row"><a href="`+sister+`">sister</a></th><td>person</td><td class="aliases">Sarah</td><td class="num">1</td>`)
+		require.Contains(t, entities, `<a href="`+entityPath(anaScope, "user")+`">user</a>`, "the user is an entity too")
+		require.Less(t, strings.Index(entities, ">user<"), strings.Index(entities, ">sister<"), "the user first")
+		require.Contains(t, rowOf(t, page, denver), `<td><a href="`+sister+`">sister</a> / home_city</td>`, "a belief links its entity")
+		require.Contains(t, rowOf(t, page, miami), `<td>location</td>`, "the user's beliefs, most of them, need no name")
+		require.NotContains(t, page, html.EscapeString(austin), "current beliefs only")
+		require.Contains(t, rowOf(t, b.page(scopePath(anaScope)+"?history=1"), austin), `<a href="`+sister+`">sister</a> / home_city`)
+	})
+	t.Run("entity", func(t *testing.T) {
+		page := b.page(sister)
+		require.Contains(t, page, "<h1>sister</h1>")
+		require.Contains(t, page, `<dt>Kind</dt><dd><span class="badge kind">person</span></dd>`)
+		require.Contains(t, page, `<dt>Also called</dt><dd><strong>Sarah</strong></dd>`)
+		require.Contains(t, page, `<code>home_city</code> <span class="muted">revised</span>`)
+		_, slot, found := strings.Cut(page, `class="slot"`)
+		require.True(t, found, "the page has the slot")
+		current, timeline, found := strings.Cut(slot, `class="timeline"`)
+		require.True(t, found, "the slot has its timeline")
+		require.Contains(t, current, fmt.Sprintf(`<a href="/ui/beliefs/%d">%s</a>`, denverID, html.EscapeString(denver)), "Denver is current")
+		require.NotContains(t, current, html.EscapeString(austin))
+		require.Less(t, strings.Index(timeline, html.EscapeString(austin)), strings.Index(timeline, html.EscapeString(denver)), "the chain, oldest first")
+		require.Contains(t, timeline, fmt.Sprintf(`<a href="/ui/beliefs/%d">`, austinID), "every belief of the chain links its page")
+		require.Contains(t, timeline, "2026-01-01 → 2026-04-01", "Austin's valid time")
+		require.Contains(t, timeline, "2026-04-01 → now", "Denver's valid time")
+		require.Contains(t, timeline, `<rect class="valid"`)
+		require.NotContains(t, page, miami, "the user's beliefs are the user's page's")
+
+		for _, name := range []string{"Sarah", "SARAH", "the user's sister", "my sister"} {
+			require.Contains(t, b.page(entityPath(anaScope, name)), "<h1>sister</h1>", "found by %q", name)
+		}
+		user := b.page(entityPath(anaScope, "user"))
+		require.Contains(t, user, "<code>location</code>")
+		_, location, _ := strings.Cut(user, "<code>location</code>")
+		_, location, _ = strings.Cut(location, `class="timeline"`)
+		require.Less(t, strings.Index(location, nyc), strings.Index(location, miami), "the user's location chain, oldest first")
+		require.Contains(t, user, "<code>plan</code>")
+		require.NotContains(t, user, html.EscapeString(denver))
+
+		belief := b.page(fmt.Sprintf("/ui/beliefs/%d", denverID))
+		require.Contains(t, belief, `<a href="`+sister+`">Sarah</a> / home_city`, "a belief's page links its entity by the subject it was said with")
+	})
+	t.Run("unknown", func(t *testing.T) {
+		r := b.get(entityPath(anaScope, "Sarahh"))
+		require.Equal(t, http.StatusNotFound, r.Status)
+		require.Contains(t, r.Body, "No such entity")
+		require.Contains(t, r.Body, "No entity of tenant:a/user:ana is called Sarahh")
+		require.Contains(t, r.Body, `Did you mean <a href="`+entityPath(anaScope, "Sarah")+`">Sarah</a>?`)
+		r = b.get(entityPath(anaScope, "Bartholomew"))
+		require.Equal(t, http.StatusNotFound, r.Status)
+		require.NotContains(t, r.Body, "Did you mean", "nothing near")
+		for _, name := range []string{"\x01", strings.Repeat("a", 201), "..."} {
+			r = b.get(entityPath(anaScope, name))
+			require.Equal(t, http.StatusBadRequest, r.Status, "%q", name)
+			require.Contains(t, r.Body, "Nothing was read or changed: the name", "%q", name)
+		}
+	})
+}
+
+// rowOf is the table row of page whose statement is statement.
+func rowOf(t *testing.T, page, statement string) string {
+	t.Helper()
+	i := strings.Index(page, ">"+html.EscapeString(statement)+"</a>")
+	require.GreaterOrEqual(t, i, 0, "a row of %q", statement)
+	start := strings.LastIndex(page[:i], "<tr")
+	end := strings.Index(page[i:], "</tr>")
+	return page[start : i+end]
+}

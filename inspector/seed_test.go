@@ -122,3 +122,27 @@ func (st *story) apply(t *testing.T, ep int64, candidates []int64, facts ...memo
 	}
 	return ids
 }
+
+// sister adds to the story the user's sister, also called Sarah: a nurse in Austin,
+// who later moved to Denver, which the user says naming her by her alias. It returns
+// the clock to the story's present.
+func (st *story) sister(t *testing.T) (austinID, denverID int64) {
+	t.Helper()
+	about := func(f memory.Fact, subject string, aliases ...string) memory.Fact {
+		f.Subject, f.SubjectAliases = subject, aliases
+		return f
+	}
+	st.clock.Set(at("2025-08-10T19:21:00Z"))
+	ep := st.episode(t, "conv-0810", "2025-08-10T19:20:00Z", "My sister Sarah lives in Austin, she's a nurse at the children's hospital there.")
+	ids := st.apply(t, ep, nil,
+		about(fact("User's sister lives in Austin", "home_city", "2025-08-01", "My sister Sarah lives in Austin"), "user's sister", "Sarah"),
+		about(fact("User's sister is a nurse", "occupation", "2025-08-01", "she's a nurse at the children's hospital"), "user's sister"))
+	austinID = ids[0]
+	st.clock.Set(at("2026-03-10T16:46:00Z"))
+	ep = st.episode(t, "conv-0310", "2026-03-10T16:45:00Z", "Sarah moved to Denver at the start of the month, I'm visiting her in May.")
+	moved := about(fact("User's sister lives in Denver", "home_city", "2026-03-01", "Sarah moved to Denver at the start of the month"), "Sarah")
+	moved.Resolves = &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal, Rationale: "she moved"}
+	denverID = st.apply(t, ep, []int64{austinID}, moved)[0]
+	st.clock.Set(at("2026-03-25T09:30:00Z"))
+	return austinID, denverID
+}

@@ -90,6 +90,7 @@ func (s *Server) routes() {
 	m.Handle("GET /ui/scopes/{scope}/review", s.get(api.RightRead, s.reviewPage))
 	m.Handle("GET /ui/scopes/{scope}/episodes", s.get(api.RightRead, s.episodesPage))
 	m.Handle("GET /ui/scopes/{scope}/forget", s.get(api.RightRead, s.confirmScope))
+	m.Handle("GET /ui/scopes/{scope}/entities/{name}", s.get(api.RightRead, s.entityPage))
 	m.Handle("POST /ui/scopes/{scope}/forget", s.post("", s.forgetScope))
 	m.Handle("GET /ui/beliefs/{id}", s.get(api.RightRead, s.beliefPage))
 	m.Handle("GET /ui/beliefs/{id}/forget", s.get(api.RightRead, s.confirmBelief))

@@ -30,8 +30,18 @@ func newTimeline(chain []memory.Belief, id int64, now time.Time) timeline {
 	if len(chain) == 0 {
 		return timeline{}
 	}
-	lo, hi := chain[0].ValidFrom, now
-	for _, b := range chain {
+	return newAxis(chain, now).timeline(chain, id)
+}
+
+// axis is the span a timeline's bars are placed on: from the earliest valid or known
+// time of its beliefs to now, or to the latest of them if later.
+type axis struct{ lo, hi time.Time }
+
+// newAxis spans beliefs, which are not empty. An entity's page lays all its slots on
+// one axis, so that where bars stand compares across slots.
+func newAxis(beliefs []memory.Belief, now time.Time) axis {
+	lo, hi := beliefs[0].ValidFrom, now
+	for _, b := range beliefs {
 		for _, t := range []time.Time{b.ValidFrom, b.RecordedAt} {
 			if t.Before(lo) {
 				lo = t
@@ -44,19 +54,24 @@ func newTimeline(chain []memory.Belief, id int64, now time.Time) timeline {
 	if !hi.After(lo) {
 		hi = lo.Add(24 * time.Hour)
 	}
-	span := hi.Sub(lo).Seconds()
+	return axis{lo: lo, hi: hi}
+}
+
+// timeline places chain on a, marking belief id (0: none) as the page's own.
+func (a axis) timeline(chain []memory.Belief, id int64) timeline {
+	span := a.hi.Sub(a.lo).Seconds()
 	place := func(from time.Time, to *time.Time) bar {
-		end := hi
+		end := a.hi
 		if to != nil {
 			end = *to
 		}
-		x := min(from.Sub(lo).Seconds()/span*100, 99.4)
+		x := min(from.Sub(a.lo).Seconds()/span*100, 99.4)
 		w := max(end.Sub(from).Seconds()/span*100, 0.6) // an instant still shows
 		return bar{X: num(x), W: num(min(w, 100-x))}
 	}
-	tl := timeline{Start: date(lo), End: date(hi)}
+	tl := timeline{Start: date(a.lo), End: date(a.hi)}
 	for _, b := range chain {
-		tl.Entries = append(tl.Entries, timelineEntry{Belief: b, This: b.ID == id,
+		tl.Entries = append(tl.Entries, timelineEntry{Belief: b, This: id != 0 && b.ID == id,
 			Valid: place(b.ValidFrom, b.ValidUntil), Known: place(b.RecordedAt, b.RetiredAt)})
 	}
 	return tl

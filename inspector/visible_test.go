@@ -132,3 +132,33 @@ func TestOtherKeysIDsTakeTheUnknownPath(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, before, after)
 }
+
+// A key sees the entities of its scopes only: another tenant's entity page answers as
+// a scope outside the key does, whether the scope, the entity or neither exists, before
+// any read of memory; and an unknown name in the key's own scope never suggests a name
+// of another's.
+func TestOtherKeysEntityPages(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.sister(bobScope)
+	th, rec := traced(t, h)
+	b := th.browser()
+	b.login(h.key("tenant:a/", api.RightRead, api.RightOperate, api.RightPurge))
+
+	forbidden := b.get(entityPath("tenant:b/nobody", "nobody"))
+	require.Equal(t, http.StatusForbidden, forbidden.Status)
+	require.Contains(t, forbidden.Body, "This key may not access this scope.")
+	for _, path := range []string{entityPath(bobScope, "sister"), entityPath(bobScope, "Sarah"), entityPath(bobScope, "user"),
+		entityPath(bobScope, "Sarahh"), entityPath("tenant:b/nobody", "sister")} {
+		rec.take()
+		r := b.get(path)
+		require.Equal(t, http.StatusForbidden, r.Status, path)
+		require.Equal(t, forbidden.Body, r.Body, "%s: the same page", path)
+		require.Empty(t, rec.take(), "%s: nothing of memory is read", path)
+	}
+
+	r := b.get(entityPath(anaScope, "Sarahh"))
+	require.Equal(t, http.StatusNotFound, r.Status)
+	require.NotContains(t, r.Body, "Did you mean", "Sarah is tenant:b's")
+	require.NotContains(t, b.page(scopePath(anaScope)), "sister", "tenant:b's entity is not listed")
+}
