@@ -26,7 +26,7 @@ type Entity struct {
 	Aliases []string `json:"aliases"`
 	// CurrentBeliefs counts its active beliefs.
 	CurrentBeliefs int       `json:"current_beliefs"`
-	CreatedAt      time.Time `json:"created_at"`
+	CreatedAt      time.Time `json:"created_at,omitzero"` // zero: the user, before a belief about them
 }
 
 // Slot is one slot (attribute) of an entity: its current beliefs and, in a read with
@@ -131,7 +131,17 @@ func findEntity(ctx context.Context, db querier, scope, name string) (*Entity, e
 	case err == nil:
 		return &e, nil
 	case errors.Is(err, pgx.ErrNoRows) && entity.Key(name) == entity.User:
-		// Every scope has the user, registered with its first belief about them.
+		// Every scope memory holds has the user, registered with its first belief about
+		// them; a scope it never held has no one.
+		var held bool
+		err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM belief WHERE scope = $1)
+			OR EXISTS (SELECT 1 FROM episode WHERE scope = $1)`, scope).Scan(&held)
+		if err != nil {
+			return nil, fmt.Errorf("find entity %q of %q: %w", name, scope, err)
+		}
+		if !held {
+			return nil, &UnknownEntityError{Scope: scope, Name: name}
+		}
 		return &Entity{Scope: scope, Key: entity.User, Name: entity.User, Kind: entity.KindUser, Aliases: []string{}}, nil
 	case !errors.Is(err, pgx.ErrNoRows):
 		return nil, fmt.Errorf("find entity %q of %q: %w", name, scope, err)

@@ -121,6 +121,12 @@ func TestEntityAliasesAndMerge(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid, "one entity already")
 	_, err = s.MergeEntities(ctx, Merge{Scope: scope, Into: "sister", Other: "me"})
 	require.ErrorIs(t, err, ErrInvalid, "the user is never absorbed")
+	user, err := s.EntityByName(ctx, scope, "I", false)
+	require.NoError(t, err, "a scope memory holds has the user, before any belief about them")
+	require.Equal(t, "user", user.Key)
+	require.True(t, user.CreatedAt.IsZero())
+	_, err = s.EntityByName(ctx, "user:never", "user", false)
+	require.ErrorIs(t, err, ErrUnknownEntity, "a scope memory never held has no one")
 
 	mustApply(t, s, extraction(scope, "2026-02-02", nil, about(fact("Sally sings", "hobby", ""), "Sally", "Sal", "Sally B")))
 	merged, err := s.MergeEntities(ctx, Merge{Scope: scope, Into: "Sarah", Other: "Sally", Note: "same person"})
