@@ -22,9 +22,6 @@ type InjectConfig struct {
 	Labels []Labels
 }
 
-// Containment causes: the review items of a held directive.
-var containmentCauses = []memory.Cause{memory.CauseUnrelated, memory.CauseUngrounded, memory.CauseMassRevision}
-
 // Outcomes of a mistake.
 const (
 	// OutcomeHeld: a review item of a containment cause on the mistake's target.
@@ -315,7 +312,7 @@ func readScope(ctx context.Context, store *memory.Store, scope string) (scopeSta
 func (st *scopeState) holds(s Scenario) []Hold {
 	var out []Hold
 	for _, c := range st.conflicts {
-		if c.Kind != memory.ConflictRefused || c.Cause == nil || !slices.Contains(containmentCauses, *c.Cause) {
+		if c.Kind != memory.ConflictRefused || c.Cause == nil || !c.Cause.Held() {
 			continue
 		}
 		h := Hold{Scenario: s.Name, Cause: *c.Cause, Action: c.Action, Statement: c.Statement, Detail: c.Detail}
@@ -375,7 +372,7 @@ func (st *scopeState) classify(s Scenario, m Mistake, u *used) (MistakeOutcome, 
 			break
 		}
 	}
-	held := item != nil && slices.Contains(containmentCauses, *item.Cause)
+	held := item != nil && item.Cause.Held()
 	switch {
 	case held && event != nil:
 		return mo, fmt.Errorf("eval: %s/%s: the %s of %q was both held (item %d) and applied (event %d)",

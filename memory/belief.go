@@ -193,6 +193,16 @@ const (
 	CauseSameEntity Cause = "same_entity"
 )
 
+// Held says whether c is a guard's: a model's directive the engine does not trust
+// without an operator (containment.go), not a revision its rules refuse.
+func (c Cause) Held() bool {
+	switch c {
+	case CauseUnrelated, CauseUngrounded, CauseMassRevision, CauseOtherEntity:
+		return true
+	}
+	return false
+}
+
 // ItemResolution is the resolution of a closed review item.
 type ItemResolution string
 

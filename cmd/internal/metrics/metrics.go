@@ -309,8 +309,7 @@ func (m *Metrics) outcome(o memory.Outcome) {
 		m.revisions.WithLabelValues(orNone(string(o.Action)), orNone(string(o.Reason))).Inc()
 	case memory.OutcomeConflict:
 		m.conflicts.WithLabelValues(orNone(string(o.Action))).Inc()
-		switch o.Cause {
-		case memory.CauseUnrelated, memory.CauseUngrounded, memory.CauseMassRevision:
+		if o.Cause.Held() {
 			m.held.WithLabelValues(string(o.Cause)).Inc()
 		}
 	}
