@@ -43,7 +43,7 @@ func TestExportImport(t *testing.T) {
 	var header memory.ExportHeader
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &header))
 	require.Equal(t, []string{from}, header.Scopes)
-	require.JSONEq(t, `{"type":"end","records":{"scope":1,"belief":3,"event":1,"review_item":1}}`, lines[len(lines)-1])
+	require.JSONEq(t, `{"type":"end","records":{"scope":1,"entity":1,"belief":3,"event":1,"review_item":1}}`, lines[len(lines)-1])
 	export := r.Body
 
 	for _, tc := range []struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/credohq/credo/entity"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -118,7 +119,7 @@ func (e *Export) Records(ctx context.Context, emit func(record any) error) error
 	}
 	for _, scope := range e.Header.Scopes {
 		for _, read := range []func(context.Context, string, func(RecordType, any) error) error{
-			e.scope, e.episodes, e.beliefs, e.dependencies, e.events, e.items,
+			e.scope, e.entities, e.episodes, e.beliefs, e.dependencies, e.events, e.items,
 		} {
 			if err := read(ctx, scope, counted); err != nil {
 				return fmt.Errorf("export %s: %w", scope, err)
@@ -139,6 +140,44 @@ func (e *Export) scope(ctx context.Context, scope string, emit func(RecordType, 
 	}
 	rec.ConsolidatedUntil = utcPtr(rec.ConsolidatedUntil)
 	return emit(RecordScope, rec)
+}
+
+// entities reads the scope's registry, by key: every entity with its other names, and,
+// for a key beliefs name that has no row (a raw insert's default, the user), the
+// entity the migration would have made, so that every exported belief's entity has its
+// record. An export with Since holds the whole registry too: the registry keeps no time
+// of change (a merge moves names without one), and the part's beliefs name its keys.
+func (e *Export) entities(ctx context.Context, scope string, emit func(RecordType, any) error) error {
+	rows, err := e.tx.Query(ctx, `SELECT e.key, e.name, e.kind, e.created_at,
+			coalesce((SELECT array_agg(a.name ORDER BY a.created_at, a.alias) FROM entity_alias a
+				WHERE a.scope = $1 AND a.entity = e.key AND a.alias <> e.key), '{}')
+		FROM entity e WHERE e.scope = $1
+		UNION ALL
+		SELECT b.entity, b.entity, NULL, min(b.recorded_at), '{}'::text[] FROM belief b
+		WHERE b.scope = $1 AND NOT EXISTS (SELECT 1 FROM entity e WHERE e.scope = $1 AND e.key = b.entity)
+		GROUP BY b.entity
+		ORDER BY 1`, scope)
+	if err != nil {
+		return fmt.Errorf("read entities: %w", err)
+	}
+	var (
+		rec  ExportedEntity
+		kind *string
+	)
+	_, err = pgx.ForEachRow(rows, []any{&rec.Key, &rec.Name, &kind, &rec.CreatedAt, &rec.Aliases}, func() error {
+		out := rec
+		out.Type, out.Scope, out.CreatedAt = RecordEntity, scope, rec.CreatedAt.UTC()
+		out.Kind = entity.KindOf(rec.Key)
+		if kind != nil {
+			out.Kind = entity.Kind(*kind)
+		}
+		rec.Aliases = nil // the next row gets a slice of its own
+		return emit(RecordEntity, out)
+	})
+	if err != nil {
+		return fmt.Errorf("read entities: %w", err)
+	}
+	return nil
 }
 
 func (e *Export) episodes(ctx context.Context, scope string, emit func(RecordType, any) error) error {
@@ -164,11 +203,11 @@ const beliefChangedSince = `($2::timestamptz IS NULL OR b.updated_at >= $2 OR b.
 
 func (e *Export) beliefs(ctx context.Context, scope string, emit func(RecordType, any) error) error {
 	var rec ExportedBelief
-	return e.each(ctx, "beliefs", emit, RecordBelief, `SELECT b.scope, b.id, b.subject, b.attribute, b.kind, b.statement, b.status,
+	return e.each(ctx, "beliefs", emit, RecordBelief, `SELECT b.scope, b.id, b.subject, b.entity, b.attribute, b.kind, b.statement, b.status,
 			b.confidence, b.origin, b.valid_from, b.valid_until, b.recorded_at, b.retired_at, b.superseded_by, b.episode_id, b.quote,
 			b.reinforced_count, b.last_seen_at, b.updated_at, b.needs_review
 		FROM belief b WHERE b.scope = $1 AND `+beliefChangedSince+` ORDER BY b.id`, scope,
-		[]any{&rec.Scope, &rec.ID, &rec.Subject, &rec.Attribute, &rec.Kind, &rec.Statement, &rec.Status,
+		[]any{&rec.Scope, &rec.ID, &rec.Subject, &rec.Entity, &rec.Attribute, &rec.Kind, &rec.Statement, &rec.Status,
 			&rec.Confidence, &rec.Origin, &rec.ValidFrom, &rec.ValidUntil, &rec.RecordedAt, &rec.RetiredAt, &rec.SupersededBy, &rec.EpisodeID, &rec.Quote,
 			&rec.ReinforcedCount, &rec.LastSeenAt, &rec.UpdatedAt, &rec.NeedsReview},
 		func() any {

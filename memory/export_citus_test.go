@@ -15,7 +15,7 @@ import (
 
 // TestCitusExportImport: the export of a scope and its import into another are each the
 // work of the scope's shard alone on Citus (any multi-shard statement fails on the
-// router pool), and the import reads as the export.
+// router pool), and the import reads as the export, its entities included.
 func TestCitusExportImport(t *testing.T) {
 	dbtest.RequireCitus(t)
 	ctx := context.Background()
@@ -23,24 +23,15 @@ func TestCitusExportImport(t *testing.T) {
 	clock := testclock.New(day("2026-06-01"))
 	store := NewStore(schema.RouterPool(t), &Config{Now: clock.Now})
 	const from, into = "acme/user:1", "globex/user:1"
-	oslo := mustApply(t, store, extraction(from, "2026-01-01", nil, fact("User lives in Oslo", "location", ""))).Facts[0].BeliefID
+	oslo := mustApply(t, store, extraction(from, "2026-01-01", nil, fact("User lives in Oslo", "location", ""),
+		about(fact("User's sister works at Acme", "employer", ""), "my sister", "Sarah"),
+		about(fact("Sally plays the cello", "instrument", ""), "Sally"))).Facts[0].BeliefID
 	mustApply(t, store, extraction(from, "2026-03-01", []int64{oslo}, resolves(fact("User lives in Bergen", "location", ""), 0, ActionSupersede, ReasonTemporal)))
-
-	e, err := store.OpenExport(ctx, ExportQuery{Scope: from})
+	_, err := store.MergeEntities(ctx, Merge{Scope: from, Into: "Sarah", Other: "Sally"})
 	require.NoError(t, err)
-	sc := &ScopeImport{Scope: into}
-	require.NoError(t, e.Records(ctx, func(rec any) error {
-		switch r := rec.(type) {
-		case ExportedBelief:
-			sc.Beliefs = append(sc.Beliefs, r)
-		case ExportedEvent:
-			sc.Events = append(sc.Events, r)
-		case ExportedScope:
-			sc.State = &r
-		}
-		return nil
-	}))
-	e.Close(ctx)
+
+	sc, _ := exportOf(t, store, from, into)
+	require.Len(t, sc.Entities, 2)
 	require.NoError(t, store.CheckImport(ctx, []*ScopeImport{sc}))
 	holding, err := store.HoldingMemory(ctx, []string{from, into})
 	require.NoError(t, err)
@@ -49,6 +40,8 @@ func TestCitusExportImport(t *testing.T) {
 		_, err := store.ImportTx(ctx, tx, sc, nil)
 		return err
 	}))
+	require.Equal(t, entitiesOf(t, store, from), entitiesOf(t, store, into), "the registry, aliases and all")
+	require.Equal(t, beliefEntities(t, store, from), beliefEntities(t, store, into))
 	was, err := store.All(ctx, from)
 	require.NoError(t, err)
 	is, err := store.All(ctx, into)

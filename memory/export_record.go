@@ -6,6 +6,8 @@ import (
 	"errors"
 	"maps"
 	"time"
+
+	"github.com/credohq/credo/entity"
 )
 
 // The records of an export (docs/api.md, "Export and import"): one JSON object a line,
@@ -23,10 +25,14 @@ const (
 // RecordType is what a line of an export holds.
 type RecordType string
 
-// The records of an export, in the order each scope's come: the scope, its episodes,
-// beliefs, dependencies, revision events and review items. The last line is the end.
+// The records of an export, in the order each scope's come: the scope, its entities,
+// episodes, beliefs, dependencies, revision events and review items. The last line is
+// the end. Entities came in version 1 as an added type (and the belief's entity as an
+// added field): an export without them is of the same version, and imports as one
+// whose beliefs' subjects name their entities.
 const (
 	RecordScope      RecordType = "scope"
+	RecordEntity     RecordType = "entity"
 	RecordEpisode    RecordType = "episode"
 	RecordBelief     RecordType = "belief"
 	RecordDependency RecordType = "dependency"
@@ -66,6 +72,22 @@ type ExportedScope struct {
 	Line              int        `json:"-"`
 }
 
+// ExportedEntity is an entity of the scope's registry with the names it goes by: it
+// comes after the scope record, before the beliefs that name it by Key.
+type ExportedEntity struct {
+	Type  RecordType  `json:"type"`
+	Scope string      `json:"scope"`
+	Key   string      `json:"key"`
+	Name  string      `json:"name"`
+	Kind  entity.Kind `json:"kind"`
+	// Aliases are its other names as they were said, in the order learned, without its
+	// key (which is always one). An alias's own time is not exported: an import gives
+	// them the entity's, a microsecond apart in this order, which is all it is read for.
+	Aliases   []string  `json:"aliases"`
+	CreatedAt time.Time `json:"created_at"`
+	Line      int       `json:"-"`
+}
+
 // ExportedEpisode is an episode: its transcript as stored (purged spans redacted), its
 // extraction's state and progress.
 type ExportedEpisode struct {
@@ -89,12 +111,15 @@ type ExportedEpisode struct {
 
 // ExportedBelief is a belief with its valid and known times and its provenance; the
 // belief it was superseded by is its one link ("supersedes" is the same link read
-// backwards), the beliefs it rests on are dependency records.
+// backwards), the beliefs it rests on are dependency records. Entity is the key of the
+// entity record it is about; an export made before entities has none, and the import
+// resolves the subject instead (entity.Key).
 type ExportedBelief struct {
 	Type            RecordType `json:"type"`
 	Scope           string     `json:"scope"`
 	ID              int64      `json:"id"`
 	Subject         string     `json:"subject"`
+	Entity          string     `json:"entity"`
 	Attribute       string     `json:"attribute"`
 	Kind            Kind       `json:"kind"`
 	Statement       string     `json:"statement"`

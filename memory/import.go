@@ -72,6 +72,9 @@ type ScopeImported struct {
 	Dependencies int    `json:"dependencies"`
 	Events       int    `json:"events"`
 	ReviewItems  int    `json:"review_items"`
+	// Entities counts the entities registered: the export's, and those its beliefs'
+	// subjects made (an export made before entities, mem0's memories).
+	Entities int `json:"entities"`
 	// PendingEpisodes are episodes still to extract: their scope needs its job.
 	PendingEpisodes int `json:"pending_episodes"`
 	// Redacted counts the secrets the scope's policy replaced on the way in, by kind
@@ -86,7 +89,8 @@ type ScopeImported struct {
 // ImportTx stores sc, checked by CheckImport, in tx under the scope's lock, and
 // ErrNotEmpty (a *NotEmptyError) when the scope holds memory. Every row gets a new id
 // and every reference is rewritten to it; everything else is kept as exported, times
-// included. No vector is stored: the caller embeds the rows of ToEmbed afterwards
+// included. The scope's entity registry is the import's: its entity records, and the
+// entities of beliefs that name none (see ScopeImport.registry). No vector is stored: the caller embeds the rows of ToEmbed afterwards
 // (SetImportedEmbeddings) and the dismissals (UnembeddedDismissals); until then reads
 // find them as any row stored without a vector. A pending episode needs its scope's
 // extraction job, which the caller inserts in tx.
@@ -121,7 +125,7 @@ func (s *Store) ImportTx(ctx context.Context, tx pgx.Tx, sc *ScopeImport, base *
 		}
 	}
 	return &ScopeImported{Scope: sc.Scope, Episodes: len(sc.Episodes), Beliefs: len(sc.Beliefs), Dependencies: len(sc.Dependencies),
-		Events: len(sc.Events), ReviewItems: len(sc.Items), PendingEpisodes: sc.Pending(), Redacted: redacted.Counts,
+		Events: len(sc.Events), ReviewItems: len(sc.Items), Entities: len(im.reg.entities), PendingEpisodes: sc.Pending(), Redacted: redacted.Counts,
 		ToEmbed: im.toEmbed(r)}, nil
 }
 
@@ -190,11 +194,17 @@ func (s *Store) SetImportedEmbeddings(ctx context.Context, scope, model string, 
 type importer struct {
 	tx                        pgx.Tx
 	sc                        *ScopeImport
+	reg                       *importRegistry
 	episodes, beliefs, events map[int64]int64
 }
 
 func (im *importer) run(ctx context.Context) error {
 	scope := im.sc.Scope
+	reg, err := im.sc.registry()
+	if err != nil {
+		return err
+	}
+	im.reg = reg
 	if err := lockScope(ctx, im.tx, scope); err != nil {
 		return err
 	}
@@ -205,7 +215,7 @@ func (im *importer) run(ctx context.Context) error {
 	if holds {
 		return &NotEmptyError{Scopes: []string{scope}}
 	}
-	for _, step := range []func(context.Context) error{im.writeEpisodes, im.writeBeliefs, im.writeLinks, im.writeDependencies,
+	for _, step := range []func(context.Context) error{im.writeEntities, im.writeEpisodes, im.writeBeliefs, im.writeLinks, im.writeDependencies,
 		im.writeEvents, im.writeItems, im.writeState} {
 		if err := step(ctx); err != nil {
 			return err
@@ -249,6 +259,44 @@ func mapped(m map[int64]int64, ref *int64) *int64 {
 	}
 	id := m[*ref]
 	return &id
+}
+
+// writeEntities stores the registry, in one round trip: each entity, its key as its own
+// alias (as the engine stores it), and its other names.
+func (im *importer) writeEntities(ctx context.Context) error {
+	var (
+		keys, names, kinds          []string
+		created                     []time.Time
+		aliases, owners, aliasNames []string
+		aliasCreated                []time.Time
+	)
+	for _, e := range im.reg.entities {
+		keys, names, kinds, created = append(keys, e.key), append(names, e.name), append(kinds, string(e.kind)), append(created, e.createdAt)
+		aliases, owners = append(aliases, e.key), append(owners, e.key)
+		aliasNames, aliasCreated = append(aliasNames, e.name), append(aliasCreated, e.createdAt)
+		for _, a := range e.aliases {
+			aliases, owners = append(aliases, a.alias), append(owners, e.key)
+			aliasNames, aliasCreated = append(aliasNames, a.name), append(aliasCreated, a.createdAt)
+		}
+	}
+	b := &pgx.Batch{}
+	// A scope that holds no memory may still keep the user's entry (a purge of its
+	// beliefs one by one keeps it): it names nothing, and the import's registry is the
+	// scope's.
+	b.Queue("DELETE FROM entity_alias WHERE scope = $1", im.sc.Scope)
+	b.Queue("DELETE FROM entity WHERE scope = $1", im.sc.Scope)
+	if len(keys) > 0 {
+		b.Queue(`INSERT INTO entity (scope, key, name, kind, created_at)
+			SELECT $1, u.key, u.name, u.kind, u.created_at FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[])
+				AS u(key, name, kind, created_at)`, im.sc.Scope, keys, names, kinds, created)
+		b.Queue(`INSERT INTO entity_alias (scope, alias, entity, name, created_at)
+			SELECT $1, u.alias, u.entity, u.name, u.created_at FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[])
+				AS u(alias, entity, name, created_at)`, im.sc.Scope, aliases, owners, aliasNames, aliasCreated)
+	}
+	if err := im.tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("insert entities: %w", err)
+	}
+	return nil
 }
 
 func (im *importer) writeEpisodes(ctx context.Context) error {
@@ -295,10 +343,12 @@ func (im *importer) writeBeliefs(ctx context.Context) error {
 	for i, b := range bs {
 		im.beliefs[b.ID] = ids[i]
 	}
-	for chunk := range slices.Chunk(bs, bulkChunk) {
+	for start := 0; start < len(bs); start += bulkChunk {
+		chunk := bs[start:min(start+bulkChunk, len(bs))]
 		var c struct {
 			id, episode, reinforced                             []int64
 			subject, attribute, kind, statement, status, origin []string
+			entity                                              []string
 			quote                                               []*string
 			confidence                                          []float64
 			validFrom, recordedAt, lastSeenAt, updatedAt        []time.Time
@@ -306,7 +356,7 @@ func (im *importer) writeBeliefs(ctx context.Context) error {
 			episodeID                                           []*int64
 			needsReview                                         []bool
 		}
-		for _, b := range chunk {
+		for i, b := range chunk {
 			c.id = append(c.id, im.beliefs[b.ID])
 			c.subject, c.attribute, c.kind = append(c.subject, b.Subject), append(c.attribute, b.Attribute), append(c.kind, string(b.Kind))
 			c.statement, c.status, c.origin = append(c.statement, b.Statement), append(c.status, string(b.Status)), append(c.origin, string(b.Origin))
@@ -315,20 +365,23 @@ func (im *importer) writeBeliefs(ctx context.Context) error {
 			c.recordedAt, c.retiredAt = append(c.recordedAt, b.RecordedAt), append(c.retiredAt, b.RetiredAt)
 			c.lastSeenAt, c.updatedAt = append(c.lastSeenAt, b.LastSeenAt), append(c.updatedAt, b.UpdatedAt)
 			c.episodeID, c.needsReview = append(c.episodeID, mapped(im.episodes, b.EpisodeID)), append(c.needsReview, b.NeedsReview)
+			c.entity = append(c.entity, im.reg.of[start+i])
 		}
 		_, err := im.tx.Exec(ctx, `INSERT INTO belief (id, scope, subject, attribute, kind, statement, status, confidence, origin,
-				valid_from, valid_until, recorded_at, retired_at, episode_id, quote, reinforced_count, last_seen_at, updated_at, needs_review)
+				valid_from, valid_until, recorded_at, retired_at, episode_id, quote, reinforced_count, last_seen_at, updated_at, needs_review,
+				entity)
 			OVERRIDING SYSTEM VALUE
 			SELECT u.id, $1, u.subject, u.attribute, u.kind, u.statement, u.status, u.confidence, u.origin,
 				u.valid_from, u.valid_until, u.recorded_at, u.retired_at, u.episode_id, u.quote, u.reinforced_count, u.last_seen_at,
-				u.updated_at, u.needs_review
+				u.updated_at, u.needs_review, u.entity
 			FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::float8[], $9::text[],
 				$10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::timestamptz[], $14::bigint[], $15::text[], $16::bigint[],
-				$17::timestamptz[], $18::timestamptz[], $19::bool[])
+				$17::timestamptz[], $18::timestamptz[], $19::bool[], $20::text[])
 				AS u(id, subject, attribute, kind, statement, status, confidence, origin, valid_from, valid_until, recorded_at,
-					retired_at, episode_id, quote, reinforced_count, last_seen_at, updated_at, needs_review)`,
+					retired_at, episode_id, quote, reinforced_count, last_seen_at, updated_at, needs_review, entity)`,
 			im.sc.Scope, c.id, c.subject, c.attribute, c.kind, c.statement, c.status, c.confidence, c.origin,
-			c.validFrom, c.validUntil, c.recordedAt, c.retiredAt, c.episodeID, c.quote, c.reinforced, c.lastSeenAt, c.updatedAt, c.needsReview)
+			c.validFrom, c.validUntil, c.recordedAt, c.retiredAt, c.episodeID, c.quote, c.reinforced, c.lastSeenAt, c.updatedAt, c.needsReview,
+			c.entity)
 		if err != nil {
 			return fmt.Errorf("insert beliefs: %w", err)
 		}

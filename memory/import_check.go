@@ -11,9 +11,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/credohq/credo/entity"
 	"github.com/credohq/credo/transcript"
 )
 
@@ -25,8 +27,11 @@ var ErrImport = errors.New("invalid import")
 type ScopeImport struct {
 	// Scope is where the memory goes; the records' own Scope (the exporting one) is not
 	// read.
-	Scope        string
-	State        *ExportedScope
+	Scope string
+	State *ExportedScope
+	// Entities are the scope's registry; none in an export made before entities (or
+	// from mem0), whose beliefs' subjects make it.
+	Entities     []ExportedEntity
 	Episodes     []ExportedEpisode
 	Beliefs      []ExportedBelief
 	Dependencies []ExportedDependency
@@ -52,9 +57,10 @@ func lineErrorf(line int, format string, args ...any) error {
 
 // CheckImport checks every scope's records before anything is imported: the values
 // the tables take, the times they keep in order, the statuses and links the engine
-// keeps (an active belief is neither retired nor superseded; a chain has no loop), and
-// that every id a record names is a row of the same scope in the import. The first
-// problem is an *transcript.InputError of kind ErrImport naming its line.
+// keeps (an active belief is neither retired nor superseded; a chain has no loop), that
+// every id a record names is a row of the same scope in the import, and that every
+// name of an entity names one entity and every belief's entity is one of the records.
+// The first problem is an *transcript.InputError of kind ErrImport naming its line.
 func (s *Store) CheckImport(ctx context.Context, scopes []*ScopeImport) error {
 	columns, err := s.itemColumns(ctx)
 	if err != nil {
@@ -136,6 +142,9 @@ func (sc *ScopeImport) check(columns map[string]bool) error {
 		}
 	}
 	if err := checkChains(sc.Beliefs); err != nil {
+		return err
+	}
+	if _, err := sc.registry(); err != nil {
 		return err
 	}
 	deps := map[[2]int64]bool{}
@@ -315,6 +324,154 @@ func checkEvent(e ExportedEvent, events, beliefs, episodes idSet, reverted map[i
 	}
 	return checkStrings(e.Line, "event", id, map[string]*string{"old_statement": &e.OldStatement, "new_statement": e.NewStatement,
 		"excerpt": e.Excerpt, "rationale": e.Rationale})
+}
+
+// importRegistry is the entity registry an import writes into a scope, and whom each
+// belief is about.
+type importRegistry struct {
+	entities []importEntity
+	// index is where each entity's key is in entities; aliases maps every name's key,
+	// the entities' own included, to its entity's key.
+	index   map[string]int
+	aliases map[string]string
+	// of is the key of the entity of each of the scope's beliefs, by index.
+	of []string
+}
+
+// importEntity is an entity to store; line is its record's, 0 for one made of a
+// belief's subject.
+type importEntity struct {
+	key, name string
+	kind      entity.Kind
+	createdAt time.Time
+	aliases   []importAlias
+	line      int
+}
+
+// importAlias is a name of an entity other than its key, by the key it is found by.
+type importAlias struct {
+	alias, name string
+	createdAt   time.Time
+}
+
+// registry is what sc's records say of its entities, checked: the entity records with
+// their names, and each belief's entity. A belief without an entity (an export made
+// before entities, mem0's memories) is about the entity its subject names, as the
+// engine resolves it: by the names of the records, else the new entity of the
+// subject's key, named as the first belief said it. So is a belief whose entity no
+// record defines in a scope without records; with records, that is refused.
+func (sc *ScopeImport) registry() (*importRegistry, error) {
+	r := &importRegistry{index: map[string]int{}, aliases: map[string]string{}, of: make([]string, len(sc.Beliefs))}
+	// Keys first: a name of one entity that is the key of another is refused whichever
+	// record comes first.
+	for _, e := range sc.Entities {
+		if err := checkEntity(e); err != nil {
+			return nil, err
+		}
+		if i, ok := r.index[e.Key]; ok {
+			return nil, lineErrorf(e.Line, "entity %q is on line %d already", e.Key, r.entities[i].line)
+		}
+		r.index[e.Key], r.aliases[e.Key] = len(r.entities), e.Key
+		r.entities = append(r.entities, importEntity{key: e.Key, name: e.Name, kind: e.Kind, createdAt: e.CreatedAt, line: e.Line})
+	}
+	for _, e := range sc.Entities {
+		ent := &r.entities[r.index[e.Key]]
+		for i, name := range e.Aliases {
+			if why := entityText(name); why != "" {
+				return nil, lineErrorf(e.Line, "entity %q: alias %q %s", e.Key, name, why)
+			}
+			alias := entity.Key(name)
+			owner, known := r.aliases[alias]
+			switch {
+			case known && owner == e.Key:
+				continue // one of its names, said another way
+			case known:
+				return nil, lineErrorf(e.Line, "entity %q: alias %q is a name of entity %q (line %d): a name is one entity's",
+					e.Key, name, owner, r.entities[r.index[owner]].line)
+			case alias == entity.User:
+				return nil, lineErrorf(e.Line, "entity %q: alias %q names the user", e.Key, name)
+			case utf8.RuneCountInString(alias) > entity.MaxNameLen:
+				return nil, lineErrorf(e.Line, "entity %q: alias %q is longer than %d characters", e.Key, name, entity.MaxNameLen)
+			}
+			r.aliases[alias] = e.Key
+			// The order learned is what an alias's time is read for (Entity.Aliases).
+			ent.aliases = append(ent.aliases, importAlias{alias: alias, name: name, createdAt: e.CreatedAt.Add(time.Duration(i+1) * time.Microsecond)})
+		}
+	}
+	for i, b := range sc.Beliefs {
+		key := b.Entity
+		_, known := r.index[key]
+		switch {
+		case known:
+		case key != "" && len(sc.Entities) > 0:
+			return nil, lineErrorf(b.Line, "belief %d names entity %q, which no entity record of this scope defines", b.ID, key)
+		case key != "":
+			if why := entityText(key); why != "" {
+				return nil, lineErrorf(b.Line, "belief %d: entity %q %s", b.ID, key, why)
+			}
+		default:
+			key = clip(entity.Key(b.Subject), entity.MaxNameLen)
+			if owner, ok := r.aliases[key]; ok {
+				key = owner
+			}
+			_, known = r.index[key]
+		}
+		if !known {
+			name := clip(entity.Name(b.Subject), entity.MaxNameLen)
+			if entity.Key(name) != key {
+				name = key // the subject is not its name: the entity is called by its key
+			}
+			r.index[key], r.aliases[key] = len(r.entities), key
+			r.entities = append(r.entities, importEntity{key: key, name: name, kind: entity.KindOf(key), createdAt: b.RecordedAt})
+		}
+		if ent := &r.entities[r.index[key]]; ent.line == 0 && b.RecordedAt.Before(ent.createdAt) {
+			ent.createdAt = b.RecordedAt // an entity made of subjects is as old as its first belief
+		}
+		r.of[i] = key
+	}
+	return r, nil
+}
+
+// checkEntity checks an entity record's own values.
+func checkEntity(e ExportedEntity) error {
+	for _, f := range []struct{ field, value string }{{"key", e.Key}, {"name", e.Name}} {
+		if why := entityText(f.value); why != "" {
+			return lineErrorf(e.Line, "entity %q: %s %s", e.Key, f.field, why)
+		}
+	}
+	switch {
+	case e.Key == entity.User && e.Kind != entity.KindUser:
+		return lineErrorf(e.Line, "entity %q: the user's kind is %q, not %q", e.Key, entity.KindUser, e.Kind)
+	case e.Kind == entity.KindUser && e.Key != entity.User:
+		return lineErrorf(e.Line, "entity %q: kind %q is the user's alone", e.Key, e.Kind)
+	case e.Kind != entity.KindUser && !entity.ValidKind(e.Kind):
+		return lineErrorf(e.Line, "entity %q: kind %q is not one of %v", e.Key, e.Kind, append([]entity.Kind{entity.KindUser}, entity.Kinds...))
+	case e.CreatedAt.IsZero():
+		return lineErrorf(e.Line, "entity %q: created_at is required", e.Key)
+	}
+	return nil
+}
+
+// entityText is why s cannot be an entity's key or name, "" when it can: the registry
+// takes names of 1 to 200 characters. Stricter checks (entity.CheckName) are the
+// engine's for new names; an import keeps the names a registry already held.
+func entityText(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "is empty"
+	}
+	if err := checkText("", s, entity.MaxNameLen); err != nil {
+		msg, _ := transcript.InputMessage(err)
+		return strings.TrimSpace(msg)
+	}
+	return ""
+}
+
+// clip is s cut to n characters.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
 }
 
 // decodePrior is an event's prior, nil when null.

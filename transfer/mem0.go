@@ -12,14 +12,16 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/credohq/credo/entity"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/transcript"
 )
 
 // What a mem0 memory becomes (docs/api.md, "From mem0"): an active belief of origin
-// imported about the user, holding from when mem0 stored it. mem0 keeps no confidence,
-// slot or kind: the confidence is mem0Confidence, the slot the memory's first category
-// (else its metadata's category, else mem0Attribute), the kind other.
+// imported about the user (its entity the subject's, as the engine resolves it),
+// holding from when mem0 stored it. mem0 keeps no confidence, slot or kind: the
+// confidence is mem0Confidence, the slot the memory's first category (else its
+// metadata's category, else mem0Attribute), the kind other.
 const (
 	mem0Confidence = 0.9
 	mem0Attribute  = "general"
@@ -209,7 +211,7 @@ func (m *mem0Memory) belief(tmpl string, now time.Time) (string, memory.Exported
 	if err := checkLabel("category", attribute, memory.MaxLabelLen); err != nil {
 		return "", b, err
 	}
-	b = memory.ExportedBelief{Type: memory.RecordBelief, Subject: mem0Subject, Attribute: attribute, Kind: memory.KindOther,
+	b = memory.ExportedBelief{Type: memory.RecordBelief, Subject: mem0Subject, Entity: entity.Key(mem0Subject), Attribute: attribute, Kind: memory.KindOther,
 		Statement: statement, Status: memory.StatusActive, Confidence: mem0Confidence, Origin: memory.OriginImported,
 		ValidFrom: created, RecordedAt: created, LastSeenAt: seen, UpdatedAt: now.UTC().Truncate(time.Microsecond)}
 	return scope, b, nil

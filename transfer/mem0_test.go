@@ -42,6 +42,7 @@ func TestReadMem0(t *testing.T) {
 	require.Equal(t, memory.OriginImported, trip.Origin)
 	require.Equal(t, "travel", trip.Attribute)
 	require.Equal(t, "user", trip.Subject)
+	require.Equal(t, "user", trip.Entity, "the subject resolved: the import registers the user")
 	require.Equal(t, time.Date(2024, 7, 1, 12, 0, 0, 0, time.UTC), trip.ValidFrom)
 	require.Equal(t, trip.ValidFrom, trip.RecordedAt)
 	require.Equal(t, 6, trip.Line, "the line the memory starts on")

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/transcript"
@@ -196,6 +197,8 @@ func addRecord(sc *memory.ScopeImport, t memory.RecordType, line int, raw []byte
 			}
 			rec.Line, sc.State = line, &rec
 		}
+	case memory.RecordEntity:
+		sc.Entities, err = appendRecord(sc.Entities, raw, func(r *memory.ExportedEntity) { r.Line = line })
 	case memory.RecordEpisode:
 		sc.Episodes, err = appendRecord(sc.Episodes, raw, func(r *memory.ExportedEpisode) { r.Line = line })
 	case memory.RecordBelief:
@@ -216,7 +219,11 @@ func addRecord(sc *memory.ScopeImport, t memory.RecordType, line int, raw []byte
 		return inputErrorf(line, "type %q is not a record of an export", t)
 	}
 	if err != nil {
-		return inputErrorf(line, "is not a %s record: %v", t, err)
+		article := "a"
+		if strings.ContainsRune("aeiou", rune(t[0])) {
+			article = "an"
+		}
+		return inputErrorf(line, "is not %s %s record: %v", article, t, err)
 	}
 	return nil
 }

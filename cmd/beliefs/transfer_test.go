@@ -476,7 +476,7 @@ func requireExportSchema(t *testing.T, file string) {
 		require.NoError(t, record.Validate(v), "line %d: %s", i+1, line)
 		types[v.(map[string]any)["type"].(string)] = true
 	}
-	require.Equal(t, map[string]bool{"scope": true, "episode": true, "belief": true, "dependency": true, "event": true,
+	require.Equal(t, map[string]bool{"scope": true, "entity": true, "episode": true, "belief": true, "dependency": true, "event": true,
 		"review_item": true, "end": true}, types)
 }
 
@@ -494,13 +494,18 @@ func TestExportSchemaRefuses(t *testing.T) {
 		require.NoError(t, err)
 		return s.Validate(v)
 	}
+	entity := `{"type":"entity","scope":"u","key":"sister","name":"sister","kind":"person","aliases":["Sarah"],"created_at":"2026-01-01T00:00:00Z"}`
 	require.NoError(t, valid(record, belief))
+	require.NoError(t, valid(record, entity))
+	require.NoError(t, valid(record, strings.Replace(belief, `"subject":"user",`, `"subject":"user","entity":"user",`, 1)))
 	for name, doc := range map[string]string{
 		"a status":         strings.Replace(belief, `"active"`, `"dreamt"`, 1),
 		"an unknown field": strings.Replace(belief, `"needs_review":false`, `"needs_review":false,"mood":"sad"`, 1),
 		"a time":           strings.Replace(belief, `"valid_from":"2026-01-01T00:00:00Z"`, `"valid_from":"last spring"`, 1),
 		"a vector":         `{"type":"review_item","scope":"u","id":1,"kind":"refused","origin":"extraction","action":"supersede","detail":"d","status":"open","created_at":"2026-01-01T00:00:00Z","embedding":[1,2]}`,
 		"a policy":         `{"type":"policy","scope":"u"}`,
+		"an entity's kind": strings.Replace(entity, `"person"`, `"robot"`, 1),
+		"an empty alias":   strings.Replace(entity, `["Sarah"]`, `[""]`, 1),
 	} {
 		require.Error(t, valid(record, doc), name)
 	}
@@ -523,6 +528,12 @@ func TestImportMem0(t *testing.T) {
 	require.Equal(t, memory.OriginImported, bs[0].Origin)
 	require.Equal(t, "food", bs[0].Attribute)
 	require.Equal(t, time.Date(2024, 7, 1, 12, 0, 0, 0, time.UTC), bs[1].ValidFrom)
+	// mem0's memories are about the user, whom the import registers.
+	var es []memory.Entity
+	require.NoError(t, json.Unmarshal([]byte(c.mustRunOK("entities", "--scope", "acme/user:alex", "--json")), &es))
+	require.Len(t, es, 1)
+	require.Equal(t, "user", es[0].Key)
+	require.Equal(t, 2, es[0].CurrentBeliefs)
 }
 
 // A mem0 memory holding a secret is redacted on its way in, and the import says so.
