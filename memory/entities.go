@@ -91,7 +91,35 @@ func (s *Store) Entities(ctx context.Context, scope string) ([]Entity, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list entities of %q: %w", scope, err)
 	}
-	return es, nil
+	if len(es) > 0 && es[0].Key == entity.User {
+		return es, nil
+	}
+	user, _, err := implicitUser(ctx, s.db, scope)
+	if err != nil || user == nil {
+		return es, err
+	}
+	return append([]Entity{*user}, es...), nil
+}
+
+// implicitUser is the user of scope while the registry has no row for them (one is
+// written when the user gets another name, or absorbs an entity): nil when no belief is
+// about the user. held says whether memory ever held the scope.
+func implicitUser(ctx context.Context, db querier, scope string) (user *Entity, held bool, err error) {
+	var (
+		first   *time.Time
+		current int
+	)
+	err = db.QueryRow(ctx, `SELECT min(recorded_at), count(*) FILTER (WHERE status = 'active'),
+			EXISTS (SELECT 1 FROM belief WHERE scope = $1) OR EXISTS (SELECT 1 FROM episode WHERE scope = $1)
+		FROM belief WHERE scope = $1 AND entity = 'user'`, scope).Scan(&first, &current, &held)
+	if err != nil {
+		return nil, false, fmt.Errorf("read the user of %q: %w", scope, err)
+	}
+	if first == nil {
+		return nil, held, nil
+	}
+	return &Entity{Scope: scope, Key: entity.User, Name: entity.User, Kind: entity.KindUser, Aliases: []string{},
+		CurrentBeliefs: current, CreatedAt: first.UTC()}, held, nil
 }
 
 // EntityNames are the names of the entities keys of scope, by key: what the extraction
@@ -131,18 +159,18 @@ func findEntity(ctx context.Context, db querier, scope, name string) (*Entity, e
 	case err == nil:
 		return &e, nil
 	case errors.Is(err, pgx.ErrNoRows) && entity.Key(name) == entity.User:
-		// Every scope memory holds has the user, registered with its first belief about
-		// them; a scope it never held has no one.
-		var held bool
-		err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM belief WHERE scope = $1)
-			OR EXISTS (SELECT 1 FROM episode WHERE scope = $1)`, scope).Scan(&held)
-		if err != nil {
-			return nil, fmt.Errorf("find entity %q of %q: %w", name, scope, err)
-		}
-		if !held {
+		// Every scope memory holds has the user, registered or not; a scope it never
+		// held has no one.
+		user, held, err := implicitUser(ctx, db, scope)
+		switch {
+		case err != nil:
+			return nil, err
+		case !held:
 			return nil, &UnknownEntityError{Scope: scope, Name: name}
+		case user == nil:
+			return &Entity{Scope: scope, Key: entity.User, Name: entity.User, Kind: entity.KindUser, Aliases: []string{}}, nil
 		}
-		return &Entity{Scope: scope, Key: entity.User, Name: entity.User, Kind: entity.KindUser, Aliases: []string{}}, nil
+		return user, nil
 	case !errors.Is(err, pgx.ErrNoRows):
 		return nil, fmt.Errorf("find entity %q of %q: %w", name, scope, err)
 	}

@@ -41,14 +41,17 @@ func normalizeSubject(f *Fact) error {
 }
 
 // entityNames are the names whose registry entries a batch reads: its facts' subjects
-// and the aliases they give, as keys.
+// and the aliases they give, as keys. The user is no name to look up: every name of
+// the user is the key user, and the user is never merged into another entity.
 func (b *Batch) entityNames() []string {
 	var keys []string
 	for _, f := range b.Facts {
 		if f.Statement == "" {
 			continue
 		}
-		keys = append(keys, entity.Key(f.Subject))
+		if key := entity.Key(f.Subject); key != entity.User {
+			keys = append(keys, key)
+		}
 		for _, a := range f.SubjectAliases {
 			keys = append(keys, entity.Key(a))
 		}
@@ -76,6 +79,8 @@ func (a *applier) queueEntityRead(batch *pgx.Batch) func(pgx.BatchResults) error
 		pending: map[string]bool{}}
 	names := a.b.entityNames()
 	if len(names) == 0 {
+		// Every subject is the user's, with no other name: nothing to read.
+		a.entities.resolveAll(a.b.Facts)
 		return func(pgx.BatchResults) error { return nil }
 	}
 	batch.Queue(`SELECT a.alias, a.entity, e.kind FROM entity_alias a JOIN entity e ON e.scope = a.scope AND e.key = a.entity
@@ -124,6 +129,9 @@ func (r *registry) resolveAll(facts []Fact) {
 // else the new entity of that key.
 func (r *registry) resolve(subject string) string {
 	key := entity.Key(subject)
+	if key == entity.User {
+		return key
+	}
 	if e, ok := r.aliases[key]; ok {
 		return e
 	}
@@ -140,11 +148,13 @@ func (a *applier) storeEntity(ctx context.Context, f *Fact) error {
 		key = r.resolve(f.Subject)
 		f.entity = key
 	}
-	// A registered entity is written again only to learn its kind.
+	// A registered entity is written again only to learn its kind. The user is
+	// registered once they have another name: until then every scope has them, with no
+	// row (Entities, findEntity).
 	if known, ok := r.kinds[key]; ok && (known != entity.KindOther || f.SubjectKind == "" || f.SubjectKind == entity.KindOther) {
 		r.created[key] = true
 	}
-	if !r.created[key] {
+	if !r.created[key] && (key != entity.User || len(f.SubjectAliases) > 0) {
 		r.created[key] = true
 		kind := f.SubjectKind
 		if kind == "" || key == entity.User {

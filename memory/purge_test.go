@@ -92,7 +92,7 @@ func TestPurgeErasesEveryCopy(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, mentions(t, bundle, secret), "the purged text is nowhere in the database")
 
-	wantCounts := map[string]int64{"belief": 1, "revision_event": 2, "belief_conflict": 1, "episode": 1, "river_job": 2, "consolidation_judgment": 1}
+	wantCounts := map[string]int64{"belief": 1, "revision_event": 2, "belief_conflict": 1, "episode": 1, "river_job": 2, "consolidation_judgment": 1, "entity": 0, "entity_alias": 0}
 	require.Equal(t, PurgedBeliefs, purged.What)
 	require.Equal(t, wantCounts, purged.Counts)
 	require.Equal(t, 1, purged.Relinked)
@@ -174,7 +174,7 @@ func TestPurgeByID(t *testing.T) {
 
 	purged, err := store.Purge(ctx, Selection{Scope: scope, IDs: []int64{miamiID}})
 	require.NoError(t, err)
-	require.Equal(t, map[string]int64{"belief": 1, "revision_event": 1, "belief_conflict": 0, "episode": 1, "river_job": 1, "consolidation_judgment": 0},
+	require.Equal(t, map[string]int64{"belief": 1, "revision_event": 1, "belief_conflict": 0, "episode": 1, "river_job": 1, "consolidation_judgment": 0, "entity": 0, "entity_alias": 0},
 		purged.Counts)
 	require.Empty(t, mentions(t, bundle, "Miami"))
 
@@ -236,7 +236,7 @@ func TestPurgeScope(t *testing.T) {
 	require.NotEmpty(t, mentions(t, bundle, scope))
 	purged, err := store.Purge(ctx, Selection{Scope: scope, All: true})
 	require.NoError(t, err)
-	wantCounts := map[string]int64{"belief": 5, "revision_event": 2, "belief_conflict": 1, "episode": 1, "river_job": 3,
+	wantCounts := map[string]int64{"belief": 5, "revision_event": 2, "belief_conflict": 1, "episode": 1, "river_job": 3, "entity": 0, "entity_alias": 0,
 		"consolidation_judgment": 1, "scope_consolidation": 1}
 	require.Equal(t, PurgedScope, purged.What)
 	require.Equal(t, wantCounts, purged.Counts)

@@ -140,7 +140,7 @@ func TestMCPOverStdio(t *testing.T) {
 	require.NoError(t, err)
 	tools, err := session.ListTools(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, 6)
+	require.Len(t, tools.Tools, 8, "remember, recall, context, ask, forget, conflicts, entities, entity")
 
 	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "remember", Arguments: map[string]any{
 		"scope": "user:ana", "messages": []map[string]string{{"role": "user", "content": "I live in Lisbon."}}}})
