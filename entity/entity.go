@@ -20,6 +20,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/credohq/credo/transcript"
 )
 
 // User is the key (and name) of the entity every scope has: the person the memory is
@@ -165,33 +167,13 @@ func CheckName(name string) string {
 // when names is empty or none is within half of name's length: what an unknown name's
 // error suggests.
 func Nearest(name string, names []string) string {
-	key := []rune(Key(name))
-	best, bestDist := "", len(key)/2+1
+	key := Key(name)
+	limit := len(key) / 2
+	best, bestDist := "", limit+1
 	for _, n := range names {
-		if d := distance(key, []rune(Key(n))); d < bestDist || (d == bestDist && best != "" && n < best) {
+		if d := transcript.EditDistance(key, Key(n), limit); d < bestDist || (d == bestDist && best != "" && n < best) {
 			best, bestDist = n, d
 		}
 	}
 	return best
-}
-
-// distance is the Levenshtein distance of a and b.
-func distance(a, b []rune) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
