@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/credohq/credo/internal/config"
@@ -216,7 +217,7 @@ func aliasList(aliases []string) string {
 func joinIDs(ids []int64) string {
 	s := make([]string, len(ids))
 	for i, id := range ids {
-		s[i] = fmt.Sprint(id)
+		s[i] = strconv.FormatInt(id, 10)
 	}
 	return strings.Join(s, ", ")
 }
