@@ -255,3 +255,32 @@ func TestDecideSameEntity(t *testing.T) {
 	require.Len(t, es, 1)
 	require.Equal(t, 3, es[0].CurrentBeliefs)
 }
+
+// The user's own other name ("I'm Alex"), said after memory learned of an Alex: the
+// proposal is to merge Alex into the user, which an operator's apply carries out, and
+// the user's row is written then, with the name.
+func TestUserAlias(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := setup(t)
+	const scope = "user:alex"
+	mustApply(t, s, extraction(scope, "2026-01-01", nil,
+		about(fact("Alex plays chess", "hobby", ""), "Alex"),
+		fact("User lives in Oslo", "home_city", "")))
+	es, err := s.Entities(ctx, scope)
+	require.NoError(t, err)
+	require.Equal(t, []string{"user", "alex"}, keysOf(es), "the user is listed without a row of their own")
+
+	mustApply(t, s, extraction(scope, "2026-02-01", nil, about(fact("User is a nurse", "job", ""), "I", "Alex")))
+	items, err := s.Conflicts(ctx, scope, false)
+	require.NoError(t, err)
+	require.Len(t, items, 1)
+	require.Equal(t, &MergeProposal{Into: "user", Other: "alex"}, items[0].Proposed.Merge)
+	_, err = s.Decide(ctx, Decision{ID: items[0].ID, Scope: scope, Verdict: VerdictApply})
+	require.NoError(t, err)
+	user, err := s.EntityByName(ctx, scope, "alex", false)
+	require.NoError(t, err)
+	require.Equal(t, "user", user.Key)
+	require.Equal(t, []string{"Alex"}, user.Aliases)
+	require.Equal(t, 3, user.CurrentBeliefs)
+}

@@ -26,14 +26,11 @@ func normalizeSubject(f *Fact) error {
 	if len(f.SubjectAliases) > entity.MaxAliases {
 		return invalidf("%d subject_aliases; the limit is %d", len(f.SubjectAliases), entity.MaxAliases)
 	}
-	aliases := f.SubjectAliases[:0:0]
 	for _, a := range f.SubjectAliases {
 		if why := entity.CheckName(a); why != "" {
 			return invalidf("subject_alias %q %s", a, why)
 		}
-		aliases = append(aliases, a)
 	}
-	f.SubjectAliases = aliases
 	if f.SubjectKind != "" && !entity.ValidKind(f.SubjectKind) {
 		return invalidf("subject_kind %q is not one of %v", f.SubjectKind, entity.Kinds)
 	}
@@ -184,8 +181,13 @@ func (a *applier) storeEntity(ctx context.Context, f *Fact) error {
 				ON CONFLICT (scope, alias) DO NOTHING`, a.b.Scope, alias, key, entity.Name(name), a.now)
 		default:
 			// "Sarah" is an entity of its own, and this conversation says the sister is
-			// Sarah: the same person, maybe, which only an operator decides.
-			if err := a.proposeMerge(ctx, MergeProposal{Into: key, Other: owner},
+			// Sarah: the same person, maybe, which only an operator decides. The user
+			// absorbs, never is absorbed.
+			m := MergeProposal{Into: key, Other: owner}
+			if owner == entity.User {
+				m = MergeProposal{Into: owner, Other: key}
+			}
+			if err := a.proposeMerge(ctx, m,
 				fmt.Sprintf("the conversation calls %s %q, the name of %s", key, name, owner)); err != nil {
 				return err
 			}
