@@ -246,7 +246,8 @@ func TestBrowserRevert(t *testing.T) {
 
 // TestBrowserEntity: an operator finds the user's sister among a scope's entities,
 // opens her page, reads how her home city changed, follows a belief to its page and
-// back by its subject, and lands on her page again from a misspelt name's suggestion.
+// back by its subject, lands on her page again from a misspelt name's suggestion, and
+// forgets everything about her through the confirmation.
 func TestBrowserEntity(t *testing.T) {
 	t.Parallel()
 	b := newTab(t)
@@ -294,6 +295,17 @@ func TestBrowserEntity(t *testing.T) {
 	b.checkf(strings.Contains(notFound, "No such entity") && strings.Contains(notFound, "Did you mean Sarah?"), "not found, Sarah suggested: %q", notFound)
 	b.click(`main a[href="/ui/scopes/tenant:a%2Fuser:ana/entities/Sarah"]`)
 	b.checkf(b.text("h1") == "sister", "the suggestion leads to her page")
+
+	b.click(`.pagehead a[href="/ui/scopes/tenant:a%2Fuser:ana/entities/sister/forget"]`)
+	confirm := b.text("section.confirm")
+	b.checkf(strings.Contains(confirm, "Forget everything about sister?") && strings.Contains(confirm, "User's sister lives in Austin") &&
+		strings.Contains(confirm, "User's sister is a nurse") && !strings.Contains(confirm, miami), "the confirmation names her beliefs: %q", confirm)
+	b.click(`section.confirm button[type="submit"]`)
+	b.checkf(b.location() == base+"/ui/scopes/tenant:a%2Fuser:ana?done=forgotten-entity", "back on the scope")
+	after := b.text("main")
+	b.checkf(strings.Contains(after, "Every belief about the entity was forgotten") && !strings.Contains(after, "User's sister"),
+		"her beliefs are gone: %q", after)
+	b.checkf(strings.Contains(after, miami), "the user's stay: %q", after)
 
 	b.do("narrow the window", chromedp.EmulateViewport(390, 844), chromedp.Navigate(sister), chromedp.WaitVisible(chromedp.CSS("main")))
 	wide, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))

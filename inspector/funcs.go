@@ -161,6 +161,10 @@ func flash(r *http.Request) string {
 		return "Every belief of the scope was forgotten."
 	case "purged-scope":
 		return "The scope was erased for good."
+	case "forgotten-entity":
+		return "Every belief about the entity was forgotten: they left every read and prompt, and stay stored for audit."
+	case "purged-entity":
+		return "The entity was erased for good, with its names, every belief about it and every copy of their text."
 	case "applied":
 		return "Review item " + n + " was applied."
 	case "dismissed":

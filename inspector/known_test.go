@@ -18,7 +18,7 @@ func TestUnknownScopePage(t *testing.T) {
 	b := h.browser()
 	b.login(h.key("tenant:a/", api.RightRead, api.RightOperate, api.RightPurge))
 
-	for _, suffix := range []string{"", "/review", "/episodes", "/forget", "/entities/user"} {
+	for _, suffix := range []string{"", "/review", "/episodes", "/forget", "/entities/user", "/entities/user/forget"} {
 		r := b.get(scopePath("tenant:a/user:anna") + suffix)
 		require.Equal(t, http.StatusNotFound, r.Status, suffix)
 		require.Contains(t, r.Body, "Memory has never held a transcript or a belief of tenant:a/user:anna.", suffix)

@@ -1,7 +1,6 @@
 package inspector
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/credohq/credo/api"
@@ -9,8 +8,10 @@ import (
 )
 
 type entityView struct {
-	Entity memory.Entity
-	Slots  []slotView
+	Entity     memory.Entity
+	Slots      []slotView
+	CanOperate bool
+	CanPurge   bool
 }
 
 // slotView is one slot of an entity: what is current in it and its chain as a
@@ -37,13 +38,10 @@ func (s *Server) entityPage(w http.ResponseWriter, r *http.Request, p *api.Princ
 		return err
 	}
 	e, err := s.ops.Entity(ctx, p, scope, name, true)
-	if unknown, ok := errors.AsType[*memory.UnknownEntityError](err); ok {
-		return noEntity(unknown)
-	}
 	if err != nil {
-		return lookupError(err)
+		return entityError(err)
 	}
-	v := entityView{Entity: e.Entity}
+	v := entityView{Entity: e.Entity, CanOperate: p.Can(api.RightOperate), CanPurge: p.Can(api.RightPurge)}
 	crumbs := append(scopeCrumbs(scope), crumb{Label: "Entities", URL: scopeURL(scope) + "#entities-h"}, crumb{Label: e.Name})
 	chains := make([][]memory.Belief, len(e.Slots))
 	var all []memory.Belief

@@ -22,10 +22,13 @@ func forgetRight(purge bool) api.Right {
 
 type confirmView struct {
 	Purge bool
-	// Belief is the one belief to go, or nil for a whole scope.
+	// Belief is the one belief to go, or nil for an entity or a whole scope.
 	Belief *memory.Belief
+	// Entity is the entity whose beliefs go, or nil for a belief or a whole scope.
+	Entity *memory.Entity
 	Scope  string
-	// Beliefs are what a scope-wide forget takes (the first maxNamed), More the rest.
+	// Beliefs are what a forget of an entity or a scope takes (the first maxNamed), More
+	// the rest.
 	Beliefs  []memory.Belief
 	More     int
 	Episodes int
@@ -104,8 +107,8 @@ func (s *Server) confirmScope(w http.ResponseWriter, r *http.Request, p *api.Pri
 	return s.render(w, r, p, "confirm", title, append(scopeCrumbs(scope), crumb{Label: title}), v)
 }
 
-// whatGoes fills in the beliefs (not yet forgotten, unless erasing) and the episodes a
-// scope-wide forget or purge takes.
+// whatGoes fills in the beliefs (not yet forgotten, unless erasing) a forget or purge
+// of the scope, or of v.Entity, takes, and the episodes a scope-wide purge takes.
 func (s *Server) whatGoes(ctx context.Context, v *confirmView) error {
 	all, err := s.store.All(ctx, v.Scope)
 	if err != nil {
@@ -115,13 +118,16 @@ func (s *Server) whatGoes(ctx context.Context, v *confirmView) error {
 		if b.Status == memory.StatusForgotten && !v.Purge {
 			continue
 		}
+		if v.Entity != nil && b.Entity != v.Entity.Key { // as memory.Selection's Entity selects
+			continue
+		}
 		if len(v.Beliefs) < maxNamed {
 			v.Beliefs = append(v.Beliefs, b)
 		} else {
 			v.More++
 		}
 	}
-	if !v.Purge {
+	if !v.Purge || v.Entity != nil {
 		return nil
 	}
 	eps, err := s.store.Episodes(ctx, memory.EpisodeQuery{Scope: v.Scope, Limit: memory.MaxEpisodes})
@@ -164,4 +170,90 @@ func (s *Server) forgetScope(w http.ResponseWriter, r *http.Request, p *api.Prin
 	}
 	http.Redirect(w, r, next, http.StatusSeeOther) //nolint:gosec // G710: an own path, its scope escaped
 	return nil
+}
+
+// confirmEntity asks before forgetting every belief about an entity (or, with purge=1,
+// erasing them with the entity and its names), naming the beliefs. The user is an
+// entity like any other here, as in the API: erasing the user erases the beliefs about
+// the user.
+func (s *Server) confirmEntity(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
+	purge := r.URL.Query().Get("purge") == "1"
+	if !p.Can(forgetRight(purge)) {
+		return forbiddenRight(forgetRight(purge))
+	}
+	scope, name := r.PathValue("scope"), r.PathValue("name")
+	if err := checkScope(p, scope); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	// A misspelt scope would otherwise show its user, with nothing to forget.
+	if err := s.knownScope(ctx, p, scope); err != nil {
+		return err
+	}
+	e, err := s.ops.Entity(ctx, p, scope, name, false)
+	if err != nil {
+		return entityError(err)
+	}
+	// The form names the entity by its key, not by the alias the page was reached by.
+	page := entityURL(scope, e.Key)
+	v := confirmView{Purge: purge, Entity: &e.Entity, Scope: scope, Action: page + "/forget", Back: page}
+	if err := s.whatGoes(ctx, &v); err != nil {
+		return err
+	}
+	title := "Forget everything about " + e.Name + "?"
+	if purge {
+		title = "Erase everything about " + e.Name + "?"
+	}
+	crumbs := append(scopeCrumbs(scope), crumb{Label: "Entities", URL: scopeURL(scope) + "#entities-h"},
+		crumb{Label: e.Name, URL: page}, crumb{Label: title})
+	return s.render(w, r, p, "confirm", title, crumbs, v)
+}
+
+// forgetEntity forgets every belief about an entity, or erases them with the entity and
+// its names, then shows the scope without them: the scopes, when the erase left nothing
+// of the scope.
+func (s *Server) forgetEntity(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
+	purge := r.PostForm.Get("purge") == "1"
+	if !p.Can(forgetRight(purge)) {
+		return forbiddenRight(forgetRight(purge))
+	}
+	scope, name := r.PathValue("scope"), r.PathValue("name")
+	if err := checkScope(p, scope); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	sel := memory.Selection{Scope: scope, Entity: name}
+	next := done(scopeURL(scope), "forgotten-entity", 0)
+	if purge {
+		if _, err := s.ops.Purge(ctx, p, sel); err != nil {
+			return entityError(err)
+		}
+		next = done(scopeURL(scope), "purged-entity", 0)
+		err := s.store.KnownScope(ctx, memory.ScopeQuery{Scope: scope, Sees: p.Sees})
+		switch {
+		case errors.Is(err, memory.ErrNotFound):
+			next = done(Prefix, "purged-entity", 0)
+		case err != nil:
+			return err
+		}
+	} else {
+		ids, err := s.ops.Forget(ctx, p, sel)
+		if err != nil {
+			return entityError(err)
+		}
+		if len(ids) == 0 {
+			return conflict("Memory holds no belief about "+name+" left to forget.", entityURL(scope, name))
+		}
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther) //nolint:gosec // G710: an own path, its scope escaped
+	return nil
+}
+
+// entityError answers an error of an operation on an entity: a name no entity goes by
+// is not found, suggesting the nearest; the rest as lookupError.
+func entityError(err error) error {
+	if unknown, ok := errors.AsType[*memory.UnknownEntityError](err); ok {
+		return noEntity(unknown)
+	}
+	return lookupError(err)
 }

@@ -303,3 +303,147 @@ func rowOf(t *testing.T, page, statement string) string {
 	end := strings.Index(page[i:], "</tr>")
 	return page[start : i+end]
 }
+
+// TestForgetEntity: "forget everything about the sister" from her page, through a
+// confirmation that names her beliefs, softly or erased with her names; the user is an
+// entity like another, as in the API.
+func TestForgetEntity(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	austinID, denverID := h.sister(anaScope)
+	b := h.browser()
+	b.login(h.key("tenant:a/", api.RightRead, api.RightOperate, api.RightPurge))
+	sister := entityPath(anaScope, "sister")
+	ctx := context.Background()
+
+	page := b.page(entityPath(anaScope, "Sarah"))
+	require.Contains(t, page, `<a class="button danger" href="`+sister+`/forget">Forget everything about sister…</a>`, "linked by her key")
+	require.Contains(t, page, `<a class="button danger" href="`+sister+`/forget?purge=1">Erase everything about sister…</a>`)
+
+	confirm := b.page(entityPath(anaScope, "Sarah") + "/forget")
+	require.Contains(t, confirm, "<h1>Forget everything about sister?</h1>")
+	require.Contains(t, confirm, "These 2 beliefs about sister")
+	_, going, found := strings.Cut(confirm, `<ul class="going">`)
+	require.True(t, found, "the confirmation lists what goes")
+	going, _, _ = strings.Cut(going, "</ul>")
+	require.Contains(t, going, html.EscapeString(austin)+` <span class="muted">(superseded)</span>`, "superseded ones too")
+	require.Contains(t, going, html.EscapeString(denver)+` <span class="muted">(active)</span>`)
+	require.NotContains(t, going, miami, "the user's beliefs stay")
+	require.Contains(t, confirm, `action="`+sister+`/forget"`, "the form names her by her key")
+	require.NotContains(t, confirm, `name="purge"`)
+	purge := b.page(sister + "/forget?purge=1")
+	require.Contains(t, purge, "<h1>Erase everything about sister for good?</h1>")
+	require.Contains(t, purge, "2 beliefs about sister in tenant:a/user:ana (forgotten ones included), the entity and its names")
+	require.Contains(t, purge, `<input type="hidden" name="purge" value="1">`)
+
+	// Forget her softly: her beliefs leave the scope's pages, she keeps her names.
+	r := b.post(sister+"/forget", "self", nil)
+	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
+	require.Equal(t, scopePath(anaScope)+"?done=forgotten-entity", r.Header.Get("Location"))
+	page = b.page(r.Header.Get("Location"))
+	require.Contains(t, page, "Every belief about the entity was forgotten")
+	require.NotContains(t, page, html.EscapeString(denver))
+	require.Contains(t, page, miami, "the rest stays")
+	history := b.page(scopePath(anaScope) + "?history=1")
+	require.NotContains(t, history, html.EscapeString(austin))
+	require.NotContains(t, history, html.EscapeString(denver))
+	for _, id := range []int64{austinID, denverID} {
+		got, err := h.p.Store.Get(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, memory.StatusForgotten, got.Status, "stored for audit")
+	}
+	page = b.page(entityPath(anaScope, "Sarah"))
+	require.Contains(t, page, "Memory holds no belief about sister.")
+	require.NotContains(t, page, "Forget everything", "nothing left to forget")
+	require.Contains(t, page, "Erase everything about sister…", "her names can still be erased")
+	require.Contains(t, b.page(sister+"/forget"), "Memory holds no belief about sister left to forget.")
+	again := b.post(sister+"/forget", "self", nil)
+	require.Equal(t, http.StatusConflict, again.Status)
+	require.Contains(t, again.Body, "Memory holds no belief about sister left to forget.")
+
+	// Erase her: her forgotten beliefs and her names go, and her page is not found.
+	require.Contains(t, b.page(sister+"/forget?purge=1"), html.EscapeString(denver)+` <span class="muted">(forgotten)</span>`)
+	r = b.post(sister+"/forget", "self", map[string][]string{"purge": {"1"}})
+	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
+	require.Equal(t, scopePath(anaScope)+"?done=purged-entity", r.Header.Get("Location"))
+	page = b.page(r.Header.Get("Location"))
+	require.Contains(t, page, "The entity was erased for good")
+	require.NotContains(t, page, `>sister</a>`, "no longer among the entities")
+	for _, name := range []string{"sister", "Sarah"} {
+		r = b.get(entityPath(anaScope, name))
+		require.Equal(t, http.StatusNotFound, r.Status, name)
+		require.Contains(t, r.Body, "No such entity", name)
+		require.Equal(t, http.StatusNotFound, b.post(entityPath(anaScope, name)+"/forget", "self", nil).Status, name)
+	}
+	for _, id := range []int64{austinID, denverID} {
+		_, err := h.p.Store.Get(ctx, id)
+		require.ErrorIs(t, err, memory.ErrNotFound, "belief %d is erased", id)
+	}
+
+	// Erasing the user erases the beliefs about the user, as the API's purge does.
+	user := entityPath(anaScope, "user")
+	require.Contains(t, b.page(user), "Erase everything about user…")
+	require.Contains(t, b.page(user+"/forget?purge=1"), "the other names the user goes by")
+	r = b.post(user+"/forget", "self", map[string][]string{"purge": {"1"}})
+	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
+	require.Equal(t, scopePath(anaScope)+"?done=purged-entity", r.Header.Get("Location"), "the failed episode keeps the scope")
+	all, err := h.p.Store.All(ctx, anaScope)
+	require.NoError(t, err)
+	require.Empty(t, all, "every belief of the scope was about the user")
+	require.Contains(t, b.page(user), "Memory holds no belief about user.")
+
+	// An erase that leaves nothing of the scope goes back to the scopes.
+	const solo = "tenant:a/user:solo"
+	h.sister(solo)
+	r = b.post(entityPath(solo, "Sarah")+"/forget", "self", map[string][]string{"purge": {"1"}})
+	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
+	require.Equal(t, "/ui/?done=purged-entity", r.Header.Get("Location"))
+	require.NotContains(t, b.page(r.Header.Get("Location")), "user:solo")
+}
+
+// A key forgets an entity with operate and erases it with purge, from the inspector's
+// own pages only, and is refused as on the other forget pages otherwise.
+func TestForgetEntityRights(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.sister(anaScope)
+	sister := entityPath(anaScope, "sister")
+	belief := fmt.Sprintf("/ui/beliefs/%d/forget", h.ana.miami)
+
+	reader := h.browser()
+	reader.login(h.key("tenant:a/", api.RightRead))
+	require.NotContains(t, reader.page(sister), "/forget", "no forget for a reader")
+	refused := reader.get(belief)
+	require.Equal(t, http.StatusForbidden, refused.Status)
+	for _, path := range []string{sister + "/forget", entityPath(anaScope, "user") + "/forget"} {
+		r := reader.get(path)
+		require.Equal(t, http.StatusForbidden, r.Status, path)
+		require.Equal(t, refused.Body, r.Body, "%s: the belief's forget page's answer", path)
+		r = reader.post(path, "self", nil)
+		require.Equal(t, http.StatusForbidden, r.Status, path)
+		require.Equal(t, refused.Body, r.Body, path)
+	}
+
+	operator := h.browser()
+	operator.login(h.key("tenant:a/", api.RightRead, api.RightOperate))
+	page := operator.page(sister)
+	require.Contains(t, page, sister+`/forget"`)
+	require.NotContains(t, page, "purge=1", "no erase without purge")
+	refused = operator.get(belief + "?purge=1")
+	require.Equal(t, http.StatusForbidden, refused.Status)
+	r := operator.get(sister + "/forget?purge=1")
+	require.Equal(t, http.StatusForbidden, r.Status)
+	require.Equal(t, refused.Body, r.Body)
+	r = operator.post(sister+"/forget", "self", map[string][]string{"purge": {"1"}})
+	require.Equal(t, http.StatusForbidden, r.Status)
+	require.Contains(t, r.Body, "purge right")
+	for _, origin := range []string{"", "https://evil.example"} {
+		r = operator.post(sister+"/forget", origin, nil)
+		require.Equal(t, http.StatusForbidden, r.Status, "origin %q", origin)
+		require.Contains(t, r.Body, "Forms are accepted only from the inspector&#39;s own pages.")
+	}
+
+	current, err := h.p.Store.Current(context.Background(), anaScope)
+	require.NoError(t, err)
+	require.Len(t, current, 3, "nothing changed: Miami, the plan and Denver")
+}

@@ -27,12 +27,14 @@ func TestHostileParameters(t *testing.T) {
 		{"tenant:a/user\x07ana", "scope contains the control character U+0007"},
 		{"tenant:a/user\x1b[31mana", "scope contains the control character U+001B"},
 	} {
-		for _, suffix := range []string{"", "/review", "/episodes", "/forget", "/forget?purge=1"} {
+		for _, suffix := range []string{"", "/review", "/episodes", "/forget", "/forget?purge=1", "/entities/user/forget"} {
 			r := b.get(scopePath(bad.scope) + suffix)
 			require.Equal(t, http.StatusBadRequest, r.Status, "%q%s", bad.scope, suffix)
 			require.Contains(t, html.UnescapeString(r.Body), bad.want, "%q%s", bad.scope, suffix)
 		}
 		r := b.post(scopePath(bad.scope)+"/forget", "self", url.Values{"purge": {"1"}, "confirm": {bad.scope}})
+		require.Equal(t, http.StatusBadRequest, r.Status, "%q", bad.scope)
+		r = b.post(scopePath(bad.scope)+"/entities/user/forget", "self", url.Values{"purge": {"1"}})
 		require.Equal(t, http.StatusBadRequest, r.Status, "%q", bad.scope)
 	}
 	for _, q := range []string{"Mia\x00mi", "Mia\xffmi", "Mia\x07mi", strings.Repeat("q", 2001)} {

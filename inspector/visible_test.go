@@ -149,13 +149,29 @@ func TestOtherKeysEntityPages(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, forbidden.Status)
 	require.Contains(t, forbidden.Body, "This key may not access this scope.")
 	for _, path := range []string{entityPath(bobScope, "sister"), entityPath(bobScope, "Sarah"), entityPath(bobScope, "user"),
-		entityPath(bobScope, "Sarahh"), entityPath("tenant:b/nobody", "sister")} {
+		entityPath(bobScope, "Sarahh"), entityPath("tenant:b/nobody", "sister"),
+		entityPath(bobScope, "Sarah") + "/forget", entityPath(bobScope, "user") + "/forget?purge=1"} {
 		rec.take()
 		r := b.get(path)
 		require.Equal(t, http.StatusForbidden, r.Status, path)
 		require.Equal(t, forbidden.Body, r.Body, "%s: the same page", path)
 		require.Empty(t, rec.take(), "%s: nothing of memory is read", path)
 	}
+	// Nor may it forget or erase one.
+	for _, name := range []string{"sister", "Sarah", "user", "Sarahh"} {
+		for _, form := range []url.Values{nil, {"purge": {"1"}}} {
+			path := entityPath(bobScope, name) + "/forget"
+			rec.take()
+			r := b.post(path, "self", form)
+			require.Equal(t, http.StatusForbidden, r.Status, "%s %v", path, form)
+			require.Equal(t, forbidden.Body, r.Body, "%s %v: the same page", path, form)
+			require.Empty(t, rec.take(), "%s %v: nothing of memory is read or changed", path, form)
+		}
+	}
+	bobs, err := h.p.Store.All(context.Background(), bobScope)
+	require.NoError(t, err)
+	require.Contains(t, statementsOf(bobs), denver, "tenant:b's sister stays")
+	require.Contains(t, statementsOf(bobs), berlin)
 
 	r := b.get(entityPath(anaScope, "Sarahh"))
 	require.Equal(t, http.StatusNotFound, r.Status)
