@@ -140,7 +140,7 @@ func (c *curation) run(ctx context.Context, s *Store) error {
 		return err
 	}
 	for _, step := range []func(context.Context) error{c.findSources, c.keepOpenItems, c.events, c.conflicts, c.relink,
-		c.deleteBeliefs, c.deleteEpisodes, c.riverJobs, c.consolidation} {
+		c.deleteBeliefs, c.entities, c.deleteEpisodes, c.riverJobs, c.consolidation} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -219,6 +219,11 @@ func (c *curation) relink(ctx context.Context) error {
 	n, err := relinkOver(ctx, c.tx, c.scope, c.out.BeliefIDs, c.now)
 	c.out.Relinked = n
 	return err
+}
+
+// entities erases the entities no belief is about any more, with their names.
+func (c *curation) entities(ctx context.Context) error {
+	return dropEntities(ctx, c.tx, dropParams{Scope: c.scope}, c.exec)
 }
 
 // deleteBeliefs removes the beliefs; their dependency rows go with them (ON DELETE

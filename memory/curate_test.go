@@ -201,11 +201,11 @@ func TestCurate(t *testing.T) {
 		BeliefIDs:  []int64{b.nyc, b.initech, b.code, b.boston},
 		EpisodeIDs: []int64{b.nycEp, b.guessEp, b.jobEp, b.quitEp},
 		Counts: map[string]int64{"belief": 4, "revision_event": 4, "belief_conflict": 1, "episode": 4, "river_job": 2,
-			"consolidation_judgment": 1},
+			"consolidation_judgment": 1, "entity": 0, "entity_alias": 0},
 		Relinked: 1}
 	bob := CuratedScope{Scope: "user:bob", BeliefIDs: []int64{b.cat}, EpisodeIDs: []int64{},
 		Counts: map[string]int64{"belief": 1, "revision_event": 1, "belief_conflict": 0, "episode": 0, "river_job": 0,
-			"consolidation_judgment": 0}}
+			"consolidation_judgment": 0, "entity": 0, "entity_alias": 0}}
 	require.Equal(t, []CuratedScope{ana, bob}, dry.Scopes, "the dry run lists what the run removes")
 	require.Len(t, got.Scopes, 2)
 	for i, s := range got.Scopes {

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -283,4 +284,30 @@ func TestUserAlias(t *testing.T) {
 	require.Equal(t, "user", user.Key)
 	require.Equal(t, []string{"Alex"}, user.Aliases)
 	require.Equal(t, 3, user.CurrentBeliefs)
+}
+
+// The curator erases an entity's names with the last belief about them: a retired
+// history of the ex-husband leaves no "Marc" in the registry.
+func TestCuratorErasesEntitiesWithTheirLastBelief(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, bundle := setup(t)
+	const scope = "user:cur"
+	seed := mustApply(t, s, extraction(scope, "2026-01-01", nil,
+		fact("User lives in Lyon", "home_city", ""),
+		about(fact("User's ex-husband lives in Paris", "home_city", ""), "ex-husband", "Marc")))
+	_, err := s.Forget(ctx, Selection{Scope: scope, IDs: []int64{seed.Facts[1].BeliefID}})
+	require.NoError(t, err)
+
+	bundle.clock.Advance(400 * 24 * time.Hour)
+	got, err := s.Curate(ctx, 365*24*time.Hour, false)
+	require.NoError(t, err)
+	require.Len(t, got.Scopes, 1)
+	require.EqualValues(t, 1, got.Scopes[0].Counts["entity"])
+	require.EqualValues(t, 2, got.Scopes[0].Counts["entity_alias"])
+	es, err := s.Entities(ctx, scope)
+	require.NoError(t, err)
+	require.Equal(t, []string{"user"}, keysOf(es))
+	_, err = s.EntityByName(ctx, scope, "Marc", false)
+	require.ErrorIs(t, err, ErrUnknownEntity)
 }

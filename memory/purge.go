@@ -304,22 +304,38 @@ func relinkOver(ctx context.Context, tx pgx.Tx, scope string, removed []int64, n
 	return len(links), nil
 }
 
-// entities erases from the registry what no belief is about any more: the entity a purge
-// by entity names, and every other one (but the user) left without a belief, with its
-// names; a scope purge erases the registry, and the proposals to merge what went.
+// entities erases from the registry what no belief is about any more (dropEntities):
+// the entity a purge by entity names too; a scope purge erases the registry.
 func (p *purge) entities(ctx context.Context) error {
-	if err := p.exec(ctx, "entity", `DELETE FROM entity e WHERE e.scope = $1 AND ($2 OR e.key = $3
+	return dropEntities(ctx, p.tx, dropParams{Scope: p.sel.Scope, All: p.sel.All, Key: p.entity}, p.exec)
+}
+
+// dropParams says which entities of Scope dropEntities erases beside those no belief is
+// about: every one (All), or the one of Key.
+type dropParams struct {
+	Scope string
+	All   bool
+	Key   string
+}
+
+// dropEntities erases the entities of a scope that no belief is about (the user aside:
+// every scope has them) and those p names, with their names and the same_entity
+// proposals that name what went; exec runs each statement and counts its rows by table.
+// An entity's names are what was said of someone: they go with the last belief about
+// them, whoever erased it (a purge, the curator).
+func dropEntities(ctx context.Context, tx pgx.Tx, p dropParams, exec func(ctx context.Context, table, sql string, args ...any) error) error {
+	if err := exec(ctx, "entity", `DELETE FROM entity e WHERE e.scope = $1 AND ($2 OR e.key = $3
 			OR (e.key <> 'user' AND NOT EXISTS (SELECT 1 FROM belief b WHERE b.scope = $1 AND b.entity = e.key)))`,
-		p.sel.Scope, p.sel.All, p.entity); err != nil {
+		p.Scope, p.All, p.Key); err != nil {
 		return err
 	}
-	if err := p.exec(ctx, "entity_alias", `DELETE FROM entity_alias a WHERE a.scope = $1
-			AND NOT EXISTS (SELECT 1 FROM entity e WHERE e.scope = $1 AND e.key = a.entity)`, p.sel.Scope); err != nil {
+	if err := exec(ctx, "entity_alias", `DELETE FROM entity_alias a WHERE a.scope = $1
+			AND NOT EXISTS (SELECT 1 FROM entity e WHERE e.scope = $1 AND e.key = a.entity)`, p.Scope); err != nil {
 		return err
 	}
-	return p.exec(ctx, "belief_conflict", `DELETE FROM belief_conflict c WHERE c.scope = $1 AND c.cause = 'same_entity'
+	return exec(ctx, "belief_conflict", `DELETE FROM belief_conflict c WHERE c.scope = $1 AND c.cause = 'same_entity'
 		AND NOT (EXISTS (SELECT 1 FROM entity_alias a WHERE a.scope = $1 AND a.alias = c.proposed->'merge'->>'into')
-			AND EXISTS (SELECT 1 FROM entity_alias a WHERE a.scope = $1 AND a.alias = c.proposed->'merge'->>'other'))`, p.sel.Scope)
+			AND EXISTS (SELECT 1 FROM entity_alias a WHERE a.scope = $1 AND a.alias = c.proposed->'merge'->>'other'))`, p.Scope)
 }
 
 func (p *purge) deleteBeliefs(ctx context.Context) error {
