@@ -55,6 +55,7 @@ type ScopeImported struct {
 	Dependencies    int            `json:"dependencies"`
 	Events          int            `json:"events"`
 	ReviewItems     int            `json:"review_items"`
+	Entities        int            `json:"entities" doc:"Entities registered: the export's, or those its beliefs' subjects made (an older export, mem0's memories)."`
 	PendingEpisodes int            `json:"pending_episodes" doc:"Episodes still to extract: the scope's extraction job is queued."`
 	Redacted        map[string]int `json:"redacted" nullable:"false" doc:"Secrets the scope's policy replaced by placeholders on the way in (transcripts, beliefs, revision events, review items), by kind; never the values. Empty when none."`
 }
@@ -64,7 +65,7 @@ func importReportOf(r *transfer.Report) *ImportReport {
 		EmbeddingError: r.EmbeddingError, ExtractionJobs: r.ExtractionJobs, ConsolidationJobs: r.ConsolidationJobs}
 	out.Scopes = mapped(r.Scopes, func(s transfer.ScopeReport) ScopeImported {
 		return ScopeImported{Scope: s.Scope, ExportedAs: s.ExportedAs, Episodes: s.Episodes, Beliefs: s.Beliefs, Dependencies: s.Dependencies,
-			Events: s.Events, ReviewItems: s.ReviewItems, PendingEpisodes: s.PendingEpisodes, Redacted: s.Redacted}
+			Events: s.Events, ReviewItems: s.ReviewItems, Entities: s.Entities, PendingEpisodes: s.PendingEpisodes, Redacted: s.Redacted}
 	})
 	return out
 }

@@ -172,9 +172,10 @@ func printImport(w io.Writer, rep *transfer.Report, asJSON bool) error {
 		return printJSON(w, rep)
 	}
 	for _, s := range rep.Scopes {
-		fmt.Fprintf(w, "%s: %s, %s, %s, %s, %s", s.Scope, counted(s.Beliefs, "belief", "beliefs"),
+		fmt.Fprintf(w, "%s: %s, %s, %s, %s, %s, %s", s.Scope, counted(s.Beliefs, "belief", "beliefs"),
 			counted(s.Events, "revision event", "revision events"), counted(s.Episodes, "episode", "episodes"),
-			counted(s.ReviewItems, "review item", "review items"), counted(s.Dependencies, "dependency", "dependencies"))
+			counted(s.ReviewItems, "review item", "review items"), counted(s.Dependencies, "dependency", "dependencies"),
+			counted(s.Entities, "entity", "entities"))
 		if s.ExportedAs != s.Scope {
 			fmt.Fprintf(w, " (exported as %s)", s.ExportedAs)
 		}

@@ -257,7 +257,7 @@ func TestExportPurgeImport(t *testing.T) {
 
 	c.llm.Reset()
 	out := c.mustRunOK("import", file, "--database-url", routed)
-	require.Contains(t, out, scope+": 8 beliefs, 5 revision events, 8 episodes, 2 review items, 1 dependency; 1 pending episode to extract")
+	require.Contains(t, out, scope+": 8 beliefs, 5 revision events, 8 episodes, 2 review items, 1 dependency, 1 entity; 1 pending episode to extract")
 	require.Zero(t, c.llm.ChatCount(), "an import makes no chat call")
 	require.Positive(t, c.llm.EmbedCount())
 	require.Contains(t, out, "in "+counted(c.llm.EmbedCount(), "call", "calls"))

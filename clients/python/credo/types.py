@@ -565,6 +565,7 @@ class ScopeImported:
     pending_episodes: int  # still to extract: the scope's extraction job is queued
     # secrets the scope's policy replaced on the way in, by kind
     redacted: Dict[str, int] = field(default_factory=dict)
+    entities: int = 0  # registered: the export's, or those its beliefs' subjects made
 
 
 @dataclass

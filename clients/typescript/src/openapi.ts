@@ -1215,6 +1215,11 @@ export interface components {
             beliefs: number;
             /** Format: int64 */
             dependencies: number;
+            /**
+             * Format: int64
+             * @description Entities registered: the export's, or those its beliefs' subjects made (an older export, mem0's memories).
+             */
+            entities: number;
             /** Format: int64 */
             episodes: number;
             /** Format: int64 */
@@ -4115,7 +4120,7 @@ export const shapes: { readonly [name: string]: Shape } = {
     "Purged": {"type":"object","required":["what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"what":{"type":"string"}}},
     "Reverted": {"type":"object","required":["revert","event","restored","retracted","unreinforced"],"properties":{"event":{"$ref":"Event"},"restored":{"type":"array","items":{"type":"integer"}},"retracted":{"type":"array","items":{"type":"integer"}},"revert":{"$ref":"Event"},"unreinforced":{"type":["integer","null"]}}},
     "Revision": {"type":"object","required":["outcome"],"properties":{"belief_id":{"type":"integer"},"outcome":{"type":"string"},"target_id":{"type":"integer"}}},
-    "ScopeImported": {"type":"object","required":["scope","exported_as","episodes","beliefs","dependencies","events","review_items","pending_episodes","redacted"],"properties":{"beliefs":{"type":"integer"},"dependencies":{"type":"integer"},"episodes":{"type":"integer"},"events":{"type":"integer"},"exported_as":{"type":"string"},"pending_episodes":{"type":"integer"},"redacted":{"type":"object","additionalProperties":{"type":"integer"}},"review_items":{"type":"integer"},"scope":{"type":"string"}}},
+    "ScopeImported": {"type":"object","required":["scope","exported_as","episodes","beliefs","dependencies","events","review_items","entities","pending_episodes","redacted"],"properties":{"beliefs":{"type":"integer"},"dependencies":{"type":"integer"},"entities":{"type":"integer"},"episodes":{"type":"integer"},"events":{"type":"integer"},"exported_as":{"type":"string"},"pending_episodes":{"type":"integer"},"redacted":{"type":"object","additionalProperties":{"type":"integer"}},"review_items":{"type":"integer"},"scope":{"type":"string"}}},
     "ScopePurged": {"type":"object","required":["scope","what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"scope":{"type":"string"},"what":{"type":"string"}}},
     "Slot": {"type":"object","required":["attribute","current"],"properties":{"attribute":{"type":"string"},"current":{"type":"array","items":{"$ref":"Belief"}},"history":{"type":"array","items":{"$ref":"Belief"}}}},
     "Subtree": {"type":"object","required":["prefix","scopes","counts"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"prefix":{"type":"string"},"scopes":{"type":"array","items":{"$ref":"ScopePurged"}}}},
