@@ -223,7 +223,7 @@ func (c *curation) relink(ctx context.Context) error {
 
 // entities erases the entities no belief is about any more, with their names.
 func (c *curation) entities(ctx context.Context) error {
-	return dropEntities(ctx, c.tx, dropParams{Scope: c.scope}, c.exec)
+	return dropEntities(ctx, dropParams{Scope: c.scope}, c.exec)
 }
 
 // deleteBeliefs removes the beliefs; their dependency rows go with them (ON DELETE

@@ -307,7 +307,7 @@ func relinkOver(ctx context.Context, tx pgx.Tx, scope string, removed []int64, n
 // entities erases from the registry what no belief is about any more (dropEntities):
 // the entity a purge by entity names too; a scope purge erases the registry.
 func (p *purge) entities(ctx context.Context) error {
-	return dropEntities(ctx, p.tx, dropParams{Scope: p.sel.Scope, All: p.sel.All, Key: p.entity}, p.exec)
+	return dropEntities(ctx, dropParams{Scope: p.sel.Scope, All: p.sel.All, Key: p.entity}, p.exec)
 }
 
 // dropParams says which entities of Scope dropEntities erases beside those no belief is
@@ -323,7 +323,7 @@ type dropParams struct {
 // proposals that name what went; exec runs each statement and counts its rows by table.
 // An entity's names are what was said of someone: they go with the last belief about
 // them, whoever erased it (a purge, the curator).
-func dropEntities(ctx context.Context, tx pgx.Tx, p dropParams, exec func(ctx context.Context, table, sql string, args ...any) error) error {
+func dropEntities(ctx context.Context, p dropParams, exec func(ctx context.Context, table, sql string, args ...any) error) error {
 	if err := exec(ctx, "entity", `DELETE FROM entity e WHERE e.scope = $1 AND ($2 OR e.key = $3
 			OR (e.key <> 'user' AND NOT EXISTS (SELECT 1 FROM belief b WHERE b.scope = $1 AND b.entity = e.key)))`,
 		p.Scope, p.All, p.Key); err != nil {
