@@ -14,6 +14,24 @@ type entityView struct {
 	CanPurge   bool
 }
 
+// pathEntity is the entity the request's path names, {scope} and {name} (a name or an
+// alias), after the checks every entity page makes: the scope is p's, and memory held it
+// (a misspelt scope is "no such scope", with the nearest one, not its empty user).
+func (s *Server) pathEntity(r *http.Request, p *api.Principal, history bool) (string, *memory.EntityView, error) {
+	scope, name := r.PathValue("scope"), r.PathValue("name")
+	if err := checkScope(p, scope); err != nil {
+		return "", nil, err
+	}
+	if err := s.knownScope(r.Context(), p, scope); err != nil {
+		return "", nil, err
+	}
+	e, err := s.ops.Entity(r.Context(), p, scope, name, history)
+	if err != nil {
+		return "", nil, entityError(err)
+	}
+	return scope, e, nil
+}
+
 // slotView is one slot of an entity: what is current in it and its chain as a
 // timeline.
 type slotView struct {
@@ -28,18 +46,9 @@ type slotView struct {
 // aliases, and each slot's current beliefs and chain, oldest first, as the belief
 // page's timeline. All slots share one axis, so that they compare at a glance.
 func (s *Server) entityPage(w http.ResponseWriter, r *http.Request, p *api.Principal) error {
-	scope, name := r.PathValue("scope"), r.PathValue("name")
-	if err := checkScope(p, scope); err != nil {
-		return err
-	}
-	ctx := r.Context()
-	// A misspelt scope would otherwise show its user, empty (every scope has one).
-	if err := s.knownScope(ctx, p, scope); err != nil {
-		return err
-	}
-	e, err := s.ops.Entity(ctx, p, scope, name, true)
+	scope, e, err := s.pathEntity(r, p, true)
 	if err != nil {
-		return entityError(err)
+		return err
 	}
 	v := entityView{Entity: e.Entity, CanOperate: p.Can(api.RightOperate), CanPurge: p.Can(api.RightPurge)}
 	crumbs := append(scopeCrumbs(scope), crumb{Label: "Entities", URL: scopeURL(scope) + "#entities-h"}, crumb{Label: e.Name})

@@ -181,19 +181,11 @@ func (s *Server) confirmEntity(w http.ResponseWriter, r *http.Request, p *api.Pr
 	if !p.Can(forgetRight(purge)) {
 		return forbiddenRight(forgetRight(purge))
 	}
-	scope, name := r.PathValue("scope"), r.PathValue("name")
-	if err := checkScope(p, scope); err != nil {
+	scope, e, err := s.pathEntity(r, p, false)
+	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	// A misspelt scope would otherwise show its user, with nothing to forget.
-	if err := s.knownScope(ctx, p, scope); err != nil {
-		return err
-	}
-	e, err := s.ops.Entity(ctx, p, scope, name, false)
-	if err != nil {
-		return entityError(err)
-	}
 	// The form names the entity by its key, not by the alias the page was reached by.
 	page := entityURL(scope, e.Key)
 	v := confirmView{Purge: purge, Entity: &e.Entity, Scope: scope, Action: page + "/forget", Back: page}

@@ -65,12 +65,21 @@ func (e *UnknownEntityError) Error() string {
 
 func (e *UnknownEntityError) Unwrap() error { return ErrUnknownEntity }
 
-// entityColumns are an entity e's, with its aliases and the count of its current
-// beliefs; the scope is $1.
+// entityColumns are an entity e's, with its aliases, then {current}: the count of its
+// current beliefs, for the reads that show it (a count scans the scope's beliefs, as no
+// index leads with the entity); the scope is $1.
 const entityColumns = `e.scope, e.key, e.name, e.kind, e.created_at,
 	coalesce((SELECT array_agg(a.name ORDER BY a.created_at, a.alias) FROM entity_alias a
 		WHERE a.scope = $1 AND a.entity = e.key AND a.alias <> e.key), '{}'),
-	(SELECT count(*) FROM belief b WHERE b.scope = $1 AND b.entity = e.key AND b.status = 'active')`
+	{current}`
+
+// entitySQL is entityColumns with current as the count of current beliefs.
+func entitySQL(current string) string {
+	return "SELECT " + strings.Replace(entityColumns, "{current}", current, 1)
+}
+
+// currentOfEntity counts one entity's current beliefs.
+const currentOfEntity = `(SELECT count(*) FROM belief b WHERE b.scope = $1 AND b.entity = e.key AND b.status = 'active')`
 
 func scanEntity(row pgx.CollectableRow) (Entity, error) {
 	var e Entity
@@ -82,8 +91,11 @@ func scanEntity(row pgx.CollectableRow) (Entity, error) {
 // Entities lists the entities of scope, the user first, then by name. A scope without
 // any is an empty list.
 func (s *Store) Entities(ctx context.Context, scope string) ([]Entity, error) {
-	rows, err := s.db.Query(ctx, "SELECT "+entityColumns+` FROM entity e WHERE e.scope = $1
-		ORDER BY e.key <> 'user', lower(e.name), e.key`, scope)
+	// The counts of every entity in one pass over the scope's current beliefs.
+	rows, err := s.db.Query(ctx, entitySQL("coalesce(c.n, 0)")+` FROM entity e
+		LEFT JOIN (SELECT b.entity, count(*) AS n FROM belief b WHERE b.scope = $1 AND b.status = 'active' GROUP BY b.entity) c
+			ON c.entity = e.key
+		WHERE e.scope = $1 ORDER BY e.key <> 'user', lower(e.name), e.key`, scope)
 	if err != nil {
 		return nil, fmt.Errorf("list entities of %q: %w", scope, err)
 	}
@@ -123,13 +135,14 @@ func implicitUser(ctx context.Context, db querier, scope string) (user *Entity, 
 }
 
 // EntityNames are the names of the entities keys of scope, by key: what the extraction
-// prompt shows of its candidates' entities. One read, on the scope's shard.
+// prompt shows of its candidates' entities. One read, on the scope's shard, that counts
+// no beliefs (CurrentBeliefs is 0).
 func (s *Store) EntityNames(ctx context.Context, scope string, keys []string) (map[string]Entity, error) {
 	out := map[string]Entity{}
 	if len(keys) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.Query(ctx, "SELECT "+entityColumns+" FROM entity e WHERE e.scope = $1 AND e.key = ANY($2)", scope, keys)
+	rows, err := s.db.Query(ctx, entitySQL("0")+" FROM entity e WHERE e.scope = $1 AND e.key = ANY($2)", scope, keys)
 	if err != nil {
 		return nil, fmt.Errorf("read entities of %q: %w", scope, err)
 	}
@@ -149,7 +162,7 @@ func findEntity(ctx context.Context, db querier, scope, name string) (*Entity, e
 	if why := entity.CheckName(name); why != "" {
 		return nil, transcript.InputErrorf(ErrInvalid, "name", "%s", why)
 	}
-	rows, err := db.Query(ctx, "SELECT "+entityColumns+` FROM entity e WHERE e.scope = $1
+	rows, err := db.Query(ctx, entitySQL(currentOfEntity)+` FROM entity e WHERE e.scope = $1
 		AND e.key = (SELECT a.entity FROM entity_alias a WHERE a.scope = $1 AND a.alias = $2)`, scope, entity.Key(name))
 	if err != nil {
 		return nil, fmt.Errorf("find entity %q of %q: %w", name, scope, err)

@@ -64,7 +64,8 @@ func TestOtherEntityIsNoReplacement(t *testing.T) {
 	es, err := s.Entities(ctx, scope)
 	require.NoError(t, err)
 	require.Equal(t, []string{"user", "daughter", "sister"}, keysOf(es), "the user first, then by name")
-	require.Equal(t, 2, es[0].CurrentBeliefs)
+	require.Equal(t, []int{2, 1, 1}, []int{es[0].CurrentBeliefs, es[1].CurrentBeliefs, es[2].CurrentBeliefs},
+		"current beliefs only: the sister's Austin is history")
 
 	// An operator's write is never held: an operator may move a belief across entities.
 	op := &Batch{Scope: scope, Origin: RevisionOperator, Candidates: []int64{boston},

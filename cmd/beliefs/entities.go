@@ -87,10 +87,6 @@ func entityCommand() command {
 				if err != nil {
 					return e.entityError(ctx, *scope, err)
 				}
-				// The user is found in every scope, even one never written: check it.
-				if err := e.knownScope(ctx, *scope, false, len(view.Slots)); err != nil {
-					return err
-				}
 				if *asJSON {
 					if view.Slots == nil {
 						view.Slots = []memory.Slot{}
