@@ -187,7 +187,7 @@ func New() *Metrics {
 		}, []string{"action"}),
 		held: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "revisions_held_total",
-			Help: "A model's destructive directives the containment guards held for review, by cause (unrelated, ungrounded, mass_revision).",
+			Help: "A model's destructive directives the containment guards held for review, by cause (unrelated, ungrounded, mass_revision, other_entity).",
 		}, []string{"cause"}),
 
 		redactions: prometheus.NewCounterVec(prometheus.CounterOpts{
