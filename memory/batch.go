@@ -61,6 +61,23 @@ type Batch struct {
 type Source struct {
 	Text   string
 	Vector []float32
+	// Messages are the messages the model read, in order: the engine locates each
+	// fact's quote in them to know who said it (speaker.go).
+	Messages []SourceMessage
+}
+
+// SourceMessage is one message of a Source: its role (user, assistant, tool, system)
+// and its text.
+type SourceMessage struct {
+	Role    string
+	Content string
+}
+
+// Opinion is the second opinion on a destructive directive that speaker, entity and
+// slot did not settle (see Store.Questions): without Holds, the directive is held.
+type Opinion struct {
+	Holds bool
+	Why   string
 }
 
 // Fact is one statement to store, possibly revising a candidate.
@@ -91,6 +108,9 @@ type Fact struct {
 	// SubjectKind is what sort of entity the subject is, when the writer says it; it
 	// sets the kind of an entity whose kind is not known yet.
 	SubjectKind entity.Kind
+	// Opinion is the second opinion on the fact's destructive directive, when
+	// Store.Questions asked for one.
+	Opinion *Opinion
 	// entity is the key of the entity Subject resolves to (entity_apply.go).
 	entity string
 }
@@ -114,6 +134,9 @@ type Resolution struct {
 	// EventEmbedding, in the batch's model, is the vector of the revision, for
 	// retrieving it as a few-shot example.
 	EventEmbedding []float32
+	// Opinion is the second opinion on the resolution, when Store.Questions asked for
+	// one.
+	Opinion *Opinion
 }
 
 // ErrInvalid is what every validation error of a batch is (errors.Is): nothing of it was

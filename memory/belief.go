@@ -14,6 +14,10 @@ const (
 	StatusSuperseded Status = "superseded"
 	StatusRetracted  Status = "retracted"
 	StatusForgotten  Status = "forgotten"
+	// StatusHeld is the new belief of a supersession the guards hold: it waits with its
+	// review item, never current; applying the item makes it active, dismissing it
+	// retires it.
+	StatusHeld Status = "held"
 )
 
 // Origin is where a belief came from; it decides what may revise it (entrenchment).
@@ -191,13 +195,19 @@ const (
 	// CauseSameEntity is a proposal that two entities are one (Proposal.Entity names
 	// them); only an operator's decision merges them.
 	CauseSameEntity Cause = "same_entity"
+	// CauseNotFromUser: a destructive directive whose quote is only in text the user did
+	// not say as their own (another role's message, a quoted or forwarded block).
+	CauseNotFromUser Cause = "not_from_user"
+	// CauseSecondOpinion: a destructive directive that speaker, entity and slot did not
+	// settle, and that the second opinion did not confirm.
+	CauseSecondOpinion Cause = "second_opinion"
 )
 
 // Held says whether c is a guard's: a model's directive the engine does not trust
 // without an operator (containment.go), not a revision its rules refuse.
 func (c Cause) Held() bool {
 	switch c {
-	case CauseUnrelated, CauseUngrounded, CauseMassRevision, CauseOtherEntity:
+	case CauseUnrelated, CauseUngrounded, CauseMassRevision, CauseOtherEntity, CauseNotFromUser, CauseSecondOpinion:
 		return true
 	}
 	return false
