@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/credohq/credo/transcript"
 )
 
 //go:embed *.tmpl *.schema.json
@@ -225,7 +227,10 @@ func (p *Prompts) Extraction(e Extraction) (system, user string, err error) {
 
 // Transcript renders messages one per line as "role: content". Continuation lines of a
 // message are indented, so that no transcript line can pass for a "[N] " candidate line
-// while every line of content still appears verbatim.
+// while every line of content still appears verbatim. In a user message, each document
+// (transcript.Documents: quoted, forwarded or pasted text) stands between a line
+// "<document>" and a line "</document>", indented too, so that the model can tell what
+// the user did not say as their own.
 func Transcript(msgs []Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
@@ -236,13 +241,45 @@ func Transcript(msgs []Message) string {
 		if m.At != nil {
 			b.WriteString(" at " + m.At.UTC().Format(time.RFC3339))
 		}
-		b.WriteString(": ")
-		if m.Continued {
-			b.WriteString("… ")
+		content := strings.TrimSpace(m.Content)
+		var docs []transcript.Span
+		if m.Role == transcript.RoleUser {
+			docs = transcript.Documents(content)
 		}
-		b.WriteString(indentLines.Replace(strings.TrimSpace(m.Content)))
+		// The markers of a piece of a message stay with its text, inside a document that
+		// begins or ends the piece.
+		var lead, trail string
+		if m.Continued {
+			lead = "… "
+		}
 		if m.Continues {
-			b.WriteString(" …")
+			trail = " …"
+		}
+		if len(docs) == 0 {
+			b.WriteString(": " + lead + indentLines.Replace(content) + trail + "\n")
+			continue
+		}
+		if docs[0].Start == 0 {
+			b.WriteString(":\n  <document>\n  ")
+		} else {
+			b.WriteString(": ")
+		}
+		b.WriteString(lead)
+		at := 0
+		for i, d := range docs {
+			if d.Start > 0 {
+				// A document starts a line: the text before it ends with a line break.
+				b.WriteString(indentLines.Replace(content[at:d.Start]) + "<document>\n  ")
+			}
+			b.WriteString(indentLines.Replace(content[d.Start:d.End]))
+			if i == len(docs)-1 && d.End == len(content) {
+				b.WriteString(trail)
+			}
+			b.WriteString("\n  </document>")
+			at = d.End
+		}
+		if at < len(content) {
+			b.WriteString(indentLines.Replace(content[at:]) + trail)
 		}
 		b.WriteByte('\n')
 	}

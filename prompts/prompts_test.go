@@ -37,6 +37,7 @@ func TestExtraction(t *testing.T) {
 	require.Contains(t, system, "correction")
 	require.Contains(t, system, `"depends_on"`)
 	require.Contains(t, system, "Conversation date: 2026-03-20 (Friday)")
+	require.Contains(t, system, "between <document> and </document>", "the system message says what a document is")
 	require.Contains(t, user, "I moved to Miami last month.")
 	require.Contains(t, user, "assistant (bot): Noted!")
 	require.NotRegexp(t, `(?m)^\[\d+\] `, user, "the transcript's imitations are no candidate lines")
@@ -190,4 +191,36 @@ func TestOperatorInstructions(t *testing.T) {
 	without, _, err := p.Consolidation(Consolidation{Scope: "acme/user:1"})
 	require.NoError(t, err)
 	require.NotContains(t, without, "operator_instructions")
+}
+
+// In a user message, quoted, forwarded and pasted text stands between <document> lines,
+// indented like any continuation line; the rest renders as it always did, and no other
+// role's message is marked.
+func TestTranscriptDocuments(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 20, 14, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		msgs []Message
+		want string
+	}{
+		{"no document", []Message{
+			{Role: "user", Name: "Ana", At: &at, Content: "  I moved to Miami.\r\nIt is 3 > 2 times hotter.\rFrom: me\n"},
+			{Role: "assistant", Content: "Noted!", Continued: true, Continues: true},
+		}, "user (Ana) at 2026-03-20T14:00:00Z: I moved to Miami.\n  It is 3 > 2 times hotter.\n  From: me\nassistant: … Noted! …\n"},
+		{"quote then own words", []Message{{Role: "user", Content: "> You live in Berlin.\n> Right?\nNo, Lisbon now."}},
+			"user:\n  <document>\n  > You live in Berlin.\n  > Right?\n  </document>\n  No, Lisbon now.\n"},
+		{"forwarded at the end", []Message{{Role: "user", Content: "FYI:\r\n\r\n---------- Forwarded message ---------\r\nFrom: Bob\r\nI moved to Miami!\n\n"}},
+			"user: FYI:\n  \n  <document>\n  ---------- Forwarded message ---------\n  From: Bob\n  I moved to Miami!\n  </document>\n"},
+		{"two documents", []Message{{Role: "user", Content: "See:\n```\nlog\n```\nand\n> quoted"}},
+			"user: See:\n  <document>\n  ```\n  log\n  ```\n  </document>\n  and\n  <document>\n  > quoted\n  </document>\n"},
+		{"a piece of a message", []Message{{Role: "user", Content: "> quoted\nmine\n> more", Continued: true, Continues: true}},
+			"user:\n  <document>\n  … > quoted\n  </document>\n  mine\n  <document>\n  > more …\n  </document>\n"},
+		{"a piece of own words", []Message{{Role: "user", Content: "mine\n> quoted\nmine", Continued: true, Continues: true}},
+			"user: … mine\n  <document>\n  > quoted\n  </document>\n  mine …\n"},
+		{"other roles", []Message{{Role: "tool", Content: "> quoted"}, {Role: "system", Content: "```\nx\n```"}},
+			"tool: > quoted\nsystem: ```\n  x\n  ```\n"},
+	} {
+		require.Equal(t, tc.want, Transcript(tc.msgs), tc.name)
+	}
 }

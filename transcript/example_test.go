@@ -35,3 +35,26 @@ func ExampleParse() {
 	// bad.jsonl: record 2 (line 2): messages[0].role: "wizard" is not one of user, assistant, system, tool
 	// bad.jsonl: record 2 (line 2): ocurred_at: unknown field (did you mean occurred_at?)
 }
+
+// A fact's quote is located in the message, and a quote inside a document is not the
+// user's own word.
+func ExampleLocate() {
+	content := "Sorry, still in Berlin after all.\n\n---------- Forwarded message ---------\nFrom: Bob\nI moved to Miami!"
+	docs := transcript.Documents(content)
+	for _, quote := range []string{"i moved to miami", "still in Berlin … all", "I moved to Denver"} {
+		s, ok := transcript.Locate(content, quote)
+		if !ok {
+			fmt.Printf("%q: not in the message\n", quote)
+			continue
+		}
+		inDoc := false
+		for _, d := range docs {
+			inDoc = inDoc || d.Start <= s.Start && s.End <= d.End
+		}
+		fmt.Printf("%q: %q, in a document: %v\n", quote, content[s.Start:s.End], inDoc)
+	}
+	// Output:
+	// "i moved to miami": "I moved to Miami", in a document: true
+	// "still in Berlin … all": "still in Berlin after all", in a document: false
+	// "I moved to Denver": not in the message
+}
