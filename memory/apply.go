@@ -150,6 +150,9 @@ type applier struct {
 	guard *guard
 	// entities is what the batch knows of its scope's registry (entity_apply.go).
 	entities *registry
+	// peek: the applier reads what Apply would decide on without the scope's lock, and
+	// writes nothing (Store.Questions).
+	peek bool
 }
 
 func (a *applier) candidate(ctx context.Context, index int) (*target, bool, error) {
@@ -230,11 +233,14 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 			Detail: fmt.Sprintf("the target is %s and no other writer's active belief replaced it", t.Status),
 		})
 	}
-	if cause, why := a.guard.sameEntity(f.entity, head); cause != "" {
-		return a.beside(ctx, head, f, d, validFrom, cause, why)
+	j := a.guard.judge(f, head)
+	if j.cause != "" {
+		return a.beside(ctx, head, f, d, validFrom, j.cause, j.why)
 	}
-	if cause, why := a.guard.fact(f, t); cause != "" {
-		return a.beside(ctx, head, f, d, validFrom, cause, why)
+	if j.unsettled() {
+		if cause, why := opinion(j, f.Opinion); cause != "" {
+			return a.beside(ctx, head, f, d, validFrom, cause, why)
+		}
 	}
 	if why := happened(a.b.Origin, head, d.Reason); why != "" {
 		return a.beside(ctx, head, f, d, validFrom, CauseEvent, why)
@@ -250,8 +256,12 @@ func (a *applier) supersede(ctx context.Context, t *target, f *Fact, d *Directiv
 			Detail: why,
 		})
 	}
-	if cause, why := a.guard.admit(a.b.Origin); cause != "" {
+	if cause, why := a.guard.admit(a.b.Origin, j.confirmed); cause != "" {
 		return a.beside(ctx, head, f, d, validFrom, cause, why)
+	}
+	if j.unsettled() && f.entity == head.Entity {
+		// The second opinion said the two attributes name one slot of the entity.
+		a.learnSlot(f.Attribute, head.Attribute, learnedFromSecondOpinion)
 	}
 	rationale, embedding := d.Rationale, f.EventEmbedding
 	if head.ID != t.ID {
@@ -345,8 +355,14 @@ func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive,
 			Detail: "the target is " + string(t.Status) + ", not active",
 		})
 	}
-	if cause, why := a.guard.fact(f, t); cause != "" {
-		return a.holdRetraction(ctx, t, f, d, at, cause, why)
+	j := a.guard.judge(f, t)
+	if j.cause != "" {
+		return a.holdRetraction(ctx, t, f, d, at, j.cause, j.why)
+	}
+	if j.unsettled() {
+		if cause, why := opinion(j, f.Opinion); cause != "" {
+			return a.holdRetraction(ctx, t, f, d, at, cause, why)
+		}
 	}
 	if why := entrenched(a.b.Origin, t, f.Origin, f.Confidence); why != "" {
 		return a.refuse(ctx, refusal{Cause: CauseEntrenchment, Action: d.Action, Reason: d.Reason, Target: t.ID, Proposal: f,
@@ -364,7 +380,7 @@ func (a *applier) retract(ctx context.Context, t *target, f *Fact, d *Directive,
 			Detail: fmt.Sprintf("the retraction (%s) is older than the belief (valid from %s)", at.Format(time.RFC3339), t.ValidFrom.Format(time.RFC3339)),
 		})
 	}
-	if cause, why := a.guard.admit(a.b.Origin); cause != "" {
+	if cause, why := a.guard.admit(a.b.Origin, j.confirmed); cause != "" {
 		return a.holdRetraction(ctx, t, f, d, at, cause, why)
 	}
 	var (
@@ -436,9 +452,10 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 			Detail: "the replacement is no longer active",
 		})
 	}
-	cause, why := a.guard.sameEntity(rep.Entity, t)
-	if cause == "" {
-		cause, why = a.guard.resolution(t, rep)
+	j := a.guard.judgeResolution(t, rep, a.guard.vectors[rep.ID])
+	cause, why := j.cause, j.why
+	if j.unsettled() {
+		cause, why = opinion(j, r.Opinion)
 	}
 	if cause != "" {
 		return a.refuse(ctx, refusal{Cause: cause, Action: r.Action, Reason: r.Reason, Target: t.ID, Replacement: rep.ID, Proposal: proposal,
@@ -472,13 +489,19 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 
 // beside stores f beside the belief head it was meant to replace, and records the
 // refused supersession for review with its cause: an event, which the new fact does not
-// undo, or a directive the containment guards hold. An operator who applies the item
-// supersedes head by the belief stored.
+// undo, a fact of another entity, which is its own entity's belief, or a directive the
+// guards hold, whose new belief waits with the item, held, never current. An operator
+// who applies the item supersedes head by the belief stored; one who dismisses it
+// retires a held one.
 func (a *applier) beside(ctx context.Context, head *target, f *Fact, d *Directive, validFrom time.Time, cause Cause, why string) (Outcome, error) {
 	if normStatement(f.Statement) == normStatement(head.Statement) {
 		return a.restate(ctx, head, f, validFrom, "restated as a revision of itself", f.EventEmbedding)
 	}
-	id, err := a.insert(ctx, f, validFrom, StatusActive, nil)
+	status := StatusActive
+	if cause.Held() && cause != CauseOtherEntity {
+		status = StatusHeld
+	}
+	id, err := a.insert(ctx, f, validFrom, status, nil)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -25,7 +25,9 @@ func (a *applier) lockAndCheck(ctx context.Context) error {
 		latest = b.Seen.Latest
 	}
 	batch := &pgx.Batch{}
-	batch.Queue(lockScopeSQL, b.Scope)
+	if !a.peek {
+		batch.Queue(lockScopeSQL, b.Scope)
+	}
 	// Every subquery names the scope: on Citus the check runs on the scope's shard alone.
 	// Only when something is missing does checkElsewhere look at other scopes.
 	batch.Queue(`SELECT
@@ -38,8 +40,10 @@ func (a *applier) lockAndCheck(ctx context.Context) error {
 	named := a.queueEntityRead(batch)
 	br := a.tx.SendBatch(ctx, batch)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("lock scope %q: %w", b.Scope, err)
+	if !a.peek {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("lock scope %q: %w", b.Scope, err)
+		}
 	}
 	var (
 		inScope, unseen int
@@ -69,8 +73,16 @@ func (a *applier) lockAndCheck(ctx context.Context) error {
 		return fmt.Errorf("%w: %d active beliefs of %q appeared since the writer read it", ErrStale, unseen, b.Scope)
 	}
 	a.ahead = ahead
-	a.guard.noteCompanions(b, ahead)
 	return nil
+}
+
+// lock is the clause that locks the rows a read returns, none when the applier only
+// peeks (Store.Questions).
+func (a *applier) lock() string {
+	if a.peek {
+		return ""
+	}
+	return " FOR UPDATE"
 }
 
 // readAhead is what the batch's first decisions read, read with the scope's lock: the
@@ -110,7 +122,7 @@ func (a *applier) queueReadAhead(batch *pgx.Batch) *readAhead {
 	}
 	ahead.ids = uniq(ahead.ids)
 	if len(ahead.ids) > 0 {
-		batch.Queue("SELECT "+targetColumns+" FROM belief WHERE scope = $2 AND id = ANY($1) FOR UPDATE", ahead.ids, a.b.Scope)
+		batch.Queue("SELECT "+targetColumns+" FROM belief WHERE scope = $2 AND id = ANY($1)"+a.lock(), ahead.ids, a.b.Scope)
 	}
 	if len(ahead.statements) > 0 {
 		var forms []string
@@ -118,7 +130,7 @@ func (a *applier) queueReadAhead(batch *pgx.Batch) *readAhead {
 			forms = append(forms, n, n+".")
 		}
 		batch.Queue("SELECT lower(statement), "+targetColumns+` FROM belief
-			WHERE scope = $1 AND status = 'active' AND lower(statement) = ANY($2) ORDER BY id FOR UPDATE`, a.b.Scope, forms)
+			WHERE scope = $1 AND status = 'active' AND lower(statement) = ANY($2) ORDER BY id`+a.lock(), a.b.Scope, forms)
 	}
 	return ahead
 }
@@ -182,10 +194,17 @@ func (a *applier) queueGuardReads(batch *pgx.Batch) func(pgx.BatchResults) error
 	}
 	batch.Queue(`SELECT id, embedding FROM belief WHERE scope = $1 AND id = ANY($2) AND embed_model = $3 AND embedding IS NOT NULL`,
 		b.Scope, ids, b.EmbedModel)
+	batch.Queue(`SELECT slot, synonym FROM slot_synonym WHERE scope = $1`, b.Scope)
 	counted := b.Origin == RevisionExtraction && b.EpisodeID != nil
 	if counted {
-		batch.Queue(`SELECT count(*) FROM revision_event WHERE scope = $1 AND episode_id = $2 AND origin = 'extraction'
-			AND action IN ('supersede', 'retract')`, b.Scope, *b.EpisodeID)
+		// The episode's earlier segments, and the scope's episodes within a day of its
+		// time, whenever they were extracted: a mass revision split over episodes counts
+		// as one.
+		batch.Queue(`SELECT count(*) FILTER (WHERE e.episode_id = $2), count(*)
+			FROM revision_event e JOIN episode ep ON ep.scope = e.scope AND ep.id = e.episode_id
+			WHERE e.scope = $1 AND ep.scope = $1 AND e.origin = 'extraction' AND e.action IN ('supersede', 'retract')
+				AND ep.occurred_at > $3::timestamptz - interval '24 hours' AND ep.occurred_at < $3::timestamptz + interval '24 hours'`,
+			b.Scope, *b.EpisodeID, b.At)
 	}
 	return func(br pgx.BatchResults) error {
 		rows, err := br.Query()
@@ -206,8 +225,24 @@ func (a *applier) queueGuardReads(batch *pgx.Batch) func(pgx.BatchResults) error
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("read the targets' vectors: %w", err)
 		}
+		rows, err = br.Query()
+		if err != nil {
+			return fmt.Errorf("read the slot synonyms: %w", err)
+		}
+		g.slots = synonyms{}
+		for rows.Next() {
+			var p [2]string
+			if err := rows.Scan(&p[0], &p[1]); err != nil {
+				rows.Close()
+				return fmt.Errorf("read the slot synonyms: %w", err)
+			}
+			g.slots[p] = true
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read the slot synonyms: %w", err)
+		}
 		if counted {
-			if err := br.QueryRow().Scan(&g.prior); err != nil {
+			if err := br.QueryRow().Scan(&g.prior, &g.day); err != nil {
 				return fmt.Errorf("count the episode's revisions: %w", err)
 			}
 		}

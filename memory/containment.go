@@ -2,7 +2,6 @@ package memory
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"strings"
 	"unicode"
@@ -10,10 +9,10 @@ import (
 
 // Containment configures the guards that hold a model's destructive directive (a
 // supersede or a retract from extraction or consolidation) for review instead of
-// applying it: when its new belief is not related to the target, when the episode does
-// not speak of the target, or when the episode's destructive directives pass a cap. An
-// operator's writes are never held. docs/design.md, "Containment", says how each is
-// measured and how the defaults were chosen.
+// applying it: when only a document says it, when its new belief is about another
+// entity, when neither identity nor a second opinion confirms it (identity.go), or when
+// a cap is passed. An operator's writes are never held. docs/design.md, "Containment",
+// says how each is decided and how the defaults were chosen.
 type Containment struct {
 	// Off applies every valid directive as the model gave it: for measuring what the
 	// guards hold (eval --inject), never for serving.
@@ -26,14 +25,25 @@ type Containment struct {
 	// MaxRevisions bounds the destructive directives one episode applies
 	// (MAX_REVISIONS_PER_EPISODE); zero means DefaultMaxRevisions.
 	MaxRevisions int
+	// MaxRevisionsPerDay bounds the destructive directives a scope's episodes within 24
+	// hours of each other apply (MAX_REVISIONS_PER_DAY), so that a mass revision split
+	// over episodes is held as one; zero means DefaultMaxRevisionsPerDay.
+	MaxRevisionsPerDay int
 }
 
-// DefaultMaxRevisions is the default of Containment.MaxRevisions.
-const DefaultMaxRevisions = 5
+// DefaultMaxRevisions and DefaultMaxRevisionsPerDay are the defaults of
+// Containment.MaxRevisions and MaxRevisionsPerDay.
+const (
+	DefaultMaxRevisions       = 5
+	DefaultMaxRevisionsPerDay = 10
+)
 
 func (c Containment) withDefaults() Containment {
 	if c.MaxRevisions <= 0 {
 		c.MaxRevisions = DefaultMaxRevisions
+	}
+	if c.MaxRevisionsPerDay <= 0 {
+		c.MaxRevisionsPerDay = DefaultMaxRevisionsPerDay
 	}
 	return c
 }
@@ -78,88 +88,36 @@ func DefaultSimilarityFloor(model string) float64 {
 	return 0.6
 }
 
-// guard measures one batch's destructive directives for the containment rules.
+// guard judges one batch's destructive directives by identity (identity.go) and counts
+// them for the caps.
 type guard struct {
 	cfg   Containment
 	floor float64
 	// on says the batch is a model's (extraction or consolidation) and the guards are on.
 	on bool
-	// source are the salient words of what the model read and its text; nil when the
-	// batch has none (consolidation): grounding is then not measured.
-	source     map[string]bool
-	sourceText string
-	sourceVec  []float32
-	// told are the salient words of the beliefs the batch's revisions store: what the
-	// conversation says of them grounds them, not a pure retraction beside them.
-	told map[string]bool
-	// companions are, by the episode the belief was learned from, the quotes of the
-	// batch's supersessions whose new belief is related to the old one: a belief learned
-	// with the old one, retracted on words of the same quote, goes with it.
-	companions map[int64][]string
+	// voices are what the model read, by who said it; nil for consolidation, which
+	// quotes nothing.
+	voices *voices
+	// slots are the scope's learned slot synonyms, read with the scope's lock.
+	slots synonyms
 	// vectors are the batch's targets' (and replacements') vectors in its model, read
 	// with the scope's lock; a belief without one is missing.
 	vectors map[int64][]float32
 	// prior are the destructive revisions the batch's episode applied before (its
-	// earlier segments), applied those this batch applied.
-	prior, applied int
+	// earlier segments), day those of the scope's episodes within a day of the batch's
+	// time (prior among them), applied those this batch applied.
+	prior, day, applied int
+	// learned are the slot synonyms the batch's second opinions taught.
+	learned [][2]string
 }
 
 func newGuard(cfg Containment, b *Batch) *guard {
 	g := &guard{cfg: cfg, floor: cfg.floor(b.EmbedModel), on: !cfg.Off && (b.Origin == RevisionExtraction || b.Origin == RevisionConsolidation),
 		vectors: map[int64][]float32{}}
-	if g.on && b.Source != nil {
-		g.source, g.sourceText, g.sourceVec = salient(b.Source.Text), b.Source.Text, b.Source.Vector
-		g.told = map[string]bool{}
-		for _, f := range b.Facts {
-			if f.Statement != "" && f.Resolves != nil && f.Resolves.Action != ActionReinforce {
-				maps.Copy(g.told, salient(f.Statement))
-			}
-		}
+	if g.on && b.Origin == RevisionExtraction {
+		g.voices = newVoices(b.Source)
 	}
 	return g
-}
-
-// noteCompanions notes, from the candidates read ahead, the episodes of the beliefs the
-// batch's supersessions retire when the new belief is related to the old: "I left
-// nursing" supersedes "User is an ER nurse", and "User works night shifts", said in the
-// same conversation ("I'm an ER nurse, working night shifts"), may be retracted with it.
-func (g *guard) noteCompanions(b *Batch, ahead *readAhead) {
-	if g.source == nil {
-		return
-	}
-	g.companions = map[int64][]string{}
-	for _, f := range b.Facts {
-		d := f.Resolves
-		if d == nil || d.Action != ActionSupersede || d.Index < 0 || d.Index >= len(b.Candidates) || f.Quote == "" {
-			continue
-		}
-		t, ok := ahead.target(b.Candidates[d.Index])
-		if ok && t.EpisodeID != nil && g.related(f.Statement, f.Attribute, f.Embedding, t) == "" {
-			g.companions[*t.EpisodeID] = append(g.companions[*t.EpisodeID], f.Quote)
-		}
-	}
-}
-
-// goesWith says whether a pure retraction of t, quoting quote, goes with a supersession
-// of the batch: t was learned in the episode of the belief superseded, and quote is part
-// of the supersession's.
-func (g *guard) goesWith(t *target, quote string) bool {
-	if t.EpisodeID == nil || strings.TrimSpace(quote) == "" {
-		return false
-	}
-	for _, q := range g.companions[*t.EpisodeID] {
-		if strings.Contains(normQuote(q), normQuote(quote)) {
-			return true
-		}
-	}
-	return false
-}
-
-// normQuote is a quote as its words, lower case, one space apart.
-func normQuote(q string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}), " ")
 }
 
 // destructive are the ids of the beliefs the batch's directives would retire, with the
@@ -188,57 +146,22 @@ func (g *guard) destructive(b *Batch) []int64 {
 	return uniq(ids)
 }
 
-// fact is why a model's destructive directive f on t is held, "" when it is trusted:
-// its new belief is related to t, and the conversation speaks of t.
-func (g *guard) fact(f *Fact, t *target) (Cause, string) {
-	if !g.on {
-		return "", ""
-	}
-	if f.Statement != "" {
-		// The statement, not the quote: a quote holds what else was said beside it.
-		if why := g.related(f.Statement, f.Attribute, f.Embedding, t); why != "" {
-			return CauseUnrelated, why
-		}
-	}
-	if g.source == nil {
-		return "", ""
-	}
-	if why := g.grounded(f, t); why != "" {
-		return CauseUngrounded, why
-	}
-	return "", ""
-}
-
-// sameEntity is why a model's supersession of t by a belief about entity is held, ""
-// when entity is t's: a fact about the user's sister replaces nothing of the user's.
-func (g *guard) sameEntity(entity string, t *target) (Cause, string) {
-	if !g.on || entity == "" || t.Entity == "" || entity == t.Entity {
-		return "", ""
-	}
-	return CauseOtherEntity, fmt.Sprintf("the new belief is about %q, belief %d about %q: a fact of another entity replaces nothing of it",
-		entity, t.ID, t.Entity)
-}
-
-// resolution is why consolidation's supersession of t by rep is held, "" when it is
-// trusted: rep is related to t.
-func (g *guard) resolution(t, rep *target) (Cause, string) {
-	if !g.on {
-		return "", ""
-	}
-	if why := g.related(rep.Statement, rep.Attribute, g.vectors[rep.ID], t); why != "" {
-		return CauseUnrelated, why
-	}
-	return "", ""
-}
-
-// admit counts one more destructive revision of the episode, or says why the cap holds
-// it. Only extraction's count: consolidation revises what several episodes said.
-func (g *guard) admit(origin RevisionOrigin) (Cause, string) {
+// admit counts one more destructive revision, or says why a cap holds it: the
+// episode's (MAX_REVISIONS_PER_EPISODE) or the day's (MAX_REVISIONS_PER_DAY, by the
+// episodes' time). Only extraction's count, and only what identity did not confirm is
+// held: the user's own words about the same entity and slot revise as much as they say.
+func (g *guard) admit(origin RevisionOrigin, confirmed bool) (Cause, string) {
 	if !g.on || origin != RevisionExtraction {
 		return "", ""
 	}
-	if n := g.prior + g.applied; n >= g.cfg.MaxRevisions {
-		return CauseMassRevision, fmt.Sprintf("the episode applied %d destructive revisions already, the most MAX_REVISIONS_PER_EPISODE allows", n)
+	if !confirmed {
+		if n := g.prior + g.applied; n >= g.cfg.MaxRevisions {
+			return CauseMassRevision, fmt.Sprintf("the episode applied %d destructive revisions already, the most MAX_REVISIONS_PER_EPISODE allows", n)
+		}
+		if n := g.day + g.applied; n >= g.cfg.MaxRevisionsPerDay {
+			return CauseMassRevision, fmt.Sprintf("the scope's episodes within a day of this one applied %d destructive revisions already, "+
+				"the most MAX_REVISIONS_PER_DAY allows", n)
+		}
 	}
 	g.applied++
 	return "", ""
@@ -248,7 +171,7 @@ func (g *guard) admit(origin RevisionOrigin) (Cause, string) {
 // same slot, a salient word in common, or an embedding at least the floor; else what
 // was measured.
 func (g *guard) related(text, attribute string, vec []float32, t *target) string {
-	if attribute != "" && normAttribute(attribute) == normAttribute(t.Attribute) {
+	if attribute != "" && g.slots.same(attribute, t.Attribute) {
 		return ""
 	}
 	if shared(salient(text), salient(t.Statement)) {
@@ -260,55 +183,6 @@ func (g *guard) related(text, attribute string, vec []float32, t *target) string
 	}
 	return fmt.Sprintf("the new belief is not about belief %d: attribute %q against %q, no salient word in common, %s",
 		t.ID, attribute, t.Attribute, similarity(sim, ok, g.floor))
-}
-
-// grounded is "" when the conversation holds what the directive rests on; else what was
-// measured. A supersession rests on its new belief: the conversation says it. A
-// retraction rests on its target: the conversation speaks of it.
-func (g *guard) grounded(f *Fact, t *target) string {
-	if f.Resolves != nil && f.Resolves.Action == ActionSupersede {
-		return g.says(f, t)
-	}
-	// A pure retraction rests on what the conversation says beyond what the answer's
-	// other revisions store: "my home machine" of a new operating system does not speak
-	// of the home PC's games.
-	source := g.source
-	if f.Statement == "" {
-		source = maps.Clone(g.source)
-		for w := range g.told {
-			delete(source, w)
-		}
-	}
-	if shared(salient(t.Statement), source) {
-		return ""
-	}
-	if f.Statement == "" && g.goesWith(t, f.Quote) {
-		return "" // learned with a belief the conversation supersedes, on the same words
-	}
-	tv := g.vectors[t.ID]
-	quoteSim, quoteOK := cosine(f.QuoteEmbedding, tv)
-	sourceSim, sourceOK := cosine(g.sourceVec, tv)
-	if quoteOK && quoteSim >= g.floor || sourceOK && sourceSim >= g.floor {
-		return ""
-	}
-	return fmt.Sprintf("the conversation does not speak of belief %d: it names none of its words; quote %s; conversation %s",
-		t.ID, similarity(quoteSim, quoteOK, g.floor), similarity(sourceSim, sourceOK, g.floor))
-}
-
-// says is "" when the conversation says the new belief of a supersession of t: its
-// quote is in it, or what the statement says that t does not ("Miami" of a move from
-// Brooklyn), or the statement's vector is near the conversation's; else what was
-// measured. The old value need not be named: "I moved to Miami" replaces Brooklyn.
-func (g *guard) says(f *Fact, t *target) string {
-	if quoteIsIn(f.Quote, g.source) || shared(news(f.Statement, t.Statement), g.source) {
-		return ""
-	}
-	sim, ok := cosine(f.Embedding, g.sourceVec)
-	if ok && sim >= g.floor {
-		return ""
-	}
-	return fmt.Sprintf("the conversation does not say the belief that would replace belief %d: its quote is not in it, nor "+
-		"what it says anew; statement %s", t.ID, similarity(sim, ok, g.floor))
 }
 
 func similarity(sim float64, ok bool, floor float64) string {
@@ -326,21 +200,6 @@ func news(statement, old string) map[string]bool {
 		delete(out, w)
 	}
 	return out
-}
-
-// quoteIsIn says whether quote is in the conversation: most of its salient words are.
-func quoteIsIn(quote string, source map[string]bool) bool {
-	words := salient(quote)
-	if len(words) == 0 {
-		return false
-	}
-	in := 0
-	for w := range words {
-		if source[w] {
-			in++
-		}
-	}
-	return float64(in) >= 0.7*float64(len(words))
 }
 
 // cosine is the cosine similarity of a and b, false when either is missing or their

@@ -26,13 +26,12 @@ func TestNormAttribute(t *testing.T) {
 	}
 }
 
-func TestQuoteIsIn(t *testing.T) {
+func TestLooselyShared(t *testing.T) {
 	t.Parallel()
-	source := salient("user: Big news, we moved to Munich in March!\nassistant: Congratulations.")
-	require.True(t, quoteIsIn("we moved to Munich", source))
-	require.True(t, quoteIsIn("We moved to MUNICH in March", source), "case and punctuation aside")
-	require.False(t, quoteIsIn("I moved to Paris", source))
-	require.False(t, quoteIsIn("", source))
+	require.True(t, looselyShared(salient("User is allergic to peanuts"), salient("User has a peanut allergy")))
+	require.True(t, looselyShared(salient("User is vegetarian"), salient("Ya no soy vegetariana")), "a word of another language that begins alike")
+	require.False(t, looselyShared(salient("User plays the cello"), salient("I called Celine")), "too short a beginning")
+	require.False(t, looselyShared(salient("User lives in Boston"), salient("I moved to Denver")), "a verb of a slot alone is no evidence")
 }
 
 func TestDefaultSimilarityFloor(t *testing.T) {
@@ -44,8 +43,8 @@ func TestDefaultSimilarityFloor(t *testing.T) {
 	require.InDelta(t, 0.3, Containment{SimilarityFloor: 0.3}.floor("nomic-embed-text"), 0, "REVISION_SIMILARITY_FLOOR wins")
 }
 
-// Consolidation's supersession of a belief by an unrelated one is held; an operator's
-// revision never is.
+// Consolidation's supersession of a belief by an unrelated one waits for a second
+// opinion, held without one; an operator's revision never is.
 func TestContainmentOfConsolidationAndOperators(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -60,7 +59,7 @@ func TestContainmentOfConsolidationAndOperators(t *testing.T) {
 			{Index: 1, ReplacedBy: new(2), Action: ActionSupersede, Reason: ReasonTemporal},  // the move is
 		}})
 	require.Equal(t, OutcomeConflict, res.Resolutions[0].Kind)
-	require.Equal(t, CauseUnrelated, res.Resolutions[0].Cause)
+	require.Equal(t, CauseSecondOpinion, res.Resolutions[0].Cause)
 	require.Equal(t, OutcomeSuperseded, res.Resolutions[1].Kind)
 
 	// The operator retracts the cello with nothing said about it: not held.

@@ -216,7 +216,7 @@ func checkBelief(b ExportedBelief, beliefs, episodes idSet) error {
 	switch {
 	case !slices.Contains(Kinds, b.Kind):
 		return lineErrorf(b.Line, "belief %d: kind %q is not one of %v", id, b.Kind, Kinds)
-	case !slices.Contains([]Status{StatusActive, StatusSuperseded, StatusRetracted, StatusForgotten}, b.Status):
+	case !slices.Contains([]Status{StatusActive, StatusSuperseded, StatusRetracted, StatusForgotten, StatusHeld}, b.Status):
 		return lineErrorf(b.Line, "belief %d: status %q is not active, superseded, retracted or forgotten", id, b.Status)
 	case !slices.Contains([]Origin{OriginUserStated, OriginInferred, OriginAuthoritative, OriginImported}, b.Origin):
 		return lineErrorf(b.Line, "belief %d: origin %q is not user_stated, inferred, authoritative or imported", id, b.Origin)

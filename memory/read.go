@@ -85,13 +85,14 @@ func utcPtr(t *time.Time) *time.Time {
 }
 
 // Views of a scope's beliefs, as conditions on belief b with the scope in $1 and, for
-// the point-in-time views, the time in $2. Only All sees forgotten beliefs.
+// the point-in-time views, the time in $2. Only All sees forgotten beliefs; a held one,
+// which never was current, is in no view of a time.
 const (
 	currentView = "b.scope = $1 AND b.status = 'active'"
 	historyView = "b.scope = $1 AND b.status <> 'forgotten'"
-	asOfView    = `b.scope = $1 AND b.status <> 'forgotten'
+	asOfView    = `b.scope = $1 AND b.status NOT IN ('forgotten', 'held')
 		AND b.valid_from <= $2 AND (b.valid_until IS NULL OR b.valid_until > $2)`
-	knownAtView = `b.scope = $1 AND b.status <> 'forgotten'
+	knownAtView = `b.scope = $1 AND b.status NOT IN ('forgotten', 'held')
 		AND b.recorded_at <= $2 AND (b.retired_at IS NULL OR b.retired_at > $2)`
 )
 

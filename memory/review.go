@@ -130,7 +130,17 @@ func (s *Store) Decide(ctx context.Context, d Decision) (*Decided, error) {
 				return err
 			}
 		case d.Verdict == VerdictApply:
+			if err := activateHeld(ctx, tx, &c, s.clock()); err != nil {
+				return err
+			}
 			if out.Outcome, err = s.applyItem(ctx, tx, &c, d); err != nil {
+				return err
+			}
+			if err := learnItemSlot(ctx, tx, &c, s.clock()); err != nil {
+				return err
+			}
+		default:
+			if err := retireHeld(ctx, tx, &c, s.clock()); err != nil {
 				return err
 			}
 		}

@@ -51,10 +51,12 @@ type Config struct {
 	ConsolidateMaxCluster int
 	// ExactSearchLimit is memory.Config.ExactSearchLimit.
 	ExactSearchLimit int
-	// RevisionSimilarityFloor and MaxRevisionsPerEpisode are memory.Containment's
-	// SimilarityFloor (0: the embedding model's default) and MaxRevisions.
+	// RevisionSimilarityFloor, MaxRevisionsPerEpisode and MaxRevisionsPerDay are
+	// memory.Containment's SimilarityFloor (0: the embedding model's default),
+	// MaxRevisions and MaxRevisionsPerDay.
 	RevisionSimilarityFloor float64
 	MaxRevisionsPerEpisode  int
+	MaxRevisionsPerDay      int
 
 	// CitusShardCount is migrations.Config.ShardCount: the shards of each table the
 	// migrations distribute on Citus.
@@ -157,6 +159,7 @@ func settings() []setting {
 		{GroupConsolidate, "consolidate-max-cluster", "CONSOLIDATE_MAX_CLUSTER", "8", "most beliefs in one consolidation cluster (one LLM call)", intRange(func(c *Config) *int { return &c.ConsolidateMaxCluster }, 2, 64)},
 		{GroupConsolidate, "revision-similarity-floor", "REVISION_SIMILARITY_FLOOR", "0", "cosine similarity from which a model's revision is related to its target and grounded in the conversation (0: the embedding model's default; eval calibrate measures one)", floatRange(func(c *Config) *float64 { return &c.RevisionSimilarityFloor }, 0, 1)},
 		{GroupConsolidate, "max-revisions-per-episode", "MAX_REVISIONS_PER_EPISODE", "5", "most supersessions and retractions one transcript applies; the rest wait for review", intRange(func(c *Config) *int { return &c.MaxRevisionsPerEpisode }, 1, 1000)},
+		{GroupConsolidate, "max-revisions-per-day", "MAX_REVISIONS_PER_DAY", "10", "most supersessions and retractions a scope's transcripts within 24 hours of each other apply, unless the user's own words confirm them; the rest wait for review", intRange(func(c *Config) *int { return &c.MaxRevisionsPerDay }, 1, 100000)},
 		{GroupConsolidate, "exact-search-limit", "EXACT_SEARCH_LIMIT", "0", "0: every scope's nearest-neighbour reads scan it exactly; N: a scope of more than N rows (per table and embedding model) gets an approximate HNSW index of its own, faster but missing some nearest", intRange(func(c *Config) *int { return &c.ExactSearchLimit }, 0, 10_000_000)},
 		{GroupRetention, "retain-history", "RETAIN_HISTORY", "", "keep superseded, retracted and forgotten beliefs this long, then purge them (at least 1h, e.g. 8760h; default: forever)", optDurationAtLeast(func(c *Config) *time.Duration { return &c.RetainHistory }, MinRetainHistory)},
 		{GroupWorker, "api-behind-gate", "API_BEHIND_GATE", "false", "another gate (e.g. an authenticating proxy) guards the HTTP API: without API keys it serves every scope on any address", boolValue(func(c *Config) *bool { return &c.APIBehindGate })},

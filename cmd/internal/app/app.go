@@ -64,8 +64,9 @@ func OpenDB(ctx context.Context, cfg *config.Config, maxConns int32, logger *slo
 // to the change feed, and its webhook deliveries queued, in the same transaction.
 func MemoryConfig(cfg *config.Config, confidenceFloor float64) *memory.Config {
 	return &memory.Config{ConfidenceFloor: confidenceFloor, ExactSearchLimit: cfg.ExactSearchLimit,
-		Containment: memory.Containment{SimilarityFloor: cfg.RevisionSimilarityFloor, MaxRevisions: cfg.MaxRevisionsPerEpisode},
-		Announcer:   changes.NewLog(changes.Config{Followers: []changes.Follower{webhook.NewDispatcher()}})}
+		Containment: memory.Containment{SimilarityFloor: cfg.RevisionSimilarityFloor, MaxRevisions: cfg.MaxRevisionsPerEpisode,
+			MaxRevisionsPerDay: cfg.MaxRevisionsPerDay},
+		Announcer: changes.NewLog(changes.Config{Followers: []changes.Follower{webhook.NewDispatcher()}})}
 }
 
 // Redactor is the deployment's redactor: the kinds of REDACT, or every kind when the

@@ -1,0 +1,1 @@
+ALTER TABLE belief_conflict DROP CONSTRAINT belief_conflict_cause_check;
