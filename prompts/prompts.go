@@ -24,6 +24,7 @@ const (
 	ReviewSchemaName        = "review"
 	AnswerSchemaName        = "answer"
 	JudgeSchemaName         = "judgment"
+	VerificationSchemaName  = "verification"
 )
 
 // Candidate is a belief shown to the LLM; its index in Extraction.Candidates is its
