@@ -61,6 +61,11 @@ type Outcome struct {
 // transaction the batch is applied in: no transaction waits on a model.
 func (a Asker) Opinions(ctx context.Context, q Questioner, b *memory.Batch) (Outcome, error) {
 	qs, err := q.Questions(ctx, b)
+	if errors.Is(err, memory.ErrStale) {
+		// A candidate is gone (purged, forgotten): the batch is not applied as it is,
+		// which its writer learns from Apply, in the transaction that decides it.
+		return Outcome{}, nil
+	}
 	if err != nil || len(qs) == 0 {
 		return Outcome{}, err
 	}

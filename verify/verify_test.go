@@ -3,6 +3,7 @@ package verify_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -199,6 +200,12 @@ func (failing) Questions(context.Context, *memory.Batch) ([]memory.Question, err
 	return nil, errRead
 }
 
+type stale struct{}
+
+func (stale) Questions(context.Context, *memory.Batch) ([]memory.Question, error) {
+	return nil, fmt.Errorf("questions: %w", memory.ErrStale)
+}
+
 func TestQuestionsError(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
@@ -206,6 +213,11 @@ func TestQuestionsError(t *testing.T) {
 	b, _ := batch()
 	_, err := a.Opinions(context.Background(), failing{}, b)
 	require.ErrorIs(t, err, errRead)
+
+	// A batch whose candidates are gone asks nothing: Apply tells its writer.
+	out, err := a.Opinions(context.Background(), stale{}, b)
+	require.NoError(t, err)
+	require.Equal(t, verify.Outcome{}, out)
 	require.Zero(t, srv.ChatCount())
 }
 
