@@ -468,6 +468,13 @@ func (w *Worker) judge(ctx context.Context, scope, instructions string, c *clust
 		return false, err
 	}
 
+	var batch *memory.Batch
+	if len(res) > 0 {
+		batch = &memory.Batch{Scope: scope, Origin: memory.RevisionConsolidation, Candidates: ids, Resolutions: res}
+		if err := w.secondOpinion(ctx, batch, rep); err != nil {
+			return false, err
+		}
+	}
 	var (
 		out   *memory.Result
 		claim memory.Claim
@@ -480,12 +487,10 @@ func (w *Worker) judge(ctx context.Context, scope, instructions string, c *clust
 		if claim, err = memory.ClaimJudgmentTx(ctx, tx, memory.JudgmentClaim{Scope: scope, Signature: c.signature, Members: ids}); err != nil {
 			return err
 		}
-		if claim != memory.Claimed || len(res) == 0 {
+		if claim != memory.Claimed || batch == nil {
 			return nil
 		}
-		out, err = w.cfg.Store.ApplyTx(ctx, tx, &memory.Batch{
-			Scope: scope, Origin: memory.RevisionConsolidation, Candidates: ids, Resolutions: res,
-		})
+		out, err = w.cfg.Store.ApplyTx(ctx, tx, batch)
 		return err
 	})
 	if err != nil {

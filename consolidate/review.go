@@ -58,9 +58,13 @@ func (w *Worker) review(ctx context.Context, scope string, rep *Report) (applied
 	if err != nil || len(verdicts) == 0 {
 		return false, false, err
 	}
+	batch := reviewBatch(scope, flagged, verdicts)
+	if err := w.secondOpinion(ctx, batch, rep); err != nil {
+		return false, false, err
+	}
 	var out *memory.Result
 	err = w.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		out, err = w.cfg.Store.ApplyTx(ctx, tx, reviewBatch(scope, flagged, verdicts))
+		out, err = w.cfg.Store.ApplyTx(ctx, tx, batch)
 		return err
 	})
 	if err != nil {

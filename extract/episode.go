@@ -194,7 +194,7 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 	batch := &memory.Batch{
 		Scope: ep.Scope, Origin: memory.RevisionExtraction, EpisodeID: &ep.ID, At: ep.OccurredAt,
 		Candidates: ids, Facts: facts, EmbedModel: w.cfg.EmbedModel, Seen: st.seen,
-		Source: &memory.Source{Text: prompts.Transcript(read), Vector: vec},
+		Source: &memory.Source{Text: prompts.Transcript(read), Vector: vec, Messages: sourceMessages(read)},
 	}
 	for _, f := range facts {
 		if v := cmp.Or(len(f.Embedding), len(f.EventEmbedding)); v > 0 {
@@ -203,6 +203,10 @@ func (w *Worker) extractOnce(ctx context.Context, st *state, a *attempt, rep *Re
 			}
 			break
 		}
+	}
+	// Before the batch's transaction: none waits on a model.
+	if err := w.secondOpinion(ctx, batch, rep); err != nil {
+		return false, err
 	}
 	if seg.whole {
 		if err := w.apply(ctx, ep, batch, nil, rep); err != nil {
@@ -523,6 +527,16 @@ func (w *Worker) embed(ctx context.Context, facts []memory.Fact, cands []memory.
 		}
 	}
 	return nil
+}
+
+// sourceMessages are the messages the model read, for the engine to find who said
+// each quote.
+func sourceMessages(read []prompts.Message) []memory.SourceMessage {
+	out := make([]memory.SourceMessage, len(read))
+	for i, m := range read {
+		out[i] = memory.SourceMessage{Role: m.Role, Content: m.Content}
+	}
+	return out
 }
 
 // addCounts adds c to into, made when needed, and returns it.

@@ -38,8 +38,11 @@ type Report struct {
 	Examples   int
 	// PromptChars is the size of the last prompt sent.
 	PromptChars int
-	ChatCalls   int
-	EmbedCalls  int
+	// ChatCalls counts every chat call, answers asked again and second opinions
+	// included; Verifications counts the second opinions' alone.
+	ChatCalls     int
+	Verifications int
+	EmbedCalls    int
 	// StaleRounds counts extractions done again because another writer revised the
 	// scope during the LLM call (the safety net of memory.ErrStale).
 	StaleRounds int
