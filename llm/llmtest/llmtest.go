@@ -34,7 +34,10 @@ const (
 const DefaultDim = 64
 
 // DefaultContent is the chat answer when nothing scripted matches: an empty
-// extraction.
+// extraction. To a call of another schema (consolidation, review, verification) it is a
+// malformed answer, which each caller handles as it handles one. A test scripts those by
+// Request.SchemaName in Handle (OpenAI's requests name their schema): a verification's
+// prompt quotes the transcript, whose words an OnPrompt rule of the extraction matches.
 const DefaultContent = `{"reasoning":"","facts":[]}`
 
 // Request kinds.
