@@ -67,11 +67,8 @@ func TestSecondOpinion(t *testing.T) {
 			ctx := context.Background()
 			reps := &reports{}
 			p := pipelinetest.New(t, &pipelinetest.Options{Extract: func(c *extract.Config) { c.Observer = reps }})
+			p.LLM.OnVerification(llmtest.Reply{Content: `{"verdicts": [` + tc.verdict + `]}`})
 			p.LLM.Handle(func(req llmtest.Request) llmtest.Reply {
-				// By schema first: the verification prompt quotes the transcript.
-				if req.SchemaName == prompts.VerificationSchemaName {
-					return llmtest.Reply{Content: `{"verdicts": [` + tc.verdict + `]}`}
-				}
 				switch {
 				case strings.Contains(req.Prompt, "I live in Brooklyn"):
 					return llmtest.Reply{Content: pipelinetest.Answer(pipelinetest.Fact{Statement: brooklyn, Attribute: "home_city",

@@ -86,7 +86,7 @@ func TestNoQuestionsNoCall(t *testing.T) {
 func TestOneCallForAllQuestions(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
-	srv.Script(verdicts(`{"directive": 2, "why": "the bike was sold", "holds": true}`,
+	srv.OnVerification(verdicts(`{"directive": 2, "why": "the bike was sold", "holds": true}`,
 		`{"directive": 0, "why": "  a move to Lisbon  ", "holds": true}`))
 	a, calls := asker(t, srv, nil)
 	b, qs := batch()
@@ -114,7 +114,7 @@ func TestOneCallForAllQuestions(t *testing.T) {
 func TestHoldsFalseIsAnOpinion(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
-	srv.Script(verdicts(`{"directive": 0, "why": "about someone else", "holds": false}`))
+	srv.OnVerification(verdicts(`{"directive": 0, "why": "about someone else", "holds": false}`))
 	a, _ := asker(t, srv, nil)
 	ops, err := a.Ask(context.Background(), questions{{Fact: 0, Resolution: -1, Action: memory.ActionRetract, Reason: memory.ReasonTemporal, Target: "x"}})
 	require.NoError(t, err)
@@ -126,7 +126,7 @@ func TestHoldsFalseIsAnOpinion(t *testing.T) {
 func TestMalformedIsAskedAgain(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
-	srv.Script(
+	srv.OnVerification(
 		verdicts(`{"directive": 3, "why": "", "holds": true}`),
 		verdicts(`{"directive": 0, "why": "", "holds": true}`, `{"directive": 0, "why": "", "holds": false}`),
 		verdicts(`{"directive": 1, "why": "never had one", "holds": true}`))
@@ -146,15 +146,15 @@ func TestMalformedIsAskedAgain(t *testing.T) {
 	require.Contains(t, chats[2].Prompt, "directive 0 is answered twice")
 }
 
-// TestUnanswered: when every answer is malformed (here the fake's default reply, an
-// extraction, which is what an unscripted verification gets), or the prompt does not
-// fit the model's window, no opinion is set and the engine holds what was asked
-// about; it is not an error.
+// TestUnanswered: when every answer is malformed (here an extraction), or the prompt
+// does not fit the model's window, no opinion is set and the engine holds what was
+// asked about; it is not an error.
 func TestUnanswered(t *testing.T) {
 	t.Parallel()
 	t.Run("malformed", func(t *testing.T) {
 		t.Parallel()
 		srv := llmtest.NewServer(t)
+		srv.OnVerification(llmtest.Reply{Content: llmtest.DefaultContent})
 		a, calls := asker(t, srv, nil)
 		b, qs := batch()
 		out, err := a.Opinions(context.Background(), qs, b)
@@ -183,7 +183,7 @@ func TestUnanswered(t *testing.T) {
 func TestServerErrorIsAnError(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
-	srv.Script(llmtest.Reply{Status: http.StatusBadRequest})
+	srv.OnVerification(llmtest.Reply{Status: http.StatusBadRequest})
 	a, _ := asker(t, srv, nil)
 	b, qs := batch()
 	_, err := a.Opinions(context.Background(), qs, b)
@@ -225,7 +225,7 @@ func TestQuestionsError(t *testing.T) {
 func TestOllama(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(t)
-	srv.Script(verdicts(`{"directive": 0, "why": "moved", "holds": true}`))
+	srv.OnVerification(verdicts(`{"directive": 0, "why": "moved", "holds": true}`))
 	chat, err := llm.NewOllama(srv.OllamaConfig())
 	require.NoError(t, err)
 	p, err := prompts.New()

@@ -9,9 +9,11 @@
 package llmtest
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -34,10 +36,9 @@ const (
 const DefaultDim = 64
 
 // DefaultContent is the chat answer when nothing scripted matches: an empty
-// extraction. To a call of another schema (consolidation, review, verification) it is a
-// malformed answer, which each caller handles as it handles one. A test scripts those by
-// Request.SchemaName in Handle (OpenAI's requests name their schema): a verification's
-// prompt quotes the transcript, whose words an OnPrompt rule of the extraction matches.
+// extraction. To a call of another schema (consolidation, review) it is a malformed
+// answer, which each caller handles as it handles one. A verification (a second
+// opinion, Request.Verification) is answered apart: see OnVerification.
 const DefaultContent = `{"reasoning":"","facts":[]}`
 
 // Request kinds.
@@ -170,6 +171,7 @@ type Server struct {
 	mu           sync.Mutex
 	requests     []Request
 	handler      func(Request) Reply
+	verifier     *rule
 	script       []Reply
 	scriptNext   int
 	rules        map[string]*rule
@@ -227,12 +229,47 @@ func (s *Server) OllamaConfig() llm.Config {
 	return llm.Config{BaseURL: s.URL(), ChatModel: DefaultChatModel, EmbedModel: DefaultEmbedModel}
 }
 
-// Handle makes fn answer every chat call, overriding OnPrompt rules and the
-// script; nil restores them. fn runs concurrently and must be safe for it.
+// Handle makes fn answer every chat call but verifications (OnVerification),
+// overriding OnPrompt rules and the script; nil restores them. fn runs concurrently and must be safe for it.
 func (s *Server) Handle(fn func(req Request) Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.handler = fn
+}
+
+// OnVerification answers successive verification calls (second opinions, see
+// Request.Verification) with replies in order, the last one repeating; no replies
+// restores the default: a compliant model that holds every directive. No Handle
+// function, OnPrompt rule nor script answers a verification, whose prompt quotes the
+// transcript an extraction's rule matches.
+func (s *Server) OnVerification(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.verifier = nil
+	if len(replies) > 0 {
+		s.verifier = &rule{replies: slices.Clone(replies)}
+	}
+}
+
+// Verification says whether req asks a second opinion: its schema is the
+// verification schema's, whose answer is a list of verdicts.
+func (req Request) Verification() bool {
+	return req.Kind == KindChat && bytes.Contains(req.Schema, []byte(`"verdicts"`))
+}
+
+// compliant is the answer of a model that holds every directive of a verification
+// prompt, one line "[D<n>] " each.
+func compliant(req Request) Reply {
+	var verdicts []string
+	for _, m := range req.Messages {
+		for line := range strings.Lines(m.Content) {
+			var n int
+			if _, err := fmt.Sscanf(line, "[D%d] ", &n); err == nil {
+				verdicts = append(verdicts, fmt.Sprintf(`{"directive": %d, "why": "a compliant fake", "holds": true}`, n))
+			}
+		}
+	}
+	return Reply{Content: `{"verdicts": [` + strings.Join(verdicts, ", ") + `]}`}
 }
 
 // Script answers successive chat calls (not matched by an OnPrompt rule)
@@ -340,6 +377,13 @@ func (s *Server) nextID() int {
 // slow handlers don't serialize concurrent calls.
 func (s *Server) chatReply(req Request) Reply {
 	s.mu.Lock()
+	if req.Verification() {
+		defer s.mu.Unlock()
+		if s.verifier != nil {
+			return s.verifier.take()
+		}
+		return compliant(req)
+	}
 	h := s.handler
 	if h != nil {
 		s.mu.Unlock()
