@@ -92,7 +92,7 @@ func (l *callLog) handle(req llmtest.Request) llmtest.Reply {
 	l.mu.Lock()
 	l.inflight[scope]--
 	l.mu.Unlock()
-	f := pipelinetest.Fact{Statement: "User lives in " + m[3], Attribute: "location",
+	f := pipelinetest.Fact{Statement: "User lives in " + m[3], Attribute: "location", Quote: "I live in " + m[3],
 		ValidFrom: "2026-01-" + fmt.Sprintf("%02s", m[2])}
 	if strings.Contains(req.Prompt, "\n[0] User lives in ") {
 		f.Resolves = &pipelinetest.Resolves{Index: 0, Action: "supersede", Reason: "temporal"}

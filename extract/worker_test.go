@@ -40,7 +40,7 @@ func TestEndToEndNYCThenMiami(t *testing.T) {
 			p.LLM.OnPrompt("I live in New York City", llmtest.Reply{Content: pipelinetest.Answer(
 				pipelinetest.Fact{Statement: nyc, Attribute: "location", ValidFrom: "2026-01-15"})})
 			p.LLM.OnPrompt("I moved to Miami last month", llmtest.Reply{Content: pipelinetest.Answer(
-				pipelinetest.Fact{Statement: miami, Attribute: "location", ValidFrom: "2026-02-20",
+				pipelinetest.Fact{Statement: miami, Attribute: "location", ValidFrom: "2026-02-20", Quote: "I moved to Miami last month",
 					Resolves: &pipelinetest.Resolves{Index: 0, Action: "supersede", Reason: "temporal"}})})
 
 			p.Enqueue(t, pipelinetest.T("user:1", "nyc", "2026-01-15T10:00:00Z", "I live in New York City."))

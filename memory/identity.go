@@ -32,7 +32,8 @@ func (j judgement) unsettled() bool { return j.cause == "" && !j.confirmed }
 func (g *guard) judge(f *Fact, t *target) judgement {
 	d := f.Resolves
 	switch {
-	case !g.on:
+	case !g.on, d.Action == ActionSupersede && normStatement(f.Statement) == normStatement(t.Statement):
+		// Off, or a supersession by the same statement, which Apply restates.
 		return judgement{confirmed: true}
 	case g.voices == nil && d.Action == ActionSupersede:
 		return g.judgeResolution(t, &target{ID: -1, Statement: f.Statement, Attribute: f.Attribute, Entity: f.entity}, f.Embedding)
@@ -105,8 +106,12 @@ func opinion(j judgement, o *Opinion) (Cause, string) {
 // statement says anew ("Lisbon" of a move from Brooklyn) is in the quote, or the
 // statement's vector is near the quote's.
 func (g *guard) says(f *Fact, t *target) bool {
-	if looselyShared(news(f.Statement, t.Statement), salient(f.Quote)) {
+	anew := news(f.Statement, t.Statement)
+	if looselyShared(anew, salient(f.Quote)) {
 		return true
+	}
+	if len(anew) == 0 && g.speaksOf(f, t) {
+		return true // "User no longer works as a nurse" says nothing anew but that t ended
 	}
 	sim, ok := cosine(f.Embedding, f.QuoteEmbedding)
 	return ok && sim >= g.floor
@@ -142,13 +147,15 @@ func looselyShared(a, b map[string]bool) bool {
 }
 
 // alike says whether two words share a beginning of at least five letters and most of
-// the shorter one.
+// the shorter one, or the shorter, of four letters at least, begins the other ("nurs"
+// of "nursing" and "nurse").
 func alike(a, b string) bool {
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++
 	}
-	return n >= 5 && float64(n) >= 0.75*float64(min(len(a), len(b)))
+	short := min(len(a), len(b))
+	return n >= 5 && float64(n) >= 0.75*float64(short) || n >= 4 && n == short
 }
 
 func yesNo(b bool, yes, no string) string {
