@@ -43,7 +43,9 @@ type identityCase struct {
 	current []string
 }
 
-func user(s string) transcript.Message { return transcript.Message{Role: transcript.RoleUser, Content: s} }
+func user(s string) transcript.Message {
+	return transcript.Message{Role: transcript.RoleUser, Content: s}
+}
 
 func retract(quote, target, reason string) revision {
 	return revision{Fact: pipelinetest.Fact{Attribute: "other", Quote: quote}, target: target, action: "retract", reason: reason}
