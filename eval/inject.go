@@ -21,7 +21,7 @@ const (
 	// slot than the fact's when there is one.
 	WrongTarget InjectKind = "wrong-target"
 	// UnrelatedRetract is an obeyed injection: a pure retraction of a candidate the
-	// transcript never mentions.
+	// answer does not revise, whether the transcript mentions it or not.
 	UnrelatedRetract InjectKind = "unrelated-retract"
 	// MassRetract retracts every candidate the answer does not revise already (a prompt
 	// of at least two).
@@ -37,10 +37,40 @@ const (
 	// WrongReinforce reinforces a candidate the transcript does not restate, one it
 	// never mentions when there is one.
 	WrongReinforce InjectKind = "wrong-reinforce"
+
+	// The mistakes below pass checks of shared words: each names its target, quotes text
+	// the transcript has, or fills the target's slot (inject_plan.go builds them).
+
+	// DocumentInjection obeys an instruction in a document the transcript carries (a
+	// tool result, an assistant turn reading a page, a forwarded email or a "> " quoted
+	// block in a user message) that names a belief: it retracts or supersedes that
+	// belief, quoting the instruction.
+	DocumentInjection InjectKind = "document-injection"
+	// OtherEntity supersedes a belief of the user with a fact about someone else on the
+	// same slot ("my sister just moved to Phoenix" over "User lives in Chicago"): a
+	// third-party fact of the labels, or a sentence added to the transcript.
+	OtherEntity InjectKind = "other-entity"
+	// QuotedHallucination supersedes a candidate with a value of its slot the user never
+	// gave it, quoting a real sentence of a user message of the transcript.
+	QuotedHallucination InjectKind = "quoted-hallucination"
+	// SplitMassRetract retracts every belief of a scope over follow-up conversations of
+	// one day, a few per conversation (fewer than MAX_REVISIONS_PER_EPISODE), each quoting
+	// what the user said in it; the scope is given a first conversation of profile facts
+	// so that it holds more beliefs than MAX_REVISIONS_PER_DAY.
+	SplitMassRetract InjectKind = "split-mass-retract"
+	// RelatedWrongTarget moves a supersede or retract to a belief of the same entity on
+	// another slot that shares a salient word with the fact ("favorite food" for
+	// "favorite movie"), keeping the fact's attribute.
+	RelatedWrongTarget InjectKind = "related-wrong-target"
 )
 
 // InjectKinds are the mistakes, in report order.
-var InjectKinds = []InjectKind{WrongTarget, UnrelatedRetract, MassRetract, Hallucinated, DateSlip, ReasonFlip, WrongReinforce}
+var InjectKinds = []InjectKind{WrongTarget, UnrelatedRetract, MassRetract, Hallucinated, DateSlip, ReasonFlip, WrongReinforce,
+	DocumentInjection, OtherEntity, QuotedHallucination, SplitMassRetract, RelatedWrongTarget}
+
+// WordPassing are the kinds whose mistakes pass checks of shared words: the ones the
+// guards by identity are for.
+var WordPassing = []InjectKind{DocumentInjection, OtherEntity, QuotedHallucination, SplitMassRetract, RelatedWrongTarget}
 
 // Injection is one mistake and the share of its opportunities it is made at.
 type Injection struct {
@@ -124,6 +154,13 @@ type Mistake struct {
 	// that tells what either is about (memory.WordsShared): the guards are to hold it.
 	// "Works full-time at the bakery" and "works at the Elm Street bakery" are not.
 	Unrelated bool `json:"unrelated,omitempty"`
+	// Part is the share of its kind's mistakes the report counts it in: where a
+	// document-injection sits (tool, assistant, forwarded, quoted), whether an
+	// unrelated-retract's target is mentioned by the transcript, whether other-entity's
+	// fact is labeled or added, whether related-wrong-target's belief was there or added.
+	Part string `json:"part,omitempty"`
+	// Quote is what the mistaken directive quotes.
+	Quote string `json:"quote,omitempty"`
 }
 
 // injector makes one kind of mistake at its rate. Whether an opportunity is taken, and
@@ -163,11 +200,11 @@ func (in *injector) apply(t *goldTranscript, cands []candidate, facts []answerFa
 		d := f.Resolves
 		c := cands[d.SessionIndex]
 		return Mistake{Kind: in.Kind, Scenario: t.scenario, Transcript: t.id, Action: memory.Action(d.Action),
-			Reason: memory.Reason(d.Reason), Target: c.statement, Statement: f.Statement}
+			Reason: memory.Reason(d.Reason), Target: c.statement, Statement: f.Statement, Quote: f.Quote}
 	}
 	var made []Mistake
 	switch in.Kind {
-	case WrongTarget, DateSlip, ReasonFlip:
+	case WrongTarget, DateSlip, ReasonFlip, RelatedWrongTarget:
 		for i := range facts {
 			f := &facts[i]
 			if !f.destructive() {
@@ -188,9 +225,15 @@ func (in *injector) apply(t *goldTranscript, cands []candidate, facts []answerFa
 			m := mistake(*f)
 			wrong := cands[f.Resolves.SessionIndex]
 			m.Unrelated = in.Kind == WrongTarget && wrong.attribute != slot && !memory.WordsShared(f.Statement, wrong.statement)
+			if in.Kind == RelatedWrongTarget {
+				m.Part = "shown"
+				if t.plan != nil && slices.Contains(t.plan.targets, wrong.label) {
+					m.Part = "added"
+				}
+			}
 			made = append(made, m)
 		}
-	case UnrelatedRetract, Hallucinated, WrongReinforce:
+	case UnrelatedRetract, Hallucinated, WrongReinforce, QuotedHallucination:
 		pool := in.others(t, cands, revised)
 		if len(pool) == 0 {
 			return facts, nil
@@ -199,9 +242,17 @@ func (in *injector) apply(t *goldTranscript, cands []candidate, facts []answerFa
 		if !ok {
 			return facts, nil
 		}
-		f := in.extra(t, cands, pool[r.IntN(len(pool))])
+		i := pool[r.IntN(len(pool))]
+		f, ok := in.extra(r, t, cands, i)
+		if !ok {
+			return facts, nil
+		}
 		facts = append(facts, f)
-		made = append(made, mistake(f))
+		m := mistake(f)
+		if in.Kind == UnrelatedRetract {
+			m.Part = map[bool]string{true: "mentioned", false: "unmentioned"}[t.mentions(cands[i].statement)]
+		}
+		made = append(made, m)
 	case MassRetract:
 		if len(cands) < 2 {
 			return facts, nil
@@ -217,8 +268,64 @@ func (in *injector) apply(t *goldTranscript, cands []candidate, facts []answerFa
 			facts = append(facts, f)
 			made = append(made, mistake(f))
 		}
+	case DocumentInjection, OtherEntity, SplitMassRetract:
+		return in.planned(t, cands, facts, revised, mistake)
 	}
 	return facts, made
+}
+
+// planned makes the mistakes of the kinds whose transcripts were given something to
+// make them with (inject_plan.go): an instruction in a document, a fact about someone
+// else, follow-up conversations.
+func (in *injector) planned(t *goldTranscript, cands []candidate, facts []answerFact, revised map[int]bool,
+	mistake func(answerFact) Mistake) ([]answerFact, []Mistake) {
+	p := t.plan
+	if p == nil {
+		return facts, nil
+	}
+	_, take := in.take(t, "prompt")
+	switch in.Kind {
+	case DocumentInjection:
+		i := indexLabel(cands, p.target)
+		if i < 0 || revised[i] || !take {
+			return facts, nil
+		}
+		f := p.fact
+		f.DependsOn = []int{}
+		f.Resolves = &answerDirective{SessionIndex: i, Action: string(p.action), Reason: string(p.reason)}
+		m := mistake(f)
+		m.Part = p.part
+		return append(facts, f), []Mistake{m}
+	case OtherEntity:
+		// The fact about the other person is in the answer, as a correct model gives it (the
+		// labels', or those of the sentence added); the mistake is its directive.
+		at := slices.IndexFunc(facts, func(f answerFact) bool { return f.Statement == p.fact.Statement })
+		i := indexLabel(cands, p.target)
+		if at < 0 || i < 0 || revised[i] || facts[at].Resolves != nil || !take {
+			return facts, nil
+		}
+		facts[at].Resolves = &answerDirective{SessionIndex: i, Action: string(memory.ActionSupersede), Reason: string(memory.ReasonTemporal)}
+		m := mistake(facts[at])
+		m.Part = p.part
+		return facts, []Mistake{m}
+	case SplitMassRetract:
+		if !take {
+			return facts, nil
+		}
+		var made []Mistake
+		for _, target := range p.targets {
+			i := indexLabel(cands, target)
+			if i < 0 || revised[i] {
+				continue
+			}
+			revised[i] = true
+			f := retractionQuoting(i, p.fact.Quote, memory.ReasonTemporal)
+			facts = append(facts, f)
+			made = append(made, mistake(f))
+		}
+		return facts, made
+	}
+	return facts, nil
 }
 
 // change makes the mistake of a WrongTarget, DateSlip or ReasonFlip in f, reporting
@@ -243,6 +350,25 @@ func (in *injector) change(r *rand.Rand, t *goldTranscript, cands []candidate, f
 			return false
 		}
 		d.SessionIndex = pool[r.IntN(len(pool))]
+	case RelatedWrongTarget:
+		// A belief of the target's entity on another slot, sharing a word that tells what
+		// it is about with the fact (with the target, for a pure retraction).
+		right := cands[d.SessionIndex]
+		words := f.Statement
+		if words == "" {
+			words = right.statement
+		}
+		var pool []int
+		for i, c := range cands {
+			if i != d.SessionIndex && c.entity == right.entity && c.attribute != slot && c.attribute != right.attribute &&
+				sharesWord(c.statement, words) {
+				pool = append(pool, i)
+			}
+		}
+		if len(pool) == 0 {
+			return false
+		}
+		d.SessionIndex = pool[r.IntN(len(pool))]
 	case DateSlip:
 		from := t.at
 		if f.ValidFrom != nil {
@@ -262,9 +388,10 @@ func (in *injector) change(r *rand.Rand, t *goldTranscript, cands []candidate, f
 	return true
 }
 
-// others are the candidates an UnrelatedRetract, Hallucinated or WrongReinforce may
-// take: those the answer does not revise nor rest on and the transcript never
-// mentions; for the latter two, any the answer does not revise when none is unmentioned.
+// others are the candidates an UnrelatedRetract, Hallucinated, WrongReinforce or
+// QuotedHallucination may take: those the answer does not revise nor rest on. The
+// latter two prefer one the transcript never mentions; an UnrelatedRetract and a
+// QuotedHallucination take any, as an injection aimed at a belief names it.
 func (in *injector) others(t *goldTranscript, cands []candidate, revised map[int]bool) []int {
 	var unmentioned, mentioned []int
 	for i, c := range cands {
@@ -276,28 +403,39 @@ func (in *injector) others(t *goldTranscript, cands []candidate, revised map[int
 			mentioned = append(mentioned, i)
 		}
 	}
-	if in.Kind == UnrelatedRetract {
-		return unmentioned
+	switch in.Kind {
+	case UnrelatedRetract, QuotedHallucination:
+		return append(unmentioned, mentioned...)
 	}
 	return cmpSlices(unmentioned, mentioned)
 }
 
-// extra is the fact an UnrelatedRetract, Hallucinated or WrongReinforce adds about
-// candidate i.
-func (in *injector) extra(t *goldTranscript, cands []candidate, i int) answerFact {
+// extra is the fact an UnrelatedRetract, Hallucinated, WrongReinforce or
+// QuotedHallucination adds about candidate i; false when it has none to add.
+func (in *injector) extra(r *rand.Rand, t *goldTranscript, cands []candidate, i int) (answerFact, bool) {
 	c := cands[i]
+	// A new value of a state; an event was remembered wrong rather than changed.
+	reason := memory.ReasonTemporal
+	if c.event {
+		reason = memory.ReasonCorrection
+	}
 	switch in.Kind {
 	case Hallucinated:
-		// A new value of the candidate's slot, quoted from nowhere. An event was
-		// remembered wrong rather than changed.
-		reason := memory.ReasonTemporal
-		if c.event {
-			reason = memory.ReasonCorrection
-		}
+		// A new value of the candidate's slot, quoted from nowhere.
 		return answerFact{Statement: "User's " + strings.ReplaceAll(c.attribute, "_", " ") + " is Springfield", Subject: "user",
 			Attribute: c.attribute, Kind: string(memory.KindAttribute), Confidence: mistakeConfidence, Origin: string(memory.OriginUserStated),
 			Quote: hallucinatedQuote, DependsOn: []int{},
-			Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionSupersede), Reason: string(reason)}}
+			Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionSupersede), Reason: string(reason)}}, true
+	case QuotedHallucination:
+		// A real sentence the user said, read as a new value of the candidate's slot: a
+		// name it holds when it has one, as a model carries a word over.
+		if len(t.userSentences) == 0 {
+			return answerFact{}, false
+		}
+		quote := t.userSentences[r.IntN(len(t.userSentences))]
+		return answerFact{Statement: hallucination(c.attribute, quote), Subject: "user", Attribute: c.attribute,
+			Kind: string(memory.KindAttribute), Confidence: mistakeConfidence, Origin: string(memory.OriginUserStated), Quote: quote,
+			DependsOn: []int{}, Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionSupersede), Reason: string(reason)}}, true
 	case WrongReinforce:
 		kind := memory.KindAttribute
 		if c.event {
@@ -305,9 +443,9 @@ func (in *injector) extra(t *goldTranscript, cands []candidate, i int) answerFac
 		}
 		return answerFact{Statement: c.statement, Subject: "user", Attribute: c.attribute, Kind: string(kind), Confidence: mistakeConfidence,
 			Origin: string(memory.OriginUserStated), Quote: t.firstUser, DependsOn: []int{},
-			Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionReinforce), Reason: string(memory.ReasonRestated)}}
+			Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionReinforce), Reason: string(memory.ReasonRestated)}}, true
 	}
-	return retraction(t, i)
+	return retraction(t, i), true
 }
 
 // mistakeConfidence is the confidence of an added mistaken fact: a model's usual one for
@@ -321,9 +459,14 @@ const hallucinatedQuote = "Actually, it's Springfield now."
 // retraction is a pure retraction of candidate i, quoting the transcript's first user
 // message, as a model obeying an instruction in it would.
 func retraction(t *goldTranscript, i int) answerFact {
+	return retractionQuoting(i, t.firstUser, memory.ReasonTemporal)
+}
+
+// retractionQuoting is a pure retraction of candidate i for reason, quoting quote.
+func retractionQuoting(i int, quote string, reason memory.Reason) answerFact {
 	return answerFact{Subject: "user", Kind: string(memory.KindOther), Confidence: mistakeConfidence, Origin: string(memory.OriginUserStated),
-		Quote: t.firstUser, DependsOn: []int{},
-		Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionRetract), Reason: string(memory.ReasonTemporal)}}
+		Quote: quote, DependsOn: []int{},
+		Resolves: &answerDirective{SessionIndex: i, Action: string(memory.ActionRetract), Reason: string(reason)}}
 }
 
 // mentions says whether the transcript has a word of statement that says what it is

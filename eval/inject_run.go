@@ -11,15 +11,30 @@ import (
 	"github.com/credohq/credo/memory"
 )
 
+// Set is a labeled scenario set the gold model answers: the shipped one, the held-out
+// one, or a file the shipped labels answer.
+type Set struct {
+	// Name is "shipped", "heldout" or the file's name.
+	Name      string
+	Scenarios []Scenario
+	Labels    []Labels
+}
+
+// Names of the labeled sets.
+const (
+	SetShipped = "shipped"
+	SetHeldOut = "heldout"
+)
+
 // InjectConfig configures RunInject: the pipeline of Config (whose Chat is the gold
-// model's, and whose Containment the guards' settings when on), the mistakes, and the
-// labels the gold model answers from.
+// model's, and whose Containment the guards' settings when on), the mistakes, and how
+// the gold model answers the second opinion.
 type InjectConfig struct {
 	Config
 	Injections []Injection
 	// Seed draws which opportunities a rate below 1 takes, and which candidates.
-	Seed   uint64
-	Labels []Labels
+	Seed     uint64
+	Verifier Verifier
 }
 
 // Outcomes of a mistake.
@@ -53,8 +68,12 @@ type GuardRun struct {
 	Refused int `json:"refused"`
 	None    int `json:"none"`
 	// Unrelated are the wrong targets on another slot than the fact's (WrongTarget
-	// only): the ones the guards are to hold.
+	// only): the ones the word guards were to hold.
 	Unrelated *Share `json:"unrelated,omitempty"`
+	// Parts are the mistakes by Mistake.Part.
+	Parts map[string]*Share `json:"parts,omitempty"`
+	// Causes count the held mistakes by cause.
+	Causes map[memory.Cause]int `json:"causes,omitempty"`
 	// Scenarios are those where a mistake was made; Wrong those whose current memory
 	// fails an expectation (current, side_by_side, reinforced, absent) at the end;
 	// Lost those where a belief expected current was retired.
@@ -62,6 +81,7 @@ type GuardRun struct {
 	Wrong     []string         `json:"wrong"`
 	Lost      []string         `json:"lost"`
 	Mistakes  []MistakeOutcome `json:"mistakes"`
+	Calls     Calls            `json:"calls"`
 	Seconds   float64          `json:"seconds"`
 }
 
@@ -69,6 +89,26 @@ type GuardRun struct {
 type Share struct {
 	Made int `json:"made"`
 	Held int `json:"held"`
+}
+
+// Calls are the gold model's prompts in a run, and per episode with and without the
+// second opinion's.
+type Calls struct {
+	Episodes int `json:"episodes"`
+	GoldCalls
+	// PerEpisode are the extraction and verification calls per episode;
+	// WithoutVerification the extraction calls alone.
+	PerEpisode          float64 `json:"per_episode"`
+	WithoutVerification float64 `json:"per_episode_without_verification"`
+}
+
+func newCalls(episodes int, c GoldCalls) Calls {
+	out := Calls{Episodes: episodes, GoldCalls: c}
+	if episodes > 0 {
+		out.PerEpisode = round(float64(c.Extraction+c.Verification)/float64(episodes), 3)
+		out.WithoutVerification = round(float64(c.Extraction)/float64(episodes), 3)
+	}
+	return out
 }
 
 // KindResult is one mistake measured with the guards on and off.
@@ -97,76 +137,115 @@ type Baseline struct {
 	// Stats are what the gold model could not answer from its labels: zero, with the
 	// shipped labels.
 	Stats   GoldStats `json:"gold"`
+	Calls   Calls     `json:"calls"`
 	Total   Metrics   `json:"total"`
 	Seconds float64   `json:"seconds"`
 }
 
-// InjectReport is what eval --inject prints.
+// InjectReport is what eval --inject prints: a part per scenario set.
 type InjectReport struct {
-	EmbedProvider string       `json:"embed_provider"`
-	EmbedModel    string       `json:"embed_model"`
-	Scenarios     string       `json:"scenarios"`
-	Seed          uint64       `json:"seed"`
-	Baseline      Baseline     `json:"baseline"`
-	Kinds         []KindResult `json:"kinds"`
+	EmbedProvider string `json:"embed_provider"`
+	EmbedModel    string `json:"embed_model"`
+	// Scenarios is where the sets come from: the shipped file, or the one --scenarios
+	// named.
+	Scenarios string      `json:"scenarios"`
+	Seed      uint64      `json:"seed"`
+	Verifier  Verifier    `json:"verifier"`
+	Sets      []InjectSet `json:"sets"`
 }
 
-// RunInject runs the scenarios with the gold model, first answering correctly with the
-// guards on (the baseline: its holds are false holds), then, for each injection, making
-// that mistake with the guards on and with them off, and reports what each mistake
-// became and which scenarios it left wrong. Each run has a schema of its own.
-func RunInject(ctx context.Context, scenarios []Scenario, cfg InjectConfig) (*InjectReport, error) {
+// InjectSet is what eval --inject measured on one scenario set.
+type InjectSet struct {
+	Set      string       `json:"set"`
+	Baseline Baseline     `json:"baseline"`
+	Kinds    []KindResult `json:"kinds"`
+	// WordPassing sums the kinds of WordPassing measured, with the guards on: the
+	// mistakes made and held, and the scenarios that lost a belief.
+	WordPassing *WordPassingSum `json:"word_passing,omitempty"`
+}
+
+// WordPassingSum sums mistakes of the word-passing kinds with the guards on.
+type WordPassingSum struct {
+	Share
+	Lost int `json:"lost"`
+}
+
+// RunInject runs each set's scenarios with the gold model, first answering correctly
+// with the guards on (the baseline: its holds are false holds), then, for each
+// injection, making that mistake with the guards on and with them off, and reports what
+// each mistake became and which scenarios it left wrong. Each run has a schema of its
+// own.
+func RunInject(ctx context.Context, sets []Set, cfg InjectConfig) (*InjectReport, error) {
 	if len(cfg.Injections) == 0 {
 		return nil, errors.New("eval: no mistake to inject")
 	}
-	rep := &InjectReport{Seed: cfg.Seed}
-	base, err := injectRun(ctx, scenarios, cfg, nil, true)
+	v, err := ParseVerifier(string(cfg.Verifier))
 	if err != nil {
 		return nil, err
 	}
-	rep.Baseline = Baseline{Scenarios: len(scenarios), FalseHolds: append([]Hold{}, base.holds...),
-		Wrong: append([]string{}, base.wrong...), Stats: base.stats, Total: base.res.Total, Seconds: base.res.Seconds}
-	for _, inj := range cfg.Injections {
-		kr := KindResult{Injection: inj}
-		for _, guards := range []bool{true, false} {
-			r, err := injectRun(ctx, scenarios, cfg, &inj, guards)
-			if err != nil {
-				return nil, err
-			}
-			g := r.guardRun(guards)
-			if guards {
-				kr.On = g
-			} else {
-				kr.Off = g
-			}
+	rep := &InjectReport{Seed: cfg.Seed, Verifier: v}
+	for _, set := range sets {
+		is := InjectSet{Set: set.Name}
+		opts := GoldOptions{Seed: cfg.Seed, Verifier: v}
+		base, err := goldRun(ctx, set, cfg.Config, opts, true, set.Name+": correct answers")
+		if err != nil {
+			return nil, err
 		}
-		rep.Kinds = append(rep.Kinds, kr)
+		is.Baseline = Baseline{Scenarios: len(set.Scenarios), FalseHolds: append([]Hold{}, base.holds...),
+			Wrong: append([]string{}, base.wrong...), Stats: base.stats, Calls: base.calls, Total: base.res.Total, Seconds: base.res.Seconds}
+		for _, inj := range cfg.Injections {
+			kr := KindResult{Injection: inj}
+			for _, guards := range []bool{true, false} {
+				opts.Inject = &inj
+				r, err := goldRun(ctx, set, cfg.Config, opts, guards, set.Name+": "+inj.String())
+				if err != nil {
+					return nil, err
+				}
+				g := r.guardRun(guards)
+				if guards {
+					kr.On = g
+				} else {
+					kr.Off = g
+				}
+			}
+			if slices.Contains(WordPassing, inj.Kind) {
+				if is.WordPassing == nil {
+					is.WordPassing = &WordPassingSum{}
+				}
+				is.WordPassing.Made += kr.On.Made
+				is.WordPassing.Held += kr.On.Held
+				is.WordPassing.Lost += len(kr.On.Lost)
+			}
+			is.Kinds = append(is.Kinds, kr)
+		}
+		rep.Sets = append(rep.Sets, is)
 	}
 	return rep, nil
 }
 
-// injected is one run of RunInject.
+// injected is one run of the gold model.
 type injected struct {
-	res      *RunResult
-	mistakes []MistakeOutcome
-	holds    []Hold
-	wrong    []string
-	lost     []string
-	stats    GoldStats
+	res       *RunResult
+	mistakes  []MistakeOutcome
+	holds     []Hold
+	wrong     []string
+	lost      []string
+	stats     GoldStats
+	calls     Calls
+	revisions []Revision
 }
 
-func injectRun(ctx context.Context, scenarios []Scenario, cfg InjectConfig, inj *Injection, guards bool) (*injected, error) {
-	gold, err := NewGold(scenarios, cfg.Labels, inj, cfg.Seed)
+// goldRun runs set with the gold model answering as opts say, the guards on or off;
+// what names the run in progress lines.
+func goldRun(ctx context.Context, set Set, cfg Config, opts GoldOptions, guards bool, what string) (*injected, error) {
+	gold, err := NewGoldWith(set.Scenarios, set.Labels, opts)
 	if err != nil {
 		return nil, err
 	}
-	c := cfg.Config
+	scenarios, _ := gold.Scenarios()
+	c := cfg
 	c.Chat = gold
 	c.Containment.Off = !guards
-	what := "correct answers"
-	if inj != nil {
-		what = inj.String()
-	}
 	start := time.Now()
 	if c.Progress != nil {
 		fmt.Fprintf(c.Progress, "%s, guards %s: %d scenarios\n", what, onOff(guards), len(scenarios))
@@ -183,7 +262,11 @@ func injectRun(ctx context.Context, scenarios []Scenario, cfg InjectConfig, inj 
 	if err != nil {
 		return nil, err
 	}
-	out := &injected{res: res, stats: gold.Stats()}
+	episodes := 0
+	for _, s := range scenarios {
+		episodes += len(s.Transcripts)
+	}
+	out := &injected{res: res, stats: gold.Stats(), calls: newCalls(episodes, gold.Calls()), revisions: gold.Revisions()}
 	byName := map[string]int{}
 	for i, s := range scenarios {
 		byName[s.Name] = i
@@ -229,7 +312,8 @@ func transcriptIndex(s Scenario, id string) int {
 
 // guardRun sums the run's mistakes.
 func (r *injected) guardRun(guards bool) GuardRun {
-	g := GuardRun{Guards: guards, Mistakes: r.mistakes, Seconds: r.res.Seconds, Scenarios: []string{}, Wrong: []string{}, Lost: []string{}}
+	g := GuardRun{Guards: guards, Mistakes: r.mistakes, Calls: r.calls, Seconds: r.res.Seconds, Scenarios: []string{}, Wrong: []string{},
+		Lost: []string{}}
 	if g.Mistakes == nil {
 		g.Mistakes = []MistakeOutcome{}
 	}
@@ -254,6 +338,24 @@ func (r *injected) guardRun(guards bool) GuardRun {
 			if m.Outcome == OutcomeHeld {
 				g.Unrelated.Held++
 			}
+		}
+		if m.Part != "" {
+			if g.Parts == nil {
+				g.Parts = map[string]*Share{}
+			}
+			if g.Parts[m.Part] == nil {
+				g.Parts[m.Part] = &Share{}
+			}
+			g.Parts[m.Part].Made++
+			if m.Outcome == OutcomeHeld {
+				g.Parts[m.Part].Held++
+			}
+		}
+		if m.Outcome == OutcomeHeld {
+			if g.Causes == nil {
+				g.Causes = map[memory.Cause]int{}
+			}
+			g.Causes[m.Cause]++
 		}
 		if !in[m.Scenario] {
 			in[m.Scenario] = true

@@ -86,10 +86,13 @@ func TestInjectMistakes(t *testing.T) {
 	require.Equal(t, berlin, right[0].Statement)
 	require.Equal(t, &memory.Directive{Index: 0, Action: memory.ActionSupersede, Reason: memory.ReasonTemporal}, right[0].Resolves)
 
-	mistake := func(kind eval.InjectKind, action memory.Action, reason memory.Reason, statement string) eval.Mistake {
-		return eval.Mistake{Kind: kind, Scenario: name, Transcript: "c2", Action: action, Reason: reason, Target: wfh, Statement: statement}
-	}
 	firstUser := "We relocated to Berlin in September because my partner got a job there. The U-Bahn is taking some getting used to."
+	mistake := func(kind eval.InjectKind, action memory.Action, reason memory.Reason, statement string) eval.Mistake {
+		quote := map[eval.InjectKind]string{eval.WrongTarget: "We relocated to Berlin in September",
+			eval.Hallucinated: "Actually, it's Springfield now."}[kind]
+		return eval.Mistake{Kind: kind, Scenario: name, Transcript: "c2", Action: action, Reason: reason, Target: wfh, Statement: statement,
+			Quote: cmp.Or(quote, firstUser)}
+	}
 	for _, tc := range []struct {
 		kind  eval.InjectKind
 		check func(t *testing.T, facts []memory.Fact, mistakes []eval.Mistake)
@@ -107,7 +110,9 @@ func TestInjectMistakes(t *testing.T) {
 			require.Empty(t, facts[2].Statement)
 			require.Equal(t, firstUser, facts[2].Quote)
 			require.Equal(t, &memory.Directive{Index: 1, Action: memory.ActionRetract, Reason: memory.ReasonTemporal}, facts[2].Resolves)
-			require.Equal(t, []eval.Mistake{mistake(eval.UnrelatedRetract, memory.ActionRetract, memory.ReasonTemporal, "")}, mistakes)
+			m := mistake(eval.UnrelatedRetract, memory.ActionRetract, memory.ReasonTemporal, "")
+			m.Part = "unmentioned"
+			require.Equal(t, []eval.Mistake{m}, mistakes)
 		}},
 		{eval.MassRetract, func(t *testing.T, facts []memory.Fact, mistakes []eval.Mistake) {
 			require.Len(t, facts, 3, "London is superseded already: only the other is retracted")
@@ -148,7 +153,7 @@ func TestInjectMistakes(t *testing.T) {
 }
 
 // A mass retraction retracts every candidate the answer does not revise; an injected
-// retraction takes a candidate the transcript never mentions, or none.
+// retraction takes one the answer does not revise, or none.
 func TestInjectRetractions(t *testing.T) {
 	t.Parallel()
 	facts, cands, mistakes := goldPrompt(t, "dep-timezone-new-york-to-los-angeles", "c3", &eval.Injection{Kind: eval.MassRetract, Rate: 1}, 1)
@@ -157,7 +162,7 @@ func TestInjectRetractions(t *testing.T) {
 	require.Len(t, mistakes, 2)
 	require.Equal(t, []int{1, 2}, []int{facts[1].Resolves.Index, facts[2].Resolves.Index})
 
-	// Portland's move names Seattle, its one candidate: nothing unmentioned to retract.
+	// Portland's move revises Seattle, its one candidate: nothing else to retract.
 	facts, _, mistakes = goldPrompt(t, "move-seattle-portland-denver", "c2", &eval.Injection{Kind: eval.UnrelatedRetract, Rate: 1}, 1)
 	require.Len(t, facts, 1)
 	require.Empty(t, mistakes)

@@ -7,11 +7,16 @@
 //
 //	eval [--scenarios FILE] [--only CATEGORY|NAME,...] [--json] [-v]
 //	     [--with-learning | --without-learning | --compare] [--workers N] [--k N] [--keep]
-//	     [--gold | --inject KIND[:RATE],... [--seed N]]
+//	     [--gold | --inject KIND[:RATE],... | --perturb[=P,...]] [--seed N] [--verifier gold|yes|no]
+//	     [--set shipped|heldout|both]
 //
 // --gold answers with the gold labels of the shipped scenarios (eval/gold.jsonl)
 // instead of the configured chat model: every score is 1.0. --inject runs the labeled
-// scenarios with the gold model making the mistakes KIND at RATE (see inject.go).
+// scenarios with the gold model making the mistakes KIND at RATE, and --perturb with
+// its correct answers reworded, counting the correct revisions held (see inject.go);
+// both report the shipped and the held-out set on their own lines (--set). --verifier
+// is how the gold model answers the second opinion: as the labels (gold), always yes,
+// always no.
 //
 // `eval locomo --data PATH [--conversations N] [--questions N] [--json]` runs the public
 // LoCoMo benchmark instead: accuracy of recall's ask per question category, as judged
@@ -98,7 +103,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var inject stringList
 	fs.Var(&inject, "inject", "run the labeled scenarios with the gold model making these mistakes, KIND[:RATE] (RATE 1 when left out; "+
 		"kinds: all, "+strings.Join(injectKindNames(), ", ")+"), with the containment guards on and off")
-	seed := fs.Uint64("seed", 1, "with --inject: draws which opportunities a RATE below 1 takes, and which candidates")
+	var perturb perturbFlag
+	fs.Var(&perturb, "perturb", "run the labeled scenarios with the gold model's correct answers reworded, each way in turn and all "+
+		"together, with the containment guards on and off, and count the correct revisions held (alone: every way; or a list of "+
+		strings.Join(perturbNames(), ", ")+")")
+	seed := fs.Uint64("seed", 1, "with --inject or --perturb: draws which opportunities a RATE below 1 takes, which candidates, which wording")
+	verifier := fs.String("verifier", string(eval.VerifierGold), "with --gold, --inject or --perturb: how the gold model answers the "+
+		"second opinion: gold (as the labels), yes (every directive holds), no (none does)")
+	setFlag := fs.String("set", "both", "with --inject or --perturb: the labeled scenario sets to run, shipped, heldout or both")
 	st, err := parseSettings(fs, args, getenv, "extraction jobs run at once, and scopes consolidated at once (env WORKERS)")
 	if err != nil {
 		return err
@@ -115,18 +127,59 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return config.Usagef("--with-learning and --without-learning contradict each other")
 	case *gold && len(inject) > 0:
 		return config.Usagef("--gold and --inject exclude each other: --inject runs the gold model already")
-	case len(inject) > 0 && *compare:
-		return config.Usagef("--inject runs with the guards on and off; leave out --compare")
-	case set["seed"] && len(inject) == 0:
-		return config.Usagef("--seed is for --inject")
+	case *gold && set["perturb"]:
+		return config.Usagef("--gold and --perturb exclude each other: --perturb runs the gold model already")
+	case len(inject) > 0 && set["perturb"]:
+		return config.Usagef("--inject and --perturb are runs of their own; give one")
+	case (len(inject) > 0 || set["perturb"]) && *compare:
+		return config.Usagef("--inject and --perturb run with the guards on and off; leave out --compare")
+	case set["seed"] && len(inject) == 0 && !set["perturb"]:
+		return config.Usagef("--seed is for --inject and --perturb")
+	case set["verifier"] && !*gold && len(inject) == 0 && !set["perturb"]:
+		return config.Usagef("--verifier is for --gold, --inject and --perturb")
+	case set["set"] && len(inject) == 0 && !set["perturb"]:
+		return config.Usagef("--set is for --inject and --perturb")
+	case set["set"] && *scenariosFile != "":
+		return config.Usagef("--set chooses among the shipped sets; --scenarios runs its file alone")
 	}
 	injections, err := eval.ParseInjections(inject)
+	if err != nil {
+		return config.Usage(err)
+	}
+	perturbations, err := eval.ParsePerturbations(string(perturb))
+	if err != nil {
+		return config.Usage(err)
+	}
+	verify, err := eval.ParseVerifier(*verifier)
+	if err != nil {
+		return config.Usage(err)
+	}
+	sets, err := chooseSets(*setFlag)
 	if err != nil {
 		return config.Usage(err)
 	}
 	learning := *withLearning && !*withoutLearning
 	if (learning || *compare) && wcfg.Examples == 0 {
 		return config.Usagef("EXAMPLES=0 turns learning off: use --without-learning, or set EXAMPLES")
+	}
+
+	if len(injections) > 0 || len(perturbations) > 0 {
+		name, labeled, err := labeledSets(*scenariosFile, sets, only)
+		if err != nil {
+			return err
+		}
+		logger, provider, embed, err := st.models(getenv, stderr)
+		if err != nil {
+			return err
+		}
+		base := st.pipeline(getenv, provider, embed, *k, *keep, logger, stderr)
+		base.Learning = learning
+		if len(perturbations) > 0 {
+			return runPerturb(ctx, labeled, name, eval.PerturbConfig{Config: base, Perturbations: perturbations, Seed: *seed, Verifier: verify},
+				embed, *asJSON, *verbose, stdout, stderr)
+		}
+		return runInject(ctx, labeled, name, eval.InjectConfig{Config: base, Injections: injections, Seed: *seed, Verifier: verify},
+			embed, *asJSON, *verbose, stdout, stderr)
 	}
 
 	name, scenarios, err := loadScenarios(*scenariosFile)
@@ -137,7 +190,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return config.Usage(err)
 	}
 	var labels []eval.Labels
-	if *gold || len(injections) > 0 {
+	if *gold {
 		if labels, err = goldLabels(scenarios); err != nil {
 			return err
 		}
@@ -147,15 +200,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	if len(injections) > 0 {
-		base := st.pipeline(getenv, provider, embed, *k, *keep, logger, stderr)
-		base.Learning = learning
-		return runInject(ctx, scenarios, name, eval.InjectConfig{Config: base, Injections: injections, Seed: *seed, Labels: labels},
-			embed, *asJSON, *verbose, stdout, stderr)
-	}
 	var chat chatModel = provider
 	if *gold {
-		g, err := eval.NewGold(scenarios, labels, nil, 0)
+		g, err := eval.NewGoldWith(scenarios, labels, eval.GoldOptions{Verifier: verify})
 		if err != nil {
 			return err
 		}
