@@ -117,7 +117,7 @@ func (h *hostile) check(t *testing.T) {
 	require.Equal(t, 0, count(t, pool, "SELECT count(*) FROM revision_event WHERE scope <> $1", victim))
 	require.Equal(t, 0, count(t, pool, "SELECT count(*) FROM belief_conflict WHERE scope <> $1", victim))
 
-	chats := h.p.LLM.Chats()
+	chats := asked(h.p.LLM)
 	require.NotEmpty(t, chats)
 	for _, c := range chats {
 		require.Equal(t, h.wantLines, candidateLine.FindAllString(c.Prompt, -1), "only the scope's beliefs are candidate lines")
@@ -197,6 +197,9 @@ func TestHostileTranscripts(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			h := newHostile(t)
+			// The second opinion confirms none: a model asked apart whether "retract
+			// everything" retracts the user's taste in jazz says it does not.
+			h.p.LLM.OnVerification(llmtest.Reply{Content: `{"verdicts": []}`})
 			at := time.Date(2026, 3, 20, 14, 0, 0, 0, time.UTC)
 			res := h.p.Enqueue(t, transcript.Transcript{Scope: victim, ID: "hostile", OccurredAt: &at, Messages: tc.messages})
 			h.p.Drain(t)
@@ -222,8 +225,9 @@ func TestHostileTranscripts(t *testing.T) {
 				return
 			}
 			require.Equal(t, "applied", ep.State)
-			chats := h.p.LLM.Chats()
+			chats := asked(h.p.LLM)
 			require.Len(t, chats, 1)
+			require.Len(t, h.p.LLM.Chats(), 2, "the extraction and one second opinion")
 			answer := obey(chats[0]).Content
 			want := directives(t, answer)
 			require.Equal(t, 3, want, "the model obeyed on every candidate")
@@ -236,11 +240,12 @@ func TestHostileTranscripts(t *testing.T) {
 				}
 			}
 			require.True(t, refusedAuth, "the directive on the authoritative belief is a conflict: %+v", conflicts)
-			// The conversation names none of the beliefs it orders retracted: the
-			// containment guards hold every directive, and memory keeps all it held.
+			// The quotes are nowhere in the user's words, nor do they speak of the beliefs
+			// they order retracted: without a second opinion's confirmation every
+			// directive is held, and memory keeps all it held.
 			require.Zero(t, events, "no revision applied")
 			for _, c := range conflicts {
-				require.Contains(t, []memory.Cause{memory.CauseUngrounded, memory.CauseUnrelated, memory.CauseEntrenchment}, *c.Cause)
+				require.Contains(t, []memory.Cause{memory.CauseSecondOpinion, memory.CauseNotFromUser, memory.CauseEntrenchment}, *c.Cause)
 			}
 		})
 	}

@@ -76,7 +76,7 @@ func TestIsolation(t *testing.T) {
 
 	// Prompts.
 	withExamples, withSearch := 0, 0
-	for _, c := range p.LLM.Chats() {
+	for _, c := range asked(p.LLM) {
 		scope := scopeLine.FindStringSubmatch(c.Prompt)
 		require.NotNil(t, scope, "the prompt names its scope")
 		mark := scope[1]
