@@ -327,7 +327,7 @@ func TestModelContractDocumented(t *testing.T) {
 	end := strings.Index(text[start+3:], "\n## ")
 	require.Positive(t, end)
 	section := text[start : start+3+end]
-	for _, schema := range []string{"extraction", "consolidation", "review", "answer"} {
+	for _, schema := range []string{"extraction", "consolidation", "review", "answer", "verification"} {
 		raw, err := os.ReadFile(filepath.Join(root, "prompts", schema+".schema.json"))
 		require.NoError(t, err)
 		require.Contains(t, section, "schema `"+schema+"`")
