@@ -17,7 +17,7 @@ type Belief struct {
 	Attribute       string     `json:"attribute" doc:"The slot it fills, e.g. location."`
 	Kind            string     `json:"kind" enum:"attribute,preference,relation,event,plan,other"`
 	Statement       string     `json:"statement"`
-	Status          string     `json:"status" enum:"active,superseded,retracted,forgotten"`
+	Status          string     `json:"status" enum:"active,superseded,retracted,forgotten,held"`
 	Confidence      float64    `json:"confidence" minimum:"0" maximum:"1"`
 	Origin          string     `json:"origin" enum:"user_stated,inferred,authoritative"`
 	ValidFrom       time.Time  `json:"valid_from" doc:"When it became true in the world."`

@@ -85,11 +85,11 @@ func utcPtr(t *time.Time) *time.Time {
 }
 
 // Views of a scope's beliefs, as conditions on belief b with the scope in $1 and, for
-// the point-in-time views, the time in $2. Only All sees forgotten beliefs; a held one,
-// which never was current, is in no view of a time.
+// the point-in-time views, the time in $2. Only All sees forgotten beliefs, and held
+// ones: never current, they are in no history.
 const (
 	currentView = "b.scope = $1 AND b.status = 'active'"
-	historyView = "b.scope = $1 AND b.status <> 'forgotten'"
+	historyView = "b.scope = $1 AND b.status NOT IN ('forgotten', 'held')"
 	asOfView    = `b.scope = $1 AND b.status NOT IN ('forgotten', 'held')
 		AND b.valid_from <= $2 AND (b.valid_until IS NULL OR b.valid_until > $2)`
 	knownAtView = `b.scope = $1 AND b.status NOT IN ('forgotten', 'held')

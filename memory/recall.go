@@ -213,7 +213,7 @@ func (s *Store) rankedChains(ctx context.Context, scope, model string, vec []flo
 		)
 		SELECT `+scoped(beliefColumns, "b.scope = $1 ")+`, CASE WHEN b.embed_model = $2 THEN b.embedding <=> $3::vector END AS distance
 		FROM chain JOIN belief b ON b.scope = $1 AND b.id = chain.id
-		WHERE b.scope = $1 AND b.status <> 'forgotten'
+		WHERE b.scope = $1 AND b.status NOT IN ('forgotten', 'held')
 		ORDER BY chain.rank, b.valid_from, b.recorded_at, b.id`, scope, model, pgvector.NewVector(vec), seeds)
 	if err != nil {
 		return nil, err

@@ -690,7 +690,7 @@ export interface components {
             scope: string;
             statement: string;
             /** @enum {string} */
-            status: "active" | "superseded" | "retracted" | "forgotten";
+            status: "active" | "superseded" | "retracted" | "forgotten" | "held";
             /** @description Who or what the belief is about, e.g. user. */
             subject: string;
             /** @description Id of the belief that replaced it, as a list, or null. */
