@@ -143,7 +143,7 @@ type AuditOrigin struct {
 // AuditRefusals counts one origin's revisions refused for one cause, and their decisions.
 type AuditRefusals struct {
 	Origin    string `json:"origin" enum:"extraction,consolidation,operator"`
-	Cause     string `json:"cause" enum:"entrenchment,stale_target,time_order,invalid_index,event,unrelated,ungrounded,mass_revision,other_entity,same_entity"`
+	Cause     string `json:"cause" enum:"entrenchment,stale_target,time_order,invalid_index,event,unrelated,ungrounded,mass_revision,other_entity,same_entity,not_from_user,second_opinion"`
 	Refused   int    `json:"refused"`
 	Open      int    `json:"open" doc:"Awaiting a decision."`
 	Applied   int    `json:"applied" doc:"Carried out by an operator."`
@@ -203,7 +203,7 @@ type Conflict struct {
 	ID         int64      `json:"id"`
 	Scope      string     `json:"scope"`
 	Kind       string     `json:"kind" enum:"refused,basis_changed" doc:"refused: a revision the engine refused (see cause); basis_changed: a belief concluded from one that changed."`
-	Cause      *string    `json:"cause" enum:"entrenchment,stale_target,time_order,invalid_index,event,unrelated,ungrounded,mass_revision,other_entity,same_entity" doc:"Why a revision was refused; null for basis_changed."`
+	Cause      *string    `json:"cause" enum:"entrenchment,stale_target,time_order,invalid_index,event,unrelated,ungrounded,mass_revision,other_entity,same_entity,not_from_user,second_opinion" doc:"Why a revision was refused; null for basis_changed."`
 	Origin     string     `json:"origin" enum:"extraction,consolidation,operator" doc:"The writer whose revision was refused, or who changed the basis."`
 	Action     string     `json:"action" doc:"What applying the item does: the refused action, retract for basis_changed, or merge for same_entity (the entities of proposed.merge)."`
 	Reason     *string    `json:"reason"`

@@ -187,7 +187,7 @@ func New() *Metrics {
 		}, []string{"action"}),
 		held: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "revisions_held_total",
-			Help: "A model's destructive directives the containment guards held for review, by cause (unrelated, ungrounded, mass_revision, other_entity).",
+			Help: "A model's destructive directives the containment guards held for review, by cause (not_from_user, other_entity, second_opinion, mass_revision; unrelated and ungrounded before identity).",
 		}, []string{"cause"}),
 
 		redactions: prometheus.NewCounterVec(prometheus.CounterOpts{
