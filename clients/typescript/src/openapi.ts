@@ -592,7 +592,7 @@ export interface components {
              */
             applied: number;
             /** @enum {string} */
-            cause: "entrenchment" | "stale_target" | "time_order" | "invalid_index" | "event" | "unrelated" | "ungrounded" | "mass_revision" | "other_entity" | "same_entity";
+            cause: "entrenchment" | "stale_target" | "time_order" | "invalid_index" | "event" | "unrelated" | "ungrounded" | "mass_revision" | "other_entity" | "same_entity" | "not_from_user" | "second_opinion";
             /**
              * Format: int64
              * @description Closed otherwise: the belief left memory.
@@ -762,7 +762,7 @@ export interface components {
              * @description Why a revision was refused; null for basis_changed.
              * @enum {string|null}
              */
-            cause: "entrenchment" | "stale_target" | "time_order" | "invalid_index" | "event" | "unrelated" | "ungrounded" | "mass_revision" | "other_entity" | "same_entity" | null;
+            cause: "entrenchment" | "stale_target" | "time_order" | "invalid_index" | "event" | "unrelated" | "ungrounded" | "mass_revision" | "other_entity" | "same_entity" | "not_from_user" | "second_opinion" | null;
             /** Format: date-time */
             created_at: string;
             detail: string;
