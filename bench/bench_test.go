@@ -24,14 +24,14 @@ import (
 
 var lives = regexp.MustCompile(`I live in ([A-Za-z]+)`)
 
-// cityAnswer answers like a model would for "I live in CITY": one location fact that
-// supersedes the location candidate shown, if any.
+// cityAnswer answers like a model would for "I live in CITY": one location fact, quoting
+// the words, that supersedes the location candidate shown, if any.
 func cityAnswer(req llmtest.Request) llmtest.Reply {
 	m := lives.FindStringSubmatch(req.Prompt)
 	if m == nil {
 		return llmtest.Reply{Content: pipelinetest.Answer()}
 	}
-	f := pipelinetest.Fact{Statement: "User lives in " + m[1], Attribute: "location"}
+	f := pipelinetest.Fact{Statement: "User lives in " + m[1], Attribute: "location", Quote: m[0]}
 	if i := strings.Index(req.Prompt, "\n[0] User lives in "); i >= 0 {
 		f.Resolves = &pipelinetest.Resolves{Index: 0, Action: "supersede", Reason: "temporal"}
 	}

@@ -74,7 +74,7 @@ func (b *testBundle) moveStory() {
 		case strings.Contains(req.Prompt, "I live in Brooklyn"):
 			return llmtest.Reply{Content: pipelinetest.Answer(pipelinetest.Fact{Statement: nyc, Attribute: "location"})}
 		case strings.Contains(req.Prompt, "I moved to Miami last month"):
-			f := pipelinetest.Fact{Statement: miami, Attribute: "location", ValidFrom: "2026-02-28"}
+			f := pipelinetest.Fact{Statement: miami, Attribute: "location", ValidFrom: "2026-02-28", Quote: "I moved to Miami last month"}
 			if strings.Contains(req.Prompt, "\n[0] "+nyc) {
 				f.Resolves = &pipelinetest.Resolves{Index: 0, Action: "supersede", Reason: "temporal"}
 			}
