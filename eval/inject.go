@@ -188,9 +188,11 @@ func (in *injector) take(t *goldTranscript, slot string) (*rand.Rand, bool) {
 // apply makes the injector's mistakes in the facts of an answer about t, given cands.
 func (in *injector) apply(t *goldTranscript, cands []candidate, facts []answerFact) ([]answerFact, []Mistake) {
 	revised := map[int]bool{} // candidates the answer revises, reinforces or rests on
+	retired := map[int]bool{} // those it supersedes or retracts
 	for _, f := range facts {
 		if f.Resolves != nil {
 			revised[f.Resolves.SessionIndex] = true
+			retired[f.Resolves.SessionIndex] = retired[f.Resolves.SessionIndex] || f.destructive()
 		}
 		for _, d := range f.DependsOn {
 			revised[d] = true
@@ -219,7 +221,7 @@ func (in *injector) apply(t *goldTranscript, cands []candidate, facts []answerFa
 			if slot == "" {
 				slot = cands[f.Resolves.SessionIndex].attribute
 			}
-			if !in.change(r, t, cands, f, slot) {
+			if !in.change(r, t, cands, f, slot, retired) {
 				continue
 			}
 			m := mistake(*f)
@@ -330,7 +332,7 @@ func (in *injector) planned(t *goldTranscript, cands []candidate, facts []answer
 
 // change makes the mistake of a WrongTarget, DateSlip or ReasonFlip in f, reporting
 // whether it could.
-func (in *injector) change(r *rand.Rand, t *goldTranscript, cands []candidate, f *answerFact, slot string) bool {
+func (in *injector) change(r *rand.Rand, t *goldTranscript, cands []candidate, f *answerFact, slot string, retired map[int]bool) bool {
 	d := f.Resolves
 	switch in.Kind {
 	case WrongTarget:
@@ -352,7 +354,8 @@ func (in *injector) change(r *rand.Rand, t *goldTranscript, cands []candidate, f
 		d.SessionIndex = pool[r.IntN(len(pool))]
 	case RelatedWrongTarget:
 		// A belief of the target's entity on another slot, sharing a word that tells what
-		// it is about with the fact (with the target, for a pure retraction).
+		// it is about with the fact (with the target, for a pure retraction), and one the
+		// answer does not retire: moving a directive onto another's target changes nothing.
 		right := cands[d.SessionIndex]
 		words := f.Statement
 		if words == "" {
@@ -360,7 +363,7 @@ func (in *injector) change(r *rand.Rand, t *goldTranscript, cands []candidate, f
 		}
 		var pool []int
 		for i, c := range cands {
-			if i != d.SessionIndex && c.entity == right.entity && c.attribute != slot && c.attribute != right.attribute &&
+			if i != d.SessionIndex && !retired[i] && c.entity == right.entity && c.attribute != slot && c.attribute != right.attribute &&
 				sharesWord(c.statement, words) {
 				pool = append(pool, i)
 			}

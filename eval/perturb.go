@@ -164,11 +164,19 @@ func (p *perturber) apply(t *goldTranscript, cands []candidate, facts []answerFa
 		was := f.Statement
 		rev := Revision{Scenario: t.scenario, Transcript: t.id, Action: memory.Action(f.Resolves.Action),
 			Target: cands[f.Resolves.SessionIndex].statement, Perturbations: []Perturbation{}}
-		for _, k := range p.kinds {
+		for _, k := range perturbOrder {
+			// A statement in another language is not also reworded: the translation is
+			// of the labels' wording.
+			if !slices.Contains(p.kinds, k) || (k == PerturbStatement && slices.Contains(rev.Perturbations, PerturbLanguage)) {
+				continue
+			}
 			if p.perturb(k, p.rng(k, t, i), t, f) {
 				rev.Perturbations = append(rev.Perturbations, k)
 			}
 		}
+		slices.SortFunc(rev.Perturbations, func(a, b Perturbation) int {
+			return slices.Index(Perturbations, a) - slices.Index(Perturbations, b)
+		})
 		if f.Statement != was && was != "" {
 			renamed[oneSpace(f.Statement)] = was
 		}
@@ -177,6 +185,10 @@ func (p *perturber) apply(t *goldTranscript, cands []candidate, facts []answerFa
 	}
 	return out, renamed
 }
+
+// perturbOrder is the order perturbations are given a fact in: a translation before a
+// rewording.
+var perturbOrder = []Perturbation{PerturbSlot, PerturbLanguage, PerturbStatement, PerturbQuote, PerturbAlias}
 
 // perturb gives f perturbation k, reporting whether it applied.
 func (p *perturber) perturb(k Perturbation, r *rand.Rand, t *goldTranscript, f *answerFact) bool {
@@ -368,7 +380,8 @@ func wordAt(s, w string) int {
 }
 
 // translations translate common statement patterns into Spanish (es) and French (fr);
-// names stay as they are.
+// names stay as they are. A statement no pattern fits is left in English rather than
+// half translated.
 var translations = []struct {
 	re     *regexp.Regexp
 	es, fr string
@@ -393,10 +406,7 @@ var translations = []struct {
 	{regexp.MustCompile(`^User is pescatarian$`), "El usuario es pescetariano", "L'utilisateur est pescétarien"},
 	{regexp.MustCompile(`^User has (\w+) kids$`), "El usuario tiene $1 hijos", "L'utilisateur a $1 enfants"},
 	{regexp.MustCompile(`^User is a medical student$`), "El usuario es estudiante de medicina", "L'utilisateur est étudiant en médecine"},
-	{regexp.MustCompile(`^User is an? (.+)$`), "El usuario es $1", "L'utilisateur est $1"},
 	{regexp.MustCompile(`^User visited (.+)$`), "El usuario visitó $1", "L'utilisateur a visité $1"},
-	{regexp.MustCompile(`^User works (.+)$`), "El usuario trabaja $1", "L'utilisateur travaille $1"},
-	{regexp.MustCompile(`^User's (.+?) is (.+)$`), "El $1 del usuario es $2", "Le $1 de l'utilisateur est $2"},
 }
 
 // numbers are the small numbers statements spell out.

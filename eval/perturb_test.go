@@ -84,9 +84,12 @@ func TestPerturbRewrites(t *testing.T) {
 	got, _, _ = goldAnswers(t, "move-lisbon-to-tokyo", perturb(eval.PerturbQuote))
 	require.Equal(t, "Luna and I have been in Tokyo for two weeks", got["c2"].facts[0].Quote)
 
-	// All together, on one fact.
-	got, _, _ = goldAnswers(t, "move-brooklyn-to-miami", perturb(eval.Perturbations...))
+	// All together, on one fact: translated from the labels' wording, not reworded too.
+	got, _, gold = goldAnswers(t, "move-brooklyn-to-miami", perturb(eval.Perturbations...))
+	require.Equal(t, []eval.Perturbation{eval.PerturbSlot, eval.PerturbQuote, eval.PerturbLanguage, eval.PerturbAlias},
+		gold.Revisions()[0].Perturbations)
 	f := got["c2"].facts[0]
+	require.Contains(t, []string{"El usuario vive en Miami", "L'utilisateur habite à Miami"}, f.Statement)
 	require.NotEqual(t, "location", f.Attribute)
 	require.NotEqual(t, quote, f.Quote)
 	require.Equal(t, "the user", f.Subject)
