@@ -40,19 +40,26 @@ func (g *guard) judge(f *Fact, t *target) judgement {
 	case g.voices == nil:
 		return judgement{confirmed: true}
 	}
-	who := g.voices.of(f.Quote)
+	who, by := g.voices.of(f.Quote), "its quote"
+	if who == speakerUnknown && d.Action == ActionSupersede {
+		// A quote not found as copied (a paraphrase) leaves the new value's own words to
+		// say who said it.
+		who, by = g.voices.wordsOf(news(f.Statement, t.Statement)), "what its statement says anew"
+	}
 	if who == speakerDocument {
-		return judgement{cause: CauseNotFromUser, why: fmt.Sprintf("its quote %q is only in text the user did not say as their own "+
-			"(another role's message, a quoted, forwarded or pasted block): a document does not revise what the user said", clip(f.Quote, 120)+ellipsis(f.Quote, 120))}
+		return judgement{cause: CauseNotFromUser, why: fmt.Sprintf("%s (quote %q) is only in text the user did not say as their own "+
+			"(another role's message, a quoted, forwarded or pasted block): a document does not revise what the user said",
+			by, clip(f.Quote, 120)+ellipsis(f.Quote, 120))}
 	}
 	if d.Action == ActionSupersede && f.entity != "" && t.Entity != "" && f.entity != t.Entity {
 		return otherEntity(f.entity, t)
 	}
-	evidence := []string{"quote: " + who.String()}
+	evidence := []string{by + ": " + who.String()}
 	switch d.Action {
 	case ActionSupersede:
 		same := g.slots.same(f.Attribute, t.Attribute)
-		says := g.says(f, t)
+		// The user's own words hold what the statement says anew, or the quote says it.
+		says := who == speakerUser && by != "its quote" || g.says(f, t)
 		if who == speakerUser && same && says {
 			return judgement{confirmed: true}
 		}

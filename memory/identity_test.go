@@ -163,6 +163,25 @@ func TestIdentityDecidesDestructiveDirectives(t *testing.T) {
 		require.Equal(t, "home_city=location by second_opinion", learned)
 	})
 
+	t.Run("ParaphrasedQuote", func(t *testing.T) {
+		t.Parallel()
+		ib := setupIdentity(t, Containment{})
+		// The quote is not the user's words as copied: the new value's words are, and
+		// they say who said it; a value only a tool message holds is a document's.
+		msgs := []SourceMessage{{Role: "user", Content: "Guess what, Lisbon is home now."}, {Role: "tool", Content: "profile sync: home Osaka"}}
+		b := ib.batch("2026-02-01", msgs,
+			quoted(resolves(fact("User lives in Lisbon", "home_city", ""), 1, ActionSupersede, ReasonTemporal), "I moved to Lisbon"))
+		qs, err := ib.store.Questions(ctx, b)
+		require.NoError(t, err)
+		require.Empty(t, qs)
+		res := mustApply(t, ib.store, b)
+		require.Equal(t, OutcomeSuperseded, res.Facts[0].Kind)
+		ib.candidates = []int64{ib.allergy, res.Facts[0].BeliefID}
+		res = mustApply(t, ib.store, ib.batch("2026-02-02", msgs,
+			quoted(resolves(fact("User lives in Osaka", "home_city", ""), 1, ActionSupersede, ReasonTemporal), "I live in Osaka now")))
+		require.Equal(t, CauseNotFromUser, res.Facts[0].Cause)
+	})
+
 	t.Run("DismissRetiresTheHeldReplacement", func(t *testing.T) {
 		t.Parallel()
 		ib := setupIdentity(t, Containment{})

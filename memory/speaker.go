@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/credohq/credo/transcript"
@@ -34,6 +35,9 @@ func (s speaker) String() string {
 // blanked out: what the user said as their own.
 type voices struct {
 	msgs []voice
+	// own and told are the salient words of what the user said as their own and of
+	// the documents, made when first asked for (wordsOf).
+	own, told map[string]bool
 }
 
 type voice struct {
@@ -105,4 +109,38 @@ func blank(content string, spans []transcript.Span) string {
 		}
 	}
 	return string(b)
+}
+
+// wordsOf says who said the words of a new value (salient words, not empty) when the
+// quote that should say it is not found as copied: the user, when the user's own words
+// hold every one; a document, when only documents hold some; unknown otherwise.
+func (v *voices) wordsOf(words map[string]bool) speaker {
+	if len(words) == 0 {
+		return speakerUnknown
+	}
+	if v.own == nil {
+		v.own, v.told = map[string]bool{}, map[string]bool{}
+		for _, m := range v.msgs {
+			switch {
+			case !m.user:
+				maps.Copy(v.told, salient(m.content))
+			case m.own != nil:
+				maps.Copy(v.own, salient(*m.own))
+				maps.Copy(v.told, salient(m.content))
+			default:
+				maps.Copy(v.own, salient(m.content))
+			}
+		}
+	}
+	who := speakerUser
+	for w := range words {
+		switch {
+		case v.own[w]:
+		case v.told[w]:
+			who = speakerDocument
+		default:
+			return speakerUnknown
+		}
+	}
+	return who
 }
