@@ -370,13 +370,18 @@ func unlinkEpisodes(ctx context.Context, tx pgx.Tx, scope string, ids []int64) e
 }
 
 // consolidation forgets the scope's judged clusters, which may include purged beliefs;
-// a scope purge also drops its watermark, the last row that names it.
+// a scope purge also drops its learned slot synonyms and its watermark, the last row
+// that names it.
 func (p *purge) consolidation(ctx context.Context) error {
 	if err := p.exec(ctx, "consolidation_judgment", "DELETE FROM consolidation_judgment WHERE scope = $1", p.sel.Scope); err != nil {
 		return err
 	}
 	if !p.sel.All {
 		return nil
+	}
+	// The slot synonyms the scope learned name its slots: they go with it.
+	if err := p.exec(ctx, "slot_synonym", "DELETE FROM slot_synonym WHERE scope = $1", p.sel.Scope); err != nil {
+		return err
 	}
 	return p.exec(ctx, "scope_consolidation", "DELETE FROM scope_consolidation WHERE scope = $1", p.sel.Scope)
 }

@@ -237,7 +237,7 @@ func TestPurgeScope(t *testing.T) {
 	purged, err := store.Purge(ctx, Selection{Scope: scope, All: true})
 	require.NoError(t, err)
 	wantCounts := map[string]int64{"belief": 5, "revision_event": 2, "belief_conflict": 1, "episode": 1, "river_job": 3, "entity": 0, "entity_alias": 0,
-		"consolidation_judgment": 1, "scope_consolidation": 1}
+		"consolidation_judgment": 1, "scope_consolidation": 1, "slot_synonym": 0}
 	require.Equal(t, PurgedScope, purged.What)
 	require.Equal(t, wantCounts, purged.Counts)
 	require.Equal(t, map[string]int{"river_job": 3}, mentions(t, bundle, scope),
