@@ -17,8 +17,8 @@ type InjectKind string
 
 // The mistakes of eval --inject.
 const (
-	// WrongTarget moves a supersede or retract to another candidate, one on another
-	// slot than the fact's when there is one.
+	// WrongTarget moves a supersede or retract to another candidate the answer does not
+	// retire, one on another slot than the fact's when there is one.
 	WrongTarget InjectKind = "wrong-target"
 	// UnrelatedRetract is an obeyed injection: a pure retraction of a candidate the
 	// answer does not revise, whether the transcript mentions it or not.
@@ -336,11 +336,13 @@ func (in *injector) change(r *rand.Rand, t *goldTranscript, cands []candidate, f
 	d := f.Resolves
 	switch in.Kind {
 	case WrongTarget:
-		// Another candidate, preferably on another slot than the fact's and its target's.
+		// Another candidate, preferably on another slot than the fact's and its target's,
+		// and not one the answer retires: moving onto another directive's target changes
+		// nothing.
 		var unrelated, related []int
 		for i, c := range cands {
 			switch {
-			case i == d.SessionIndex:
+			case i == d.SessionIndex || retired[i]:
 			case c.attribute != slot && c.attribute != cands[d.SessionIndex].attribute:
 				unrelated = append(unrelated, i)
 			default:
