@@ -224,7 +224,7 @@ func TestHostileTranscripts(t *testing.T) {
 				require.Empty(t, conflicts)
 				return
 			}
-			require.Equal(t, "applied", ep.State)
+			require.Equal(t, "applied", ep.State, "last error: %v", ep.LastError)
 			chats := asked(h.p.LLM)
 			require.Len(t, chats, 1)
 			require.Len(t, h.p.LLM.Chats(), 2, "the extraction and one second opinion")

@@ -121,7 +121,8 @@ func answer(t *testing.T, wrong map[string][]fact) func(llmtest.Request) llmtest
 		}
 		var out []pipelinetest.Fact
 		for _, f := range facts {
-			pf := pipelinetest.Fact{Statement: f.statement, Attribute: f.attribute}
+			// As a perfect model quotes: what the user said.
+			pf := pipelinetest.Fact{Statement: f.statement, Attribute: f.attribute, Quote: said}
 			if f.target != "" {
 				i, ok := cands[f.target]
 				if !ok {
