@@ -23,7 +23,7 @@ import (
 var injectScenarios = []string{"move-london-to-berlin", "hedge-might-move-to-austin", "dep-timezone-new-york-to-los-angeles",
 	"third-party-sister-moved", "pref-favorite-band"}
 
-// eval --inject at a small size, every kind: correct answers hold nothing and leave
+// eval --inject at a small size, eight kinds: correct answers hold nothing and leave
 // nothing wrong; every mistake made is held, applied, refused by another rule, or none
 // of these, exactly one; with the guards off nothing is held and an obeyed retraction
 // is applied. The counts of what the guards hold are the lead's to read, not this
@@ -32,9 +32,18 @@ func TestEvalInject(t *testing.T) {
 	t.Parallel()
 	h := &harness{t: t, srv: llmtest.NewServer(t)}
 	var rep eval.InjectReport
-	stdout, stderr := h.runJSON(&rep, "--inject", "all", "--only", strings.Join(injectScenarios, ","), "--seed", "3")
-	require.Contains(t, stderr, "eval: 5 scenarios shipped, the gold model making 12 kinds of mistake, guards on and off, second opinion gold")
-	require.Contains(t, stderr, "eval: shipped: reason-flip:1, guards off: ")
+	// The kinds that pass word checks and three older ones, not all: each run migrates
+	// a schema of its own, which on a Citus cluster takes seconds; every kind's report
+	// is the same code (eval's own tests make each kind's mistake).
+	kinds := []eval.InjectKind{eval.WrongTarget, eval.UnrelatedRetract, eval.MassRetract, eval.DocumentInjection, eval.OtherEntity,
+		eval.QuotedHallucination, eval.SplitMassRetract, eval.RelatedWrongTarget}
+	var names []string
+	for _, k := range kinds {
+		names = append(names, string(k))
+	}
+	stdout, stderr := h.runJSON(&rep, "--inject", strings.Join(names, ","), "--only", strings.Join(injectScenarios, ","), "--seed", "3")
+	require.Contains(t, stderr, "eval: 5 scenarios shipped, the gold model making 8 kinds of mistake, guards on and off, second opinion gold")
+	require.Contains(t, stderr, "eval: shipped: mass-retract:1, guards off: ")
 	require.Equal(t, uint64(3), rep.Seed)
 	require.Equal(t, eval.VerifierGold, rep.Verifier)
 	require.Equal(t, llmtest.DefaultEmbedModel, rep.EmbedModel)
@@ -59,10 +68,10 @@ func TestEvalInject(t *testing.T) {
 	require.Equal(t, b.Calls.Extraction, b.Calls.Episodes, "one extraction per episode")
 	require.Zero(t, b.Calls.Refused, "the gold verifier confirms correct answers")
 
-	require.Len(t, set.Kinds, len(eval.InjectKinds))
+	require.Len(t, set.Kinds, len(kinds))
 	wp := eval.Share{}
 	for i, k := range set.Kinds {
-		require.Equal(t, eval.Injection{Kind: eval.InjectKinds[i], Rate: 1}, k.Injection)
+		require.Equal(t, eval.Injection{Kind: kinds[i], Rate: 1}, k.Injection)
 		for _, g := range []eval.GuardRun{k.On, k.Off} {
 			what := fmt.Sprintf("%s, guards %v", k.Kind, g.Guards)
 			require.Positive(t, g.Made, what)
@@ -117,7 +126,7 @@ func TestEvalInject(t *testing.T) {
 	require.NotNil(t, set.WordPassing)
 	require.Equal(t, wp, set.WordPassing.Share)
 	off := func(kind eval.InjectKind) eval.GuardRun {
-		return set.Kinds[slices.Index(eval.InjectKinds, kind)].Off
+		return set.Kinds[slices.Index(kinds, kind)].Off
 	}
 	// Without guards, the engine obeys every injected retraction: Boston is gone.
 	for _, kind := range []eval.InjectKind{eval.UnrelatedRetract, eval.MassRetract, eval.SplitMassRetract} {
@@ -152,7 +161,7 @@ func TestEvalInject(t *testing.T) {
 		"  move-london-to-berlin/c2: retract temporal of \"User mostly works from home\": applied\n", "scenario order")
 }
 
-// eval --perturb at a small size: every perturbation on its own and all together, on
+// eval --perturb at a small size: two perturbations on their own and together, on
 // the shipped and the held-out set, each with the guards on and off; the counts add
 // up whatever the guards hold, the guards off hold nothing, and a refusing second
 // opinion is asked.
@@ -162,9 +171,12 @@ func TestEvalPerturb(t *testing.T) {
 	heldOut, _, err := eval.HeldOut()
 	require.NoError(t, err)
 	var rep eval.PerturbReport
-	stdout, stderr := h.runJSON(&rep, "--perturb", "--verifier", "no", "--only",
+	// Two ways and both together: each run migrates a schema of its own, which on a
+	// Citus cluster takes seconds; every way is a row of the same code.
+	ways := []eval.Perturbation{eval.PerturbSlot, eval.PerturbAlias}
+	stdout, stderr := h.runJSON(&rep, "--perturb=slot,alias", "--verifier", "no", "--only",
 		"move-brooklyn-to-miami,correction-name-spelling,"+heldOut[0].Name)
-	require.Contains(t, stderr, "eval: 2 scenarios shipped, 1 heldout, the gold model's correct answers perturbed 5 ways, guards on and off, second opinion no")
+	require.Contains(t, stderr, "eval: 2 scenarios shipped, 1 heldout, the gold model's correct answers perturbed 2 ways, guards on and off, second opinion no")
 	require.Zero(t, h.srv.ChatCount())
 	require.Equal(t, eval.VerifierNo, rep.Verifier)
 	for _, field := range []string{`"revisions":`, `"perturbed":`, `"false_holds": [`, `"perturbed_held":`, `"revisions_given":`,
@@ -174,14 +186,14 @@ func TestEvalPerturb(t *testing.T) {
 	require.Len(t, rep.Sets, 2)
 	require.Equal(t, []string{eval.SetShipped, eval.SetHeldOut}, []string{rep.Sets[0].Set, rep.Sets[1].Set})
 	for _, set := range rep.Sets {
-		require.Len(t, set.Results, len(eval.Perturbations)+1)
+		require.Len(t, set.Results, len(ways)+1)
 		for i, res := range set.Results {
-			if i < len(eval.Perturbations) {
-				require.Equal(t, string(eval.Perturbations[i]), res.Name)
-				require.Equal(t, []eval.Perturbation{eval.Perturbations[i]}, res.Perturbations)
+			if i < len(ways) {
+				require.Equal(t, string(ways[i]), res.Name)
+				require.Equal(t, []eval.Perturbation{ways[i]}, res.Perturbations)
 			} else {
 				require.Equal(t, "all", res.Name)
-				require.Equal(t, eval.Perturbations, res.Perturbations)
+				require.Equal(t, ways, res.Perturbations)
 			}
 			for _, p := range []eval.PerturbRun{res.On, res.Off} {
 				what := fmt.Sprintf("%s, %s, guards %v", set.Set, res.Name, p.Guards)
@@ -203,7 +215,7 @@ func TestEvalPerturb(t *testing.T) {
 			require.Equal(t, res.On.Revisions, res.Off.Revisions, "the same answers, guards on or off")
 		}
 	}
-	// The shipped Miami move is perturbed every way, Jon's name by alias too.
+	// The shipped Miami move is perturbed both ways, Jon's name by alias too.
 	for _, res := range rep.Sets[0].Results {
 		require.Positive(t, res.On.Perturbed, res.Name)
 	}
@@ -221,7 +233,7 @@ func TestEvalPerturb(t *testing.T) {
 // returns what it printed.
 func (h *harness) runJSON(v any, args ...string) (stdout, stderr string) {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
 	require.NoError(h.t, run(ctx, append(args, "--json"), h.env, &out, &errb), errb.String())
