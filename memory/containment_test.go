@@ -72,3 +72,22 @@ func TestContainmentOfConsolidationAndOperators(t *testing.T) {
 	require.Len(t, current, 1)
 	require.Equal(t, "User lives in Porto", current[0].Statement)
 }
+
+func TestCuesOfAQuote(t *testing.T) {
+	t.Parallel()
+	for _, q := range []string{"I might move to Austin next year", "Should I switch to Rust?", "We're thinking about Lisbon", "Quizás me mude"} {
+		require.True(t, hedged(q), q)
+	}
+	for _, q := range []string{"I moved to Miami", "We finally got the keys to our new place in Lisbon!"} {
+		require.False(t, hedged(q), q)
+	}
+	for _, q := range []string{"I sold my car", "I don't drink coffee", "Ya no soy vegetariana", "Cancelamos a viagem ao Japão",
+		"the race in April is off", "Forget everything about my ex-husband", "Rex died in the spring"} {
+		require.True(t, ends(q), q)
+	}
+	for _, q := range []string{"I love my dog Rex", "New week, clean slate", "My diet is going great", "I bought a new passport holder"} {
+		require.False(t, ends(q), q)
+	}
+	require.False(t, alike("week", "weekend"), "a short word that begins a much longer one")
+	require.True(t, alike("nurs", "nurse"))
+}

@@ -3,6 +3,7 @@ package memory
 import (
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // Revision by identity: a model's destructive directive is judged by who said what it
@@ -60,17 +61,25 @@ func (g *guard) judge(f *Fact, t *target) judgement {
 		same := g.slots.same(f.Attribute, t.Attribute)
 		// The user's own words hold what the statement says anew, or the quote says it.
 		says := who == speakerUser && by != "its quote" || g.says(f, t)
-		if who == speakerUser && same && says {
+		// "I might move to Austin" names the value and moves nothing.
+		supposes := hedged(f.Quote)
+		if who == speakerUser && same && says && !supposes {
 			return judgement{confirmed: true}
 		}
 		evidence = append(evidence, fmt.Sprintf("slot %q against %q: %s", f.Attribute, t.Attribute, yesNo(same, "the same", "another")),
 			"the quote "+yesNo(says, "says", "does not say")+" what the new statement says anew")
+		if supposes {
+			evidence = append(evidence, "the quote supposes, wishes or asks")
+		}
 	case ActionRetract:
 		speaks := g.speaksOf(f, t)
-		if who == speakerUser && speaks {
+		// "I love my dog Rex" speaks of the dog and ends nothing.
+		ended := ends(f.Quote)
+		if who == speakerUser && speaks && ended {
 			return judgement{confirmed: true}
 		}
-		evidence = append(evidence, "the quote "+yesNo(speaks, "speaks", "does not speak")+fmt.Sprintf(" of belief %d", t.ID))
+		evidence = append(evidence, "the quote "+yesNo(speaks, "speaks", "does not speak")+fmt.Sprintf(" of belief %d", t.ID),
+			yesNo(ended, "says", "does not say")+" that something ended or was wrong")
 	}
 	return judgement{evidence: strings.Join(evidence, "; ")}
 }
@@ -161,8 +170,70 @@ func alike(a, b string) bool {
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++
 	}
-	short := min(len(a), len(b))
-	return n >= 5 && float64(n) >= 0.75*float64(short) || n >= 4 && n == short
+	short, long := min(len(a), len(b)), max(len(a), len(b))
+	return n >= 5 && float64(n) >= 0.75*float64(short) || n >= 4 && n == short && long-short <= 2
+}
+
+// hedged says whether a quote supposes, wishes, plans or asks rather than tells: its
+// value is no fact yet. A cue is evidence to ask a second opinion, never a verdict.
+func hedged(quote string) bool {
+	if strings.Contains(quote, "?") {
+		return true
+	}
+	for _, w := range words(quote) {
+		if hedges[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// ends says whether a quote tells that something ended, stopped, was left or was never
+// so: a negation, or a verb or word of ending, in English or a few other languages
+// (the beginnings of words, so that "cancelled" and "cancelamos" count). Without one,
+// a retraction is put to a second opinion.
+func ends(quote string) bool {
+	q := strings.ToLower(quote)
+	if strings.Contains(q, "n't") || strings.Contains(q, "n’t") {
+		return true
+	}
+	for _, w := range words(quote) {
+		if endings[w] {
+			return true
+		}
+		for _, p := range endingStems {
+			if strings.HasPrefix(w, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// words are the lower-cased words of s.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+var (
+	hedges = wordSet(`might maybe perhaps possibly probably considering thinking wonder wondering if whether would could
+		should may hope hoping wish wishing plan planning planned someday eventually tal vez quizás quizas peut peut-être
+		vielleicht talvez`)
+	endings = wordSet(`no not never nor none nothing nobody neither anymore longer ex former formerly over off gone
+		end ended ending ends stop stopped stopping stops quit quits quitting sold sell selling left leave leaving gave give
+		given broke broken dropped drop lost died dies passed forget forgot forgotten wrong mistake mistaken false cancel
+		cancelled canceled cancelling canceling retired divorced separated split finished abandoned moved moving
+		nunca jamás jamas ya plus pas jamais nicht kein keine mehr não nao nie niet`)
+	// endingStems begin words of ending in other languages: cancelamos, dejé, acabó.
+	endingStems = []string{"cancel", "dej", "acab", "aufgeh", "termin"}
+)
+
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for w := range strings.FieldsSeq(s) {
+		m[w] = true
+	}
+	return m
 }
 
 func yesNo(b bool, yes, no string) string {
