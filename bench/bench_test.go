@@ -22,7 +22,7 @@ import (
 	"github.com/credohq/credo/transcript"
 )
 
-var lives = regexp.MustCompile(`I live in ([A-Za-z]+)`)
+var lives = regexp.MustCompile(`I live in ([A-Za-z0-9]+)`)
 
 // cityAnswer answers like a model would for "I live in CITY": one location fact, quoting
 // the words, that supersedes the location candidate shown, if any.
