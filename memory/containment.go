@@ -107,8 +107,6 @@ type guard struct {
 	// earlier segments), day those of the scope's episodes within a day of the batch's
 	// time (prior among them), applied those this batch applied.
 	prior, day, applied int
-	// learned are the slot synonyms the batch's second opinions taught.
-	learned [][2]string
 }
 
 func newGuard(cfg Containment, b *Batch) *guard {

@@ -39,12 +39,11 @@ func TestSpeakerOfAQuote(t *testing.T) {
 // identityBundle is a scope with the user's allergy and home, and a batch maker whose
 // source is the messages given.
 type identityBundle struct {
-	store           *Store
-	bundle          *testBundle
-	allergy, home   int64
-	candidates      []int64
-	scope           string
-	episodeMessages []SourceMessage
+	store         *Store
+	bundle        *testBundle
+	allergy, home int64
+	candidates    []int64
+	scope         string
 }
 
 func setupIdentity(t *testing.T, c Containment) *identityBundle {
