@@ -128,6 +128,24 @@ func lastWord(key string) string {
 	return key
 }
 
+// Relations are the people text names by their relation to its speaker, as entity keys:
+// "my sister" and "our landlord" are sister and landlord. What such a text says may be
+// of them, not of the speaker.
+func Relations(text string) []string {
+	var out []string
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-'
+	})
+	for i := 1; i < len(words); i++ {
+		if possessives[words[i-1]] && personWords[words[i]] && !slices.Contains(out, words[i]) {
+			out = append(out, words[i])
+		}
+	}
+	return out
+}
+
+var possessives = map[string]bool{"my": true, "our": true, "mine": true}
+
 // personWords are nouns that name a person by relation to the user.
 var personWords = func() map[string]bool {
 	m := map[string]bool{}

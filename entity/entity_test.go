@@ -91,3 +91,11 @@ func ExampleKey() {
 	// "my sister" -> "sister"
 	// "Sarah Connor" -> "sarah connor"
 }
+
+func TestRelations(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []string{"sister"}, entity.Relations("My sister just moved to Denver"))
+	require.Equal(t, []string{"friend", "landlord"}, entity.Relations("my friend Marcus and our landlord, and my friend again"))
+	require.Equal(t, []string{"ex-husband"}, entity.Relations("Forget everything about my ex-husband."))
+	require.Empty(t, entity.Relations("I moved to Denver; a sister city of Lisbon"))
+}

@@ -78,7 +78,7 @@ func TestCuesOfAQuote(t *testing.T) {
 	for _, q := range []string{"I might move to Austin next year", "Should I switch to Rust?", "We're thinking about Lisbon", "Quizás me mude"} {
 		require.True(t, hedged(q), q)
 	}
-	for _, q := range []string{"I moved to Miami", "We finally got the keys to our new place in Lisbon!"} {
+	for _, q := range []string{"I moved to Miami", "We finally got the keys to our new place in Lisbon!", "I moved to Miami in May."} {
 		require.False(t, hedged(q), q)
 	}
 	for _, q := range []string{"I sold my car", "I don't drink coffee", "Ya no soy vegetariana", "Cancelamos a viagem ao Japão",
@@ -89,5 +89,8 @@ func TestCuesOfAQuote(t *testing.T) {
 		require.False(t, ends(q), q)
 	}
 	require.False(t, alike("week", "weekend"), "a short word that begins a much longer one")
+	require.Equal(t, "sister", otherRelation("My sister just moved to Denver", "user"))
+	require.Empty(t, otherRelation("Forget everything about my ex-husband", "ex-husband"), "the entity revised")
+	require.Empty(t, otherRelation("I moved to Denver", "user"))
 	require.True(t, alike("nurs", "nurse"))
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/credohq/credo/entity"
 )
 
 // Revision by identity: a model's destructive directive is judged by who said what it
@@ -56,6 +58,11 @@ func (g *guard) judge(f *Fact, t *target) judgement {
 		return otherEntity(f.entity, t)
 	}
 	evidence := []string{by + ": " + who.String()}
+	// "My sister just moved to Denver": the user's words, of someone else.
+	other := otherRelation(f.Quote, t.Entity)
+	if other != "" {
+		evidence = append(evidence, fmt.Sprintf("the quote names the user's %s", other))
+	}
 	switch d.Action {
 	case ActionSupersede:
 		same := g.slots.same(f.Attribute, t.Attribute)
@@ -63,7 +70,7 @@ func (g *guard) judge(f *Fact, t *target) judgement {
 		says := who == speakerUser && by != "its quote" || g.says(f, t)
 		// "I might move to Austin" names the value and moves nothing.
 		supposes := hedged(f.Quote)
-		if who == speakerUser && same && says && !supposes {
+		if who == speakerUser && same && says && !supposes && other == "" {
 			return judgement{confirmed: true}
 		}
 		evidence = append(evidence, fmt.Sprintf("slot %q against %q: %s", f.Attribute, t.Attribute, yesNo(same, "the same", "another")),
@@ -75,7 +82,7 @@ func (g *guard) judge(f *Fact, t *target) judgement {
 		speaks := g.speaksOf(f, t)
 		// "I love my dog Rex" speaks of the dog and ends nothing.
 		ended := ends(f.Quote)
-		if who == speakerUser && speaks && ended {
+		if who == speakerUser && speaks && ended && other == "" {
 			return judgement{confirmed: true}
 		}
 		evidence = append(evidence, "the quote "+yesNo(speaks, "speaks", "does not speak")+fmt.Sprintf(" of belief %d", t.ID),
@@ -174,6 +181,17 @@ func alike(a, b string) bool {
 	return n >= 5 && float64(n) >= 0.75*float64(short) || n >= 4 && n == short && long-short <= 2
 }
 
+// otherRelation is a person the quote names by their relation to the user ("my
+// sister") who is not the entity the directive revises, "" when it names none.
+func otherRelation(quote, entityKey string) string {
+	for _, r := range entity.Relations(quote) {
+		if r != entityKey {
+			return r
+		}
+	}
+	return ""
+}
+
 // hedged says whether a quote supposes, wishes, plans or asks rather than tells: its
 // value is no fact yet. A cue is evidence to ask a second opinion, never a verdict.
 func hedged(quote string) bool {
@@ -216,9 +234,9 @@ func words(s string) []string {
 }
 
 var (
+	// Not "may": the month as often as the verb.
 	hedges = wordSet(`might maybe perhaps possibly probably considering thinking wonder wondering if whether would could
-		should may hope hoping wish wishing plan planning planned someday eventually tal vez quizás quizas peut peut-être
-		vielleicht talvez`)
+		should hope hoping wish wishing plan planning planned someday eventually quizás quizas peut-être vielleicht talvez`)
 	endings = wordSet(`no not never nor none nothing nobody neither anymore longer ex former formerly over off gone
 		end ended ending ends stop stopped stopping stops quit quits quitting sold sell selling left leave leaving gave give
 		given broke broken dropped drop lost died dies passed forget forgot forgotten wrong mistake mistaken false cancel

@@ -310,6 +310,12 @@ func TestEvalScoresKnownAnswers(t *testing.T) {
 	wantHedged.Keep = dec(1, 0, 0)      // recall 0/1: Boston is not kept
 	wantHedged.Current = ratio(0, 2)    // Boston is not current, Austin is
 	wantHedged.Questions = ratio(0, 1)  // "Where does the user live?" finds Austin
+	// "I might move" supposes: the supersession is put to a second opinion, one more
+	// call, which the fake, a compliant model, confirms.
+	cost := got["hedged"].Cost
+	require.Equal(t, 3, cost.ExtractionCalls)
+	require.InDelta(t, 1.5, cost.ChatCallsPerEpisode, 0)
+	wantHedged.Cost = cost
 	require.Equal(t, wantHedged, got["hedged"])
 	for c, s := range want {
 		if c != "hedged" {
