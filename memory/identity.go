@@ -61,7 +61,7 @@ func (g *guard) judge(f *Fact, t *target) judgement {
 	// "My sister just moved to Denver": the user's words, of someone else.
 	other := otherRelation(f.Quote, t.Entity)
 	if other != "" {
-		evidence = append(evidence, fmt.Sprintf("the quote names the user's %s", other))
+		evidence = append(evidence, "the quote names the user's "+other)
 	}
 	switch d.Action {
 	case ActionSupersede:
