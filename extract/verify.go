@@ -2,7 +2,6 @@ package extract
 
 import (
 	"context"
-	"time"
 
 	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/llm"
@@ -17,7 +16,7 @@ import (
 func (w *Worker) secondOpinion(ctx context.Context, batch *memory.Batch, rep *Report) (err error) {
 	ctx, span := tracing.Start(ctx, "extract.verify")
 	defer func() { tracing.End(span, err) }()
-	asker := verify.Asker{Chat: w.cfg.Chat, Prompts: w.prompts, Retries: w.cfg.MalformedRetries, Observe: func(a llm.Attempt) {
+	asker := verify.Asker{Chat: w.cfg.Chat, Prompts: w.prompts, Retries: w.cfg.MalformedRetries, Logger: w.log, Observe: func(a llm.Attempt) {
 		rep.ChatCalls++
 		rep.Verifications++
 		rep.Usage.PromptTokens += a.Response.Usage.PromptTokens
@@ -27,15 +26,7 @@ func (w *Worker) secondOpinion(ctx context.Context, batch *memory.Batch, rep *Re
 			w.log.DebugContext(ctx, "malformed verification answer", "error", a.Err)
 		}
 	}}
-	start := time.Now()
 	out, err := asker.Opinions(ctx, w.cfg.Store, batch)
-	if out.Asked > 0 {
-		rep.ChatDuration += time.Since(start)
-	}
-	if out.Unanswered != nil {
-		w.log.WarnContext(ctx, "no usable second opinion; the directives asked about are held", "scope", batch.Scope,
-			"directives", out.Asked, "error", llm.Kind(out.Unanswered))
-		w.log.DebugContext(ctx, "no usable second opinion", "scope", batch.Scope, "error", out.Unanswered)
-	}
+	rep.ChatDuration += out.Duration
 	return err
 }

@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/credohq/credo/llm"
@@ -40,6 +42,8 @@ type Asker struct {
 	Retries int
 	// Observe, when set, is told about every call, for accounting and logs.
 	Observe func(llm.Attempt)
+	// Logger, when set, is told when no usable answer came.
+	Logger *slog.Logger
 }
 
 // Outcome is what Opinions did for a batch.
@@ -48,6 +52,8 @@ type Outcome struct {
 	Asked int
 	// Holds counts the verdicts that let their directive through.
 	Holds int
+	// Duration is the time spent asking, 0 when no call was made.
+	Duration time.Duration
 	// Unanswered is why no usable answer came (every answer malformed, or a prompt
 	// longer than the model's window): the asked directives keep no opinion, and the
 	// engine holds them for an operator. Nil otherwise.
@@ -70,10 +76,19 @@ func (a Asker) Opinions(ctx context.Context, q Questioner, b *memory.Batch) (Out
 		return Outcome{}, err
 	}
 	out := Outcome{Asked: len(qs)}
+	start := time.Now()
 	ops, err := a.Ask(ctx, qs)
+	out.Duration = time.Since(start)
 	switch {
 	case llm.IsMalformed(err) || llm.IsContextLength(err):
 		out.Unanswered = err
+		if a.Logger != nil {
+			// The kind of failure only: the model's words stay out of the log, as every
+			// answer's do; the whole error at debug.
+			a.Logger.WarnContext(ctx, "no usable second opinion; the directives asked about are held", "scope", b.Scope,
+				"directives", out.Asked, "error", llm.Kind(err))
+			a.Logger.DebugContext(ctx, "no usable second opinion", "scope", b.Scope, "error", err)
+		}
 		return out, nil
 	case err != nil:
 		return out, err
