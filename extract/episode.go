@@ -371,9 +371,9 @@ func (w *Worker) read(ctx context.Context, scope string, ep *episode) (st *state
 }
 
 // context chooses what the prompt shows besides the transcript. Candidates: all active
-// beliefs when there are no more than K; otherwise the nearest to the transcript by
-// embedding, plus other beliefs on the attributes those fill, so that a slot is seen
-// whole. Examples: the past revisions nearest to the transcript. The transcript is
+// beliefs when there are no more than K; otherwise those that rank best for the
+// transcript (its embedding, its words, the entities it names), plus other beliefs on
+// the attributes those fill, so that a slot is seen whole. Examples: the past revisions nearest to the transcript. The transcript is
 // embedded only when one of them needs it.
 func (w *Worker) context(ctx context.Context, st *state, msgs []prompts.Message, rep *Report) (_ []memory.Belief, _ []learning.Example, _ []float32, err error) {
 	ctx, span := tracing.Start(ctx, "extract.context")
@@ -404,15 +404,18 @@ func (w *Worker) context(ctx context.Context, st *state, msgs []prompts.Message,
 	)
 	err = w.cfg.Store.WithConn(ctx, func(store *memory.Store) error {
 		var err error
-		cands, examples, err = w.near(ctx, store, st, vec, res.Vectors[1:])
+		cands, examples, err = w.near(ctx, store, st, texts[0], vec, res.Vectors[1:])
 		return err
 	})
 	return cands, examples, vec, err
 }
 
 // near is the rest of context, through store, on one connection: the pending vectors
-// stored, then the examples and candidates nearest to the transcript's vector vec.
-func (w *Worker) near(ctx context.Context, store *memory.Store, st *state, vec []float32, pending [][]float32) ([]memory.Belief, []learning.Example, error) {
+// stored, then the examples nearest to the transcript's vector vec and the candidates
+// that rank best for the transcript, text: by its vector, its words and the entities it
+// names (memory.Candidates), so that a belief whose code or name the transcript says is
+// shown even where the embedding blurs it.
+func (w *Worker) near(ctx context.Context, store *memory.Store, st *state, text string, vec []float32, pending [][]float32) ([]memory.Belief, []learning.Example, error) {
 	k := w.cfg.MaxCandidates
 	scope := st.ep.Scope
 	if _, err := store.SetEmbeddings(ctx, w.cfg.EmbedModel, st.pending, pending); err != nil {
@@ -431,12 +434,11 @@ func (w *Worker) near(ctx context.Context, store *memory.Store, st *state, vec [
 		return st.current, examples, nil
 	}
 
-	near, err := store.Nearest(ctx, scope, w.cfg.EmbedModel, vec, k)
+	near, err := store.Candidates(ctx, memory.CandidatesQuery{Scope: scope, Text: text, Model: w.cfg.EmbedModel, Vector: vec, K: k})
 	if err != nil {
 		return nil, nil, err
 	}
-	// The least similar third of the nearest make room for the rest of the slots the
-	// most similar fill.
+	// The lowest-ranked third make room for the rest of the slots the best-ranked fill.
 	top := near[:min(len(near), max(1, k*2/3))]
 	var attrs []string
 	ids := make([]int64, 0, len(near))

@@ -122,6 +122,9 @@ type Belief struct {
 	Episodes []int64 `json:"episodes"`
 	// Distance is the cosine distance to the query vector of a ranked read.
 	Distance *float64 `json:"distance,omitempty"`
+	// Match is, in a read by a text, why the belief ranked where it did: its place in the
+	// vector, words and entity rankings fused.
+	Match *Match `json:"match,omitempty"`
 }
 
 // AsDefault is b as an inherited read shows it to a reader who may not read b's scope:

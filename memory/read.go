@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,6 +62,9 @@ func scanBelief(row pgx.CollectableRow) (Belief, error) {
 			dest = append(dest, &b.Episodes)
 		case "distance":
 			dest = append(dest, &b.Distance)
+		case "words":
+			b.Match = &Match{}
+			dest = append(dest, &b.Match.WordsScore)
 		default:
 			return Belief{}, fmt.Errorf("unknown belief column %q", f.Name)
 		}
@@ -245,35 +249,67 @@ func (s *Store) HistoryIn(ctx context.Context, scope string, id int64) ([]Belief
 // to vec by cosine distance first: the scope's own k nearest, whatever other scopes
 // hold (see nearest). Their Episodes are not read.
 func (s *Store) Nearest(ctx context.Context, scope, model string, vec []float32, k int) ([]Belief, error) {
-	bs, err := s.ranked(ctx, candidateColumns, currentView, []any{scope}, model, vec, k)
+	bs, err := s.ranked(ctx, rankQuery{view: currentView, args: []any{scope}, columns: candidateColumns, model: model, vec: vec, k: k})
 	if err != nil {
 		return nil, fmt.Errorf("nearest beliefs of %q: %w", scope, err)
 	}
 	return bs, nil
 }
 
-// ranked is up to k beliefs of view (its arguments in args, the scope first) embedded
-// with model, nearest to vec by cosine distance first, read as columns.
+// CandidatesQuery asks for the current beliefs of a scope a writer shows its model for a
+// text, as extraction does for a transcript.
+type CandidatesQuery struct {
+	Scope string
+	// Text is what the writer read (the transcript); Vector its embedding by Model.
+	Text   string
+	Model  string
+	Vector []float32
+	K      int
+}
+
+// Candidates is up to q.K current beliefs of q.Scope for q.Text: the vector, words and
+// entity rankings fused (fuse.go), so that a belief whose code, number or name the text
+// says is among them even where the embedding blurs it. Beliefs not embedded with the
+// model follow, newest first, as in every ranked read.
+func (s *Store) Candidates(ctx context.Context, q CandidatesQuery) ([]Belief, error) {
+	bs, err := s.ranked(ctx, rankQuery{view: currentView, args: []any{q.Scope}, columns: candidateColumns, text: q.Text,
+		model: q.Model, vec: q.Vector, k: q.K})
+	if err != nil {
+		return nil, fmt.Errorf("candidates of %q: %w", q.Scope, err)
+	}
+	return bs, nil
+}
+
+// ranked is up to q.k beliefs of q.view (its arguments in q.args, the scope first)
+// embedded with q.model, nearest to q.vec by cosine distance first, read as q.columns;
+// with q.text, the vector ranking fused with the words and entity rankings of the text
+// (fuse.go), each of q.k.
 //
-// Beliefs of the view without a vector of model cannot be ranked: those of a scope not
-// yet re-embedded after EMBED_MODEL changed, or stored while an embedding call failed.
-// Up to k of them follow the ranked ones, newest first and without a distance, so that
-// a read still finds every belief while the background re-embedding goes on.
+// Beliefs of the view without a vector of model cannot be ranked by it: those of a scope
+// not yet re-embedded after EMBED_MODEL changed, or stored while an embedding call
+// failed. Up to k of them follow the ranked ones, newest first and without a distance,
+// so that a read still finds every belief while the background re-embedding goes on.
 //
-// Both reads go in one round trip, unless the scope has an index of its own.
-func (s *Store) ranked(ctx context.Context, columns, view string, args []any, model string, vec []float32, k int) ([]Belief, error) {
-	scope, _ := args[0].(string)
-	r, err := newNearestRead(ctx, s, nearestQuery{table: searchBeliefs, scope: scope, where: view, args: args, model: model, vec: vec, k: k},
-		scoped(columns, view), scanBelief)
+// Every read goes in one round trip, unless the scope has an index of its own.
+func (s *Store) ranked(ctx context.Context, q rankQuery) ([]Belief, error) {
+	scope, _ := q.args[0].(string)
+	q.columns = scoped(q.columns, q.view)
+	r, err := newNearestRead(ctx, s, nearestQuery{table: searchBeliefs, scope: scope, where: q.view, args: q.args, model: q.model,
+		vec: q.vec, k: q.k}, q.columns, scanBelief)
 	if err != nil {
 		return nil, err
 	}
 	b := &pgx.Batch{}
 	r.queue(b)
-	n := len(args)
-	where := fmt.Sprintf("%s AND %s ORDER BY b.valid_from DESC, b.id DESC LIMIT $%d", view, notEmbeddedWith(n+1), n+2)
+	var words, named []Belief
+	if q.text != "" && q.k > 0 {
+		queueWords(b, q, &words)
+		queueEntities(b, q, &named)
+	}
+	n := len(q.args)
+	where := fmt.Sprintf("%s AND %s ORDER BY b.valid_from DESC, b.id DESC LIMIT $%d", q.view, notEmbeddedWith(n+1), n+2)
 	var unranked []Belief
-	b.Queue(beliefsSQL(columns, where), append(args, model, k)...).Query(func(rows pgx.Rows) error {
+	b.Queue("SELECT "+q.columns+" FROM belief b WHERE "+where, append(slices.Clone(q.args), q.model, q.k)...).Query(func(rows pgx.Rows) error {
 		var err error
 		unranked, err = pgx.CollectRows(rows, scanBelief)
 		return err
@@ -285,7 +321,15 @@ func (s *Store) ranked(ctx context.Context, columns, view string, args []any, mo
 	if err != nil {
 		return nil, err
 	}
-	return append(bs, unranked...), nil
+	if q.text != "" {
+		bs = fuse(q.k, bs, words, named)
+	}
+	for _, u := range unranked {
+		if !slices.ContainsFunc(bs, func(b Belief) bool { return b.ID == u.ID }) {
+			bs = append(bs, u)
+		}
+	}
+	return bs, nil
 }
 
 // Events is the revision events of scope, newest first, at most limit (0: all). Events

@@ -28,14 +28,18 @@ var ErrRecallQuery = errors.New("invalid recall query")
 // RecallQuery is an agent's question to memory.
 type RecallQuery struct {
 	Scope string
-	// Text is the question as asked. It is only read to tell whether it is about the past
-	// (see IsHistorical): memory calls no model, so the caller embeds it into Vector.
+	// Text is the question as asked. It tells whether it is about the past (see
+	// IsHistorical) and, in a ranked read, its words and the entities it names are ranked
+	// beside its vector (fuse.go). Memory calls no model: the caller embeds it into Vector.
 	Text string
 	// Vector is the embedding of Text by EmbedModel. With it the answer is the K beliefs
-	// nearest to the question; without it, every belief of the view, unranked. Ranking
-	// only sees beliefs embedded with EmbedModel.
+	// that rank best for the question; without it, every belief of the view, unranked.
+	// The vector ranking only sees beliefs embedded with EmbedModel.
 	Vector     []float32
 	EmbedModel string
+	// VectorsOnly ranks by the embedding alone, leaving out the words and entity rankings
+	// that Text otherwise adds (fuse.go): the read before they were fused, for measuring.
+	VectorsOnly bool
 	// K is how many beliefs are ranked (DefaultRecallK when zero).
 	K int
 	// History includes superseded and retracted beliefs. It is turned on by itself when
@@ -141,7 +145,7 @@ func (s *Store) Recall(ctx context.Context, q RecallQuery) (*Recollection, error
 			return bs, err
 		}
 		if rec.Ranked && rec.Mode == RecallHistory {
-			return s.rankedChains(ctx, scope, q.EmbedModel, q.Vector, k)
+			return s.rankedChains(ctx, scope, q, k)
 		}
 		return s.readView(ctx, view, args, rec.Ranked, q, k)
 	}
@@ -174,7 +178,9 @@ func (s *Store) recallInherited(ctx context.Context, rec *Recollection, q *Recal
 	if err != nil || rec.Mode == RecallHistory {
 		return bs, err
 	}
-	slices.SortStableFunc(bs, func(a, b Belief) int { return cmp.Compare(deref(a.Distance), deref(b.Distance)) })
+	slices.SortStableFunc(bs, func(a, b Belief) int {
+		return cmp.Or(cmp.Compare(fused(b), fused(a)), cmp.Compare(deref(a.Distance), deref(b.Distance)))
+	})
 	return bs[:min(k, len(bs))], nil
 }
 
@@ -182,21 +188,33 @@ func (s *Store) recallInherited(ctx context.Context, rec *Recollection, q *Recal
 // all, by attribute and valid time.
 func (s *Store) readView(ctx context.Context, view string, args []any, ranked bool, q RecallQuery, k int) ([]Belief, error) {
 	if ranked {
-		return s.ranked(ctx, beliefColumns, view, args, q.EmbedModel, q.Vector, k)
+		text := q.Text
+		if q.VectorsOnly {
+			text = ""
+		}
+		return s.ranked(ctx, rankQuery{view: view, args: args, columns: beliefColumns, text: text, model: q.EmbedModel, vec: q.Vector, k: k})
 	}
 	return s.queryBeliefs(ctx, view+" ORDER BY b.attribute, b.valid_from, b.recorded_at, b.id", args...)
 }
 
 // rankedChains is the supersession chains through the k non-forgotten beliefs of scope
-// nearest to vec. Chains are followed through forgotten beliefs, which are left out.
-// Each step names the scope: a chain never leaves it, and on Citus the recursion runs
-// on the scope's shard.
-func (s *Store) rankedChains(ctx context.Context, scope, model string, vec []float32, k int) ([]Belief, error) {
-	seeds, err := nearest(ctx, s, nearestQuery{table: searchBeliefs, scope: scope, where: historyView, args: []any{scope},
-		model: model, vec: vec, k: k}, "b.id", scanID)
-	if err != nil || len(seeds) == 0 {
+// that rank best for q (fused as every ranked read is). Chains are followed through
+// forgotten beliefs, which are left out. Each step names the scope: a chain never leaves
+// it, and on Citus the recursion runs on the scope's shard.
+func (s *Store) rankedChains(ctx context.Context, scope string, q RecallQuery, k int) ([]Belief, error) {
+	rq := rankQuery{view: historyView, args: []any{scope}, columns: candidateColumns, model: q.EmbedModel, vec: q.Vector, k: k}
+	if !q.VectorsOnly {
+		rq.text = q.Text
+	}
+	ranked, err := s.ranked(ctx, rq)
+	if err != nil || len(ranked) == 0 {
 		return nil, err
 	}
+	seeds := make([]int64, len(ranked))
+	for i, b := range ranked {
+		seeds[i] = b.ID
+	}
+	model, vec := q.EmbedModel, q.Vector
 	rows, err := s.db.Query(ctx, `WITH RECURSIVE seed AS (
 			SELECT id, rank FROM unnest($4::bigint[]) WITH ORDINALITY AS s (id, rank)
 		), back AS (
@@ -218,5 +236,11 @@ func (s *Store) rankedChains(ctx context.Context, scope, model string, vec []flo
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, scanBelief)
+	bs, err := pgx.CollectRows(rows, scanBelief)
+	for i := range bs {
+		if j := slices.IndexFunc(ranked, func(r Belief) bool { return r.ID == bs[i].ID }); j >= 0 {
+			bs[i].Match = ranked[j].Match
+		}
+	}
+	return bs, err
 }

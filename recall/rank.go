@@ -13,9 +13,10 @@ import (
 )
 
 // The ranking of beliefs for a question: a weighted sum of signals, each within 0..1.
-// Similarity leads when there is a query; recency (when the belief was last said) and
-// reinforcement (how often it was said again) order what is equally near, and rank
-// alone when there is no query.
+// Similarity leads when there is a query: how well the belief ranked for it in memory's
+// fused read (its vector, words and entity rankings, memory.Match), relative to the best
+// of the read; recency (when the belief was last said) and reinforcement (how often it
+// was said again) order what ranked alike, and rank alone when there is no query.
 const (
 	WeightSimilarity    = 0.70
 	WeightRecency       = 0.20
@@ -33,8 +34,9 @@ type Score struct {
 	Similarity, Recency, Reinforcement, Total float64
 }
 
-// score ranks b at now; ranked says whether similarity counts (there is a query).
-func score(b memory.Belief, now time.Time, ranked bool) Score {
+// score ranks b at now; ranked says whether similarity counts (there is a query), best
+// the best fused score of the read.
+func score(b memory.Belief, now time.Time, ranked bool, best float64) Score {
 	s := Score{
 		Recency:       math.Pow(0.5, max(0, now.Sub(b.LastSeenAt).Hours())/RecencyHalfLife.Hours()),
 		Reinforcement: min(1, math.Log1p(float64(b.ReinforcedCount))/math.Log1p(ReinforcementSaturation)),
@@ -45,7 +47,10 @@ func score(b memory.Belief, now time.Time, ranked bool) Score {
 		s.Total = (WeightRecency*s.Recency + WeightReinforcement*s.Reinforcement) / rest
 		return s
 	}
-	if b.Distance != nil {
+	switch {
+	case b.Match != nil && best > 0:
+		s.Similarity = b.Match.Fused / best
+	case b.Distance != nil:
 		s.Similarity = min(1, max(0, 1-*b.Distance))
 	}
 	s.Total = WeightSimilarity*s.Similarity + WeightRecency*s.Recency + WeightReinforcement*s.Reinforcement
@@ -66,7 +71,7 @@ func poolSize(k int) int { return min(memory.MaxRecallK, max(4*k, 40)) }
 
 // selectFor reads and ranks what q selects.
 func (r *Reader) selectFor(ctx context.Context, q Query, pending []memory.Unembedded) (*selection, error) {
-	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, Inherit: q.Inherit, Sees: q.Sees, AsOf: q.AsOf}
+	rq := memory.RecallQuery{Scope: q.Scope, Text: q.Query, Inherit: q.Inherit, Sees: q.Sees, AsOf: q.AsOf, VectorsOnly: q.VectorsOnly}
 	if q.Query != "" && r.embeds() {
 		vec, err := r.embedQuery(ctx, q.Query, pending)
 		if err != nil {
@@ -80,9 +85,15 @@ func (r *Reader) selectFor(ctx context.Context, q Query, pending []memory.Unembe
 	}
 	now := r.cfg.Now()
 	ranked := slices.Clone(rec.Beliefs)
+	var best float64
+	for _, b := range ranked {
+		if b.Match != nil {
+			best = max(best, b.Match.Fused)
+		}
+	}
 	scores := make(map[int64]float64, len(ranked))
 	for _, b := range ranked {
-		scores[b.ID] = score(b, now, rec.Ranked).Total
+		scores[b.ID] = score(b, now, rec.Ranked, best).Total
 	}
 	slices.SortStableFunc(ranked, func(a, b memory.Belief) int { return cmp.Compare(scores[b.ID], scores[a.ID]) })
 	sel := &selection{mode: rec.Mode}

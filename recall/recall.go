@@ -51,6 +51,10 @@ type Query struct {
 	Sees func(scope string) bool
 	// AsOf reads what was true at that time instead of now.
 	AsOf *time.Time
+	// VectorsOnly ranks by the question's embedding alone, without its words and the
+	// entities it names: the read before they were fused, for measuring
+	// (memory.RecallQuery.VectorsOnly).
+	VectorsOnly bool
 	// Budget bounds the context block's characters (DefaultBudget when 0); the
 	// lowest-ranked beliefs are left out first.
 	Budget int

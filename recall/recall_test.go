@@ -25,12 +25,12 @@ type testBundle struct {
 	pool  *dbtest.Schema
 }
 
-func setup(t *testing.T) (*recall.Reader, *testBundle) {
+func setup(t *testing.T, opts ...llmtest.Option) (*recall.Reader, *testBundle) {
 	t.Helper()
 	schema := dbtest.New(t)
 	clock := testclock.New(day("2026-03-01"))
 	store := memory.NewStore(schema.Pool, &memory.Config{Now: clock.Now})
-	srv := llmtest.NewServer(t)
+	srv := llmtest.NewServer(t, opts...)
 	provider, err := llm.NewOpenAI(srv.OpenAIConfig())
 	require.NoError(t, err)
 	r, err := recall.New(recall.Config{Store: store, Chat: provider, Embed: provider, Now: clock.Now})

@@ -104,3 +104,13 @@ func Cosine(a, b []float32) float64 {
 	}
 	return dot / math.Sqrt(na*nb)
 }
+
+// digitWordRE is a word holding a digit, as wordRE reads words.
+var digitWordRE = regexp.MustCompile(`[a-z0-9]*[0-9][a-z0-9]*`)
+
+// EmbedBlindToCodes is Embed of text without its words that hold a digit: a dense model
+// that blurs order numbers, codes and versions, as dense embeddings often do, so that
+// "order KX-5521" and "order KX-1203" embed alike.
+func EmbedBlindToCodes(text string, dim int) []float32 {
+	return Embed(digitWordRE.ReplaceAllString(strings.ToLower(text), " "), dim)
+}

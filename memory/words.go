@@ -1,0 +1,109 @@
+package memory
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+)
+
+// The words and entity rankings that recall fuses with the vector one (fuse.go). Dense
+// embeddings blur what users most often need exactly: order numbers, codes, versions,
+// rare names. Both rankings are single statements of one scope, queued in the vector
+// read's round trip; each row carries its distance to the query vector too, so that a
+// belief found by its words alone still shows how near it is.
+
+// MaxQueryTerms bounds the terms of a text the words ranking looks for: a transcript of
+// hundreds of words would otherwise match most of a scope. Terms with a digit (codes,
+// numbers, versions) are kept first, then the longest.
+const MaxQueryTerms = 32
+
+// queryTermsSQL is the terms of the text in $T (a placeholder replaced by its parameter
+// number): its tokens parsed as migration 029 parses a belief's words, less English
+// stop words (english_stem knows them; another language's pass, and only match more)
+// and the user's own names, which nearly every belief of a scope holds.
+const queryTermsSQL = `SELECT w.lexeme FROM unnest(to_tsvector('simple'::regconfig, replace($T, '-', ' '))) w
+	WHERE ts_lexize('english_stem', w.lexeme) <> '{}' AND w.lexeme <> 'user'
+		AND w.lexeme NOT IN (SELECT a.alias FROM entity_alias a WHERE a.scope = $1 AND a.entity = 'user')
+	ORDER BY w.lexeme ~ '[0-9]' DESC, length(w.lexeme) DESC, w.lexeme LIMIT %d`
+
+// rankQuery is one ranking of a scope's beliefs for a text: the beliefs of view (a
+// condition on belief b, its arguments in args, the scope first), at most k, each with
+// its distance to vec when embedded with model.
+type rankQuery struct {
+	view    string
+	args    []any
+	columns string
+	text    string
+	model   string
+	vec     []float32
+	k       int
+}
+
+// param is the placeholder of the i-th argument after q.args.
+func (q rankQuery) param(i int) string { return fmt.Sprintf("$%d", len(q.args)+i) }
+
+// distanceSQL is the distance of b to the query vector, in the i-th argument after
+// q.args, the model in the next: null when b is embedded with another model or none.
+func (q rankQuery) distance(i int) string {
+	return fmt.Sprintf("CASE WHEN b.embed_model = %s THEN b.embedding <=> %s::vector END", q.param(i+1), q.param(i))
+}
+
+// vector is q's vector as a parameter: null when there is none.
+func (q rankQuery) vector() any {
+	if len(q.vec) == 0 {
+		return nil
+	}
+	return pgvector.NewVector(q.vec)
+}
+
+// queueWords queues the words ranking on b, into out once b is sent: the beliefs of
+// q.view holding any term of q.text, best first, each with its share of the text's
+// weight (the column words, 0..1): the inverse document frequencies of the terms it
+// holds over those of every term some belief holds (BM25's weight, without term counts
+// or lengths: statements are a sentence each). Frequencies are counted among the beliefs
+// that hold a term, which include every belief holding each term, so no scan of the
+// scope is needed: the GIN index of migration 030 finds them. A text of no term reads
+// nothing.
+func queueWords(b *pgx.Batch, q rankQuery, out *[]Belief) {
+	terms := fmt.Sprintf(queryTermsSQL, MaxQueryTerms)
+	sql := fmt.Sprintf(`WITH t AS MATERIALIZED (%s),
+		m AS MATERIALIZED (SELECT b.id, b.words FROM belief b
+			WHERE %s AND b.words @@ (SELECT coalesce(string_agg(quote_literal(t.lexeme), ' | '), '')::tsquery FROM t)),
+		df AS MATERIALIZED (SELECT quote_literal(t.lexeme)::tsquery AS tq, count(m.id)::float8 AS n
+			FROM t JOIN m ON m.words @@ quote_literal(t.lexeme)::tsquery GROUP BY 1),
+		idf AS MATERIALIZED (SELECT df.tq, ln(1 + ((SELECT count(*) FROM m) - df.n + 0.5) / (df.n + 0.5)) AS w FROM df),
+		s AS (SELECT m.id, sum(idf.w) / (SELECT sum(w) FROM idf) AS score
+			FROM m JOIN idf ON m.words @@ idf.tq GROUP BY m.id ORDER BY score DESC, m.id DESC LIMIT %s)
+		SELECT %s, s.score AS words, %s AS distance FROM s JOIN belief b ON b.scope = $1 AND b.id = s.id
+		ORDER BY s.score DESC, b.id DESC`,
+		strings.ReplaceAll(terms, "$T", q.param(1)), q.view, q.param(4), q.columns, q.distance(2))
+	args := append(append([]any{}, q.args...), q.text, q.vector(), q.model, q.k)
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+		var err error
+		*out, err = pgx.CollectRows(rows, scanBelief)
+		return err
+	})
+}
+
+// queueEntities queues the entity ranking on b, into out once b is sent: the beliefs of
+// q.view about the entities whose names or aliases q.text says as words (the user
+// aside: every scope is mostly about them), nearest to the query vector first, then the
+// newest. The scope's names are few; the text is parsed once.
+func queueEntities(b *pgx.Batch, q rankQuery, out *[]Belief) {
+	sql := fmt.Sprintf(`WITH t AS MATERIALIZED (SELECT to_tsvector('simple'::regconfig, replace(%s, '-', ' ')) AS v),
+		named AS MATERIALIZED (SELECT DISTINCT a.entity FROM entity_alias a, t
+			WHERE a.scope = $1 AND a.entity <> 'user'
+				AND t.v @@ phraseto_tsquery('simple'::regconfig, replace(a.alias, '-', ' ')))
+		SELECT %s, %s AS distance FROM belief b
+		WHERE %s AND b.entity IN (SELECT entity FROM named)
+		ORDER BY distance NULLS LAST, b.valid_from DESC, b.id DESC LIMIT %s`,
+		q.param(1), q.columns, q.distance(2), q.view, q.param(4))
+	args := append(append([]any{}, q.args...), q.text, q.vector(), q.model, q.k)
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+		var err error
+		*out, err = pgx.CollectRows(rows, scanBelief)
+		return err
+	})
+}

@@ -1,0 +1,1 @@
+ALTER TABLE belief DROP COLUMN words;

@@ -1,0 +1,1 @@
+DROP INDEX belief_words_idx;

@@ -1,0 +1,1 @@
+DROP INDEX belief_scope_entity_idx;
