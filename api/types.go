@@ -34,6 +34,27 @@ type Belief struct {
 	NeedsReview     bool       `json:"needs_review" doc:"A belief it was concluded from changed: see the review queue."`
 	Episodes        []int64    `json:"episodes" doc:"Every transcript that stated or restated it, earliest first; null when none is left."`
 	Distance        *float64   `json:"distance,omitempty" doc:"Cosine distance to the query, in ranked answers."`
+	Match           *Match     `json:"match,omitempty" doc:"Why it ranked where it did, in an answer ranked for a text: what its vector, words and entity added."`
+}
+
+// Match is memory.Match: a ranked belief's score, by part.
+type Match struct {
+	Vector     float64 `json:"vector" doc:"What its embedding's similarity to the text added."`
+	Words      float64 `json:"words" doc:"What the text's words it holds added (codes, numbers, names count most)."`
+	Entity     float64 `json:"entity" doc:"What being about an entity the text names added."`
+	Fused      float64 `json:"fused" doc:"The sum: the order of the read."`
+	VectorRank int     `json:"vector_rank,omitempty" doc:"Its place in the vector ranking; absent when not in it."`
+	WordsRank  int     `json:"words_rank,omitempty" doc:"Its place in the words ranking; absent when not in it."`
+	EntityRank int     `json:"entity_rank,omitempty" doc:"Its place in the entity ranking; absent when not in it."`
+	WordsScore float64 `json:"words_score,omitempty" doc:"The share of the weight of the text's words it holds, 0 to 1."`
+}
+
+func matchOf(m *memory.Match) *Match {
+	if m == nil {
+		return nil
+	}
+	out := Match(*m)
+	return &out
 }
 
 func beliefOf(b memory.Belief) Belief {
@@ -44,7 +65,7 @@ func beliefOf(b memory.Belief) Belief {
 		Supersedes: b.Supersedes, SupersededBy: b.SupersededBy, EpisodeID: b.EpisodeID, Quote: b.Quote,
 		ReinforcedCount: b.ReinforcedCount, LastSeenAt: b.LastSeenAt, DependsOn: b.DependsOn, NeedsReview: b.NeedsReview,
 		Episodes: b.Episodes,
-		Distance: b.Distance,
+		Distance: b.Distance, Match: matchOf(b.Match),
 	}
 }
 

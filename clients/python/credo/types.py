@@ -132,6 +132,21 @@ def _load(cls: Type[T], data: Any, where: str = "") -> T:
 
 
 @dataclass
+class Match:
+    """Why a belief ranked where it did, in an answer ranked for a text: what its
+    embedding, the text's words it holds and the entities the text names added."""
+
+    vector: float
+    words: float
+    entity: float
+    fused: float  # the sum: the order of the read
+    vector_rank: int = 0  # 0: not in that ranking
+    words_rank: int = 0
+    entity_rank: int = 0
+    words_score: float = 0.0
+
+
+@dataclass
 class Belief:
     """One belief: what memory holds, with its valid time (valid_from, valid_until) and
     known time (recorded_at, retired_at)."""
@@ -159,6 +174,7 @@ class Belief:
     needs_review: bool = False
     episodes: List[int] = field(default_factory=list)
     distance: Optional[float] = None  # cosine distance to the query, in ranked answers
+    match: Optional[Match] = None  # why it ranked, in answers ranked for a text
     # The key of the entity it is about (get_entity finds it): "user" for the user;
     # empty from a server older than the entity registry.
     entity: str = ""

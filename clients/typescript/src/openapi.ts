@@ -666,6 +666,8 @@ export interface components {
             kind: "attribute" | "preference" | "relation" | "event" | "plan" | "other";
             /** Format: date-time */
             last_seen_at: string;
+            /** @description Why it ranked where it did, in an answer ranked for a text: what its vector, words and entity added. */
+            match?: components["schemas"]["Match"];
             /** @description A belief it was concluded from changed: see the review queue. */
             needs_review: boolean;
             /** @enum {string} */
@@ -1061,6 +1063,48 @@ export interface components {
             extraction_jobs: number;
             /** @description What each scope received, in the file's order. */
             scopes: components["schemas"]["ScopeImported"][];
+        };
+        Match: {
+            /**
+             * Format: double
+             * @description What being about an entity the text names added.
+             */
+            entity: number;
+            /**
+             * Format: int64
+             * @description Its place in the entity ranking; absent when not in it.
+             */
+            entity_rank?: number;
+            /**
+             * Format: double
+             * @description The sum: the order of the read.
+             */
+            fused: number;
+            /**
+             * Format: double
+             * @description What its embedding's similarity to the text added.
+             */
+            vector: number;
+            /**
+             * Format: int64
+             * @description Its place in the vector ranking; absent when not in it.
+             */
+            vector_rank?: number;
+            /**
+             * Format: double
+             * @description What the text's words it holds added (codes, numbers, names count most).
+             */
+            words: number;
+            /**
+             * Format: int64
+             * @description Its place in the words ranking; absent when not in it.
+             */
+            words_rank?: number;
+            /**
+             * Format: double
+             * @description The share of the weight of the text's words it holds, 0 to 1.
+             */
+            words_score?: number;
         };
         MergeProposal: {
             /** @description The entity that would stay. */
@@ -4093,7 +4137,7 @@ export const shapes: { readonly [name: string]: Shape } = {
     "AuditOrigin": {"type":"object","required":["origin","applied","reverted","corrected","precision"],"properties":{"applied":{"type":"integer"},"corrected":{"type":"integer"},"origin":{"type":"string"},"precision":{"type":["number","null"]},"reverted":{"type":"integer"}}},
     "AuditRefusals": {"type":"object","required":["origin","cause","refused","open","applied","dismissed","closed"],"properties":{"applied":{"type":"integer"},"cause":{"type":"string"},"closed":{"type":"integer"},"dismissed":{"type":"integer"},"open":{"type":"integer"},"origin":{"type":"string"},"refused":{"type":"integer"}}},
     "AuditRevisions": {"type":"object","required":["origin","action","reason","applied","reverted","corrected"],"properties":{"action":{"type":"string"},"applied":{"type":"integer"},"corrected":{"type":"integer"},"origin":{"type":"string"},"reason":{"type":"string"},"reverted":{"type":"integer"}}},
-    "Belief": {"type":"object","required":["id","scope","subject","attribute","kind","statement","status","confidence","origin","valid_from","valid_until","recorded_at","retired_at","supersedes","superseded_by","episode_id","quote","reinforced_count","last_seen_at","depends_on","needs_review","episodes"],"properties":{"attribute":{"type":"string"},"confidence":{"type":"number"},"depends_on":{"type":["array","null"],"items":{"type":"integer"}},"distance":{"type":"number"},"entity":{"type":"string"},"episode_id":{"type":["integer","null"]},"episodes":{"type":["array","null"],"items":{"type":"integer"}},"id":{"type":"integer"},"kind":{"type":"string"},"last_seen_at":{"type":"string"},"needs_review":{"type":"boolean"},"origin":{"type":"string"},"quote":{"type":["string","null"]},"recorded_at":{"type":"string"},"reinforced_count":{"type":"integer"},"retired_at":{"type":["string","null"]},"scope":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"subject":{"type":"string"},"superseded_by":{"type":["array","null"],"items":{"type":"integer"}},"supersedes":{"type":["array","null"],"items":{"type":"integer"}},"valid_from":{"type":"string"},"valid_until":{"type":["string","null"]}}},
+    "Belief": {"type":"object","required":["id","scope","subject","attribute","kind","statement","status","confidence","origin","valid_from","valid_until","recorded_at","retired_at","supersedes","superseded_by","episode_id","quote","reinforced_count","last_seen_at","depends_on","needs_review","episodes"],"properties":{"attribute":{"type":"string"},"confidence":{"type":"number"},"depends_on":{"type":["array","null"],"items":{"type":"integer"}},"distance":{"type":"number"},"entity":{"type":"string"},"episode_id":{"type":["integer","null"]},"episodes":{"type":["array","null"],"items":{"type":"integer"}},"id":{"type":"integer"},"kind":{"type":"string"},"last_seen_at":{"type":"string"},"match":{"$ref":"Match"},"needs_review":{"type":"boolean"},"origin":{"type":"string"},"quote":{"type":["string","null"]},"recorded_at":{"type":"string"},"reinforced_count":{"type":"integer"},"retired_at":{"type":["string","null"]},"scope":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"subject":{"type":"string"},"superseded_by":{"type":["array","null"],"items":{"type":"integer"}},"supersedes":{"type":["array","null"],"items":{"type":"integer"}},"valid_from":{"type":"string"},"valid_until":{"type":["string","null"]}}},
     "Beliefs": {"type":"object","required":["mode","auto_history","ranked","beliefs"],"properties":{"auto_history":{"type":"boolean"},"beliefs":{"type":"array","items":{"$ref":"Belief"}},"did_you_mean":{"type":"string"},"mode":{"type":"string"},"ranked":{"type":"boolean"},"scope_known":{"type":"boolean"}}},
     "ChangeItem": {"type":"object","required":["type","scope","position","timestamp","data"],"properties":{"data":{},"position":{"type":"integer"},"scope":{"type":"string"},"timestamp":{"type":"string"},"type":{"type":"string"}}},
     "Changes": {"type":"object","required":["changes","cursor"],"properties":{"changes":{"type":"array","items":{"$ref":"ChangeItem"}},"cursor":{"type":"string"}}},
@@ -4111,6 +4155,7 @@ export const shapes: { readonly [name: string]: Shape } = {
     "Forgotten": {"type":"object","properties":{"forgotten":{"type":"array","items":{"type":"integer"}},"purged":{"$ref":"Purged"},"subtree":{"$ref":"Subtree"}}},
     "History": {"type":"object","required":["beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}}}},
     "ImportReport": {"type":"object","required":["scopes","embedding_model","embedded_rows","embedding_calls","extraction_jobs","consolidation_jobs"],"properties":{"consolidation_jobs":{"type":"integer"},"embedded_rows":{"type":"integer"},"embedding_calls":{"type":"integer"},"embedding_error":{"type":"string"},"embedding_model":{"type":"string"},"extraction_jobs":{"type":"integer"},"scopes":{"type":"array","items":{"$ref":"ScopeImported"}}}},
+    "Match": {"type":"object","required":["vector","words","entity","fused"],"properties":{"entity":{"type":"number"},"entity_rank":{"type":"integer"},"fused":{"type":"number"},"vector":{"type":"number"},"vector_rank":{"type":"integer"},"words":{"type":"number"},"words_rank":{"type":"integer"},"words_score":{"type":"number"}}},
     "MergeProposal": {"type":"object","required":["into","other"],"properties":{"into":{"type":"string"},"other":{"type":"string"}}},
     "Merged": {"type":"object","required":["entity","moved","closed_items"],"properties":{"closed_items":{"type":"array","items":{"type":"integer"}},"entity":{"$ref":"EntityView"},"moved":{"type":"integer"}}},
     "Policies": {"type":"object","required":["policies"],"properties":{"policies":{"type":"array","items":{"$ref":"Policy"}},"scope":{"type":"string"}}},
