@@ -111,6 +111,11 @@ func BenchmarkSearchAtScale(b *testing.B) {
 						// re-ranked exactly.
 						w.measure(b, w.half, sc, readHalfvec)
 					})
+					b.Run("fused", func(b *testing.B) {
+						// The default read with its question's words and entities
+						// (memory/fuse.go), after the vector read above, on the same scope.
+						w.measure(b, w.half, sc, readFused)
+					})
 					if n <= searchIndexLimit {
 						return
 					}
@@ -179,6 +184,8 @@ type searchScope struct {
 	// marks those drawn near a topic rather than near one of the scope's beliefs.
 	queries   [][]float32
 	nearCrowd []bool
+	// nearOf is, for each query, the belief it was drawn near, -1 near the crowd.
+	nearOf []int
 	// refs are the searchCandidateK nearest active rows of each query, nearest first
 	// (computed once, on first use).
 	refs     [][]searchHit
@@ -295,8 +302,11 @@ func newSearchScope(dim, n int, topics [][]float32) *searchScope {
 		sc.nearCrowd = append(sc.nearCrowd, i%3 == 2)
 		if i%3 == 2 {
 			sc.queries = append(sc.queries, dbtest.Near(rng, topics[rng.IntN(len(topics))], 0.98))
+			sc.nearOf = append(sc.nearOf, -1)
 		} else {
-			sc.queries = append(sc.queries, dbtest.Near(rng, sc.vecs[rng.IntN(n)], 0.85+0.1*rng.Float64()))
+			j := rng.IntN(n)
+			sc.queries = append(sc.queries, dbtest.Near(rng, sc.vecs[j], 0.85+0.1*rng.Float64()))
+			sc.nearOf = append(sc.nearOf, j)
 		}
 	}
 	return sc
@@ -354,7 +364,7 @@ func (r *searchRows) Next() bool {
 		vec = dbtest.Near(r.rng, r.topics[i%len(r.topics)], 0.95+0.05*r.rng.Float64())
 	} else {
 		sc := r.scopes[stream-1]
-		scope, statement, attribute, status = sc.name, fmt.Sprintf("User likes hobby %d", i), fmt.Sprintf("hobby_%d", i), "active"
+		scope, statement, attribute, status = sc.name, searchStatement(i), fmt.Sprintf("hobby_%d", i), "active"
 		if !sc.active[i] {
 			status = "superseded"
 		}
@@ -367,6 +377,43 @@ func (r *searchRows) Next() bool {
 
 func (r *searchRows) Values() ([]any, error) { return r.row, nil }
 func (r *searchRows) Err() error             { return nil }
+
+// searchWords are the words a scope's statements draw on, as a scope's beliefs share
+// some words and not others: each of searchWords' words is in about one in
+// len(searchWords) statements.
+var searchWords = []string{"garden", "violin", "kayak", "pottery", "chess", "sourdough", "marathon", "origami", "telescope",
+	"climbing", "knitting", "podcast", "vinyl", "bonsai", "fencing", "surfing", "calligraphy", "beekeeping", "juggling",
+	"sailing", "archery", "puzzles", "poetry", "cycling", "bouldering", "tango", "ceramics", "birding", "rowing", "fishing"}
+
+// searchStatement is the i-th statement of a scope: two of searchWords and a code of
+// its own, as an order number or a ticket is.
+func searchStatement(i int) string {
+	return fmt.Sprintf("User likes %s and %s, ticket %s", searchWords[i%len(searchWords)],
+		searchWords[(i/len(searchWords))%len(searchWords)], searchCode(i))
+}
+
+// searchCode is the code of a scope's i-th belief.
+func searchCode(i int) string { return fmt.Sprintf("KX-%d", 10_000+i) }
+
+// searchText is the fused read's question for the q-th query of sc: near one of its
+// beliefs, the question names that belief's code and one of its words; near the crowd,
+// it names common words only.
+func (sc *searchScope) searchText(q int) string {
+	if j := sc.nearOf[q]; j >= 0 {
+		return fmt.Sprintf("what about the %s, ticket %s?", searchWords[j%len(searchWords)], searchCode(j))
+	}
+	return searchQuestion + " " + searchWords[q%len(searchWords)]
+}
+
+// named is the id of the current belief query q was drawn near, whose code the fused
+// read's question names.
+func (sc *searchScope) named(q int) (int64, bool) {
+	j := sc.nearOf[q]
+	if j < 0 || !sc.active[j] {
+		return 0, false
+	}
+	return sc.ids[j], true
+}
 
 // reference computes the exact answers of the scope's timed queries, in parallel.
 func (sc *searchScope) reference() [][]searchHit {
@@ -422,6 +469,14 @@ func (w *searchWorld) reportLoad(b *testing.B) {
 	b.ReportMetric(float64(toasted), "toasted_values")
 	b.ReportMetric(float64(heap)/float64(rows), "heap_B/row")
 	b.ReportMetric(mb(goRef), "go_ref_vectors_MB")
+	// What the words ranking keeps (migrations 029 and 030): the tsvector column, and its
+	// GIN index, per belief.
+	var wordsIndex int64
+	var wordsColumn float64
+	require.NoError(b, w.pool.QueryRow(ctx, `SELECT pg_relation_size('belief_words_idx'), avg(pg_column_size(words)) FROM belief`).
+		Scan(&wordsIndex, &wordsColumn))
+	b.ReportMetric(float64(wordsIndex)/float64(rows), "words_index_B/row")
+	b.ReportMetric(wordsColumn, "words_column_B/row")
 	b.ReportMetric(mb(int64(ms.HeapInuse)), "go_heap_MB")
 	b.ReportMetric(0, "ns/op")
 }
@@ -464,18 +519,29 @@ const (
 	readExact   readPath = "exact scan"
 	readHalfvec readPath = "halfvec, re-ranked"
 	readIndex   readPath = "own HNSW index"
+	// readFused is the default read with its question's text: the halfvec read fused
+	// with the words and entity rankings (memory/fuse.go).
+	readFused readPath = "fused: halfvec, words, entities"
 )
 
 // measure times the scope's ranked recalls and candidate reads by path, checks them
 // against the exact answer, and explains the ranked read's statement.
 func (w *searchWorld) measure(b *testing.B, store *memory.Store, sc *searchScope, path readPath) {
 	b.Helper()
-	indexed := path == readIndex
+	indexed, fused := path == readIndex, path == readFused
 	ctx := context.Background()
 	refs := sc.reference()
 	warm, timed := sc.queries[:searchWarmup], sc.queries[searchWarmup:]
-	ranked := func(q []float32) ([]searchHit, error) {
-		rec, err := store.Recall(ctx, memory.RecallQuery{Scope: sc.name, Text: searchQuestion, Vector: q, EmbedModel: w.model, K: searchRankedK})
+	// text is the question of query q; reads of other paths rank by the vector alone.
+	text := func(q int) string {
+		if fused {
+			return sc.searchText(q)
+		}
+		return searchQuestion
+	}
+	rankedText := func(q []float32, text string) ([]searchHit, error) {
+		rec, err := store.Recall(ctx, memory.RecallQuery{Scope: sc.name, Text: text, Vector: q, EmbedModel: w.model, K: searchRankedK,
+			VectorsOnly: !fused})
 		if err != nil {
 			return nil, err
 		}
@@ -484,8 +550,12 @@ func (w *searchWorld) measure(b *testing.B, store *memory.Store, sc *searchScope
 		}
 		return hits(rec.Beliefs), nil
 	}
-	candidates := func(q []float32) ([]searchHit, error) {
-		bs, err := store.Nearest(ctx, sc.name, w.model, q, searchCandidateK)
+	candidatesText := func(q []float32, text string) ([]searchHit, error) {
+		if !fused {
+			bs, err := store.Nearest(ctx, sc.name, w.model, q, searchCandidateK)
+			return hits(bs), err
+		}
+		bs, err := store.Candidates(ctx, memory.CandidatesQuery{Scope: sc.name, Text: text, Model: w.model, Vector: q, K: searchCandidateK})
 		return hits(bs), err
 	}
 
@@ -494,14 +564,14 @@ func (w *searchWorld) measure(b *testing.B, store *memory.Store, sc *searchScope
 	// brought their own pages. Its statements are the ones explained below.
 	w.tracer.startCapture()
 	start := time.Now()
-	_, err := ranked(warm[0])
+	_, err := rankedText(warm[0], text(0))
 	first := time.Since(start)
 	captured := w.tracer.stopCapture()
 	require.NoError(b, err)
-	for _, q := range warm {
-		_, err := ranked(q)
+	for i, q := range warm {
+		_, err := rankedText(q, text(i))
 		require.NoError(b, err)
-		_, err = candidates(q)
+		_, err = candidatesText(q, text(i))
 		require.NoError(b, err)
 	}
 
@@ -510,17 +580,27 @@ func (w *searchWorld) measure(b *testing.B, store *memory.Store, sc *searchScope
 	w.tracer.exactScans.Store(0)
 	w.tracer.indexScans.Store(0)
 	w.tracer.halfScans.Store(0)
+	w.tracer.wordsReads.Store(0)
 	b.ResetTimer()
 	for range b.N {
 		for i, q := range timed {
-			rankedStats.read(b, ranked, q, refs[i][:min(searchRankedK, len(refs[i]))])
+			t := text(searchWarmup + i)
+			got := rankedStats.read(b, func(q []float32) ([]searchHit, error) { return rankedText(q, t) }, q, refs[i][:min(searchRankedK, len(refs[i]))])
+			if id, ok := sc.named(searchWarmup + i); ok {
+				rankedStats.found(got, id)
+			}
 		}
 		for i, q := range timed {
-			candidateStats.read(b, candidates, q, refs[i])
+			t := text(searchWarmup + i)
+			got := candidateStats.read(b, func(q []float32) ([]searchHit, error) { return candidatesText(q, t) }, q, refs[i])
+			if id, ok := sc.named(searchWarmup + i); ok {
+				candidateStats.found(got, id)
+			}
 		}
 	}
 	b.StopTimer()
 	exactScans, indexScans, halfScans := w.tracer.exactScans.Load(), w.tracer.indexScans.Load(), w.tracer.halfScans.Load()
+	wordsReads := w.tracer.wordsReads.Load()
 	reads := int64(2 * len(timed) * b.N)
 
 	rankedStats.report(b, "ranked")
@@ -540,9 +620,18 @@ func (w *searchWorld) measure(b *testing.B, store *memory.Store, sc *searchScope
 		// A read of the scope's index that returned fewer than k is read again exactly.
 		b.ReportMetric(float64(exactScans), "exact_fallbacks")
 		require.Equal(b, reads, indexScans, "every read asked the scope's index")
-	case readHalfvec:
+	case readHalfvec, readFused:
 		require.Equal(b, reads, halfScans, "every read ranked the scope's halfvec copies")
 		require.Zero(b, indexScans+exactScans)
+		if fused {
+			require.Equal(b, reads, wordsReads, "every read ranked the words of its question")
+			// What the words add to what the vectors find: the hit rate of the belief whose
+			// code the question names, among the reads near one of the scope's beliefs.
+			b.ReportMetric(rankedStats.named, "ranked_code_hit")
+			b.ReportMetric(candidateStats.named, "candidate_code_hit")
+		} else {
+			require.Zero(b, wordsReads)
+		}
 	default:
 		require.Equal(b, reads, exactScans, "every read scanned the scope exactly")
 		require.Zero(b, indexScans+halfScans)
@@ -559,6 +648,9 @@ func (w *searchWorld) measure(b *testing.B, store *memory.Store, sc *searchScope
 		case indexed && r < searchIndexRecallTarget:
 			// Reported, not failed: a failed benchmark prints no metrics.
 			b.Logf("BELOW TARGET: %s reads of %s by its own index: recall %.4f, target %.2f", s.name, sc.name, r, searchIndexRecallTarget)
+		case fused:
+			// Fusion reorders what the vector ranking found: recall against the vectors'
+			// answer is reported, not a target.
 		case path == readHalfvec && r < searchHalfvecRecallTarget:
 			b.Logf("BELOW TARGET: %s reads of %s by halfvec: recall %.4f, target %.3f", s.name, sc.name, r, searchHalfvecRecallTarget)
 		}
@@ -607,9 +699,22 @@ type searchStats struct {
 	lat    []time.Duration
 	recall []float64
 	excess []float64
+	// named is the share of reads that found the belief whose code their question named,
+	// of those that named a current one.
+	named                 float64
+	namedHits, namedReads int
 }
 
-func (s *searchStats) read(b *testing.B, read func([]float32) ([]searchHit, error), q []float32, want []searchHit) {
+// found counts whether got holds id, the belief a question named.
+func (s *searchStats) found(got []searchHit, id int64) {
+	s.namedReads++
+	if slices.ContainsFunc(got, func(h searchHit) bool { return h.id == id }) {
+		s.namedHits++
+	}
+	s.named = float64(s.namedHits) / float64(s.namedReads)
+}
+
+func (s *searchStats) read(b *testing.B, read func([]float32) ([]searchHit, error), q []float32, want []searchHit) []searchHit {
 	start := time.Now()
 	got, err := read(q)
 	s.lat = append(s.lat, time.Since(start))
@@ -618,6 +723,7 @@ func (s *searchStats) read(b *testing.B, read func([]float32) ([]searchHit, erro
 	s.recall = append(s.recall, dbtest.Recall(hitIDs(got), hitIDs(want)))
 	last := len(want) - 1
 	s.excess = append(s.excess, got[last].distance/want[last].distance-1)
+	return got
 }
 
 // pct is the p-th percentile of the latencies, in milliseconds.
@@ -710,7 +816,7 @@ func mb(n int64) float64 { return float64(n) / (1 << 20) }
 // searchTracer counts the nearest-neighbour statements run, exact scans apart from
 // index scans, and captures the statements of one read to explain them.
 type searchTracer struct {
-	exactScans, indexScans, halfScans atomic.Int64
+	exactScans, indexScans, halfScans, wordsReads atomic.Int64
 
 	mu        sync.Mutex
 	capturing bool
@@ -724,14 +830,39 @@ type tracedQuery struct {
 }
 
 func (t *searchTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if strings.Contains(d.SQL, "<=>") && !strings.HasPrefix(d.SQL, "EXPLAIN") {
+	t.trace(d.SQL, d.Args)
+	return ctx
+}
+
+// A ranked read sends its statements in one batch, which pgx traces statement by
+// statement through BatchTracer, not TraceQueryStart.
+func (t *searchTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (t *searchTracer) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	t.trace(d.SQL, d.Args)
+}
+
+func (t *searchTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// trace counts a statement of a read by its kind, and captures it when asked.
+func (t *searchTracer) trace(sql string, args []any) {
+	switch {
+	case strings.HasPrefix(sql, "EXPLAIN"):
+	case strings.Contains(sql, "entity_alias"):
+		// The entity ranking, which computes distances to its own rows only.
+		if strings.Contains(sql, "b.words @@") {
+			t.wordsReads.Add(1)
+		}
+	case strings.Contains(sql, "<=>"):
 		// A scope index's statement casts to the model's dimension, as its index does;
 		// the exact scan's does not, so that no index can answer it; the default read
 		// ranks the halfvec copies.
 		switch {
-		case strings.Contains(d.SQL, "::vector("):
+		case strings.Contains(sql, "::vector("):
 			t.indexScans.Add(1)
-		case strings.Contains(d.SQL, "embedding_half"):
+		case strings.Contains(sql, "embedding_half"):
 			t.halfScans.Add(1)
 		default:
 			t.exactScans.Add(1)
@@ -739,10 +870,9 @@ func (t *searchTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.T
 	}
 	t.mu.Lock()
 	if t.capturing {
-		t.captured = append(t.captured, tracedQuery{sql: d.SQL, args: d.Args})
+		t.captured = append(t.captured, tracedQuery{sql: sql, args: args})
 	}
 	t.mu.Unlock()
-	return ctx
 }
 
 func (t *searchTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
@@ -781,17 +911,27 @@ func (t *searchTracer) notices() []string {
 // pooled connection settles on (the generic plan, if PostgreSQL picks it).
 func explainCaptured(ctx context.Context, pool *pgxpool.Pool, captured []tracedQuery) ([]string, error) {
 	var settings []tracedQuery
-	var target *tracedQuery
+	// The nearest-neighbour statement, the last, and the words ranking's, when the read
+	// has one.
+	var targets []*tracedQuery
+	var words *tracedQuery
 	for i, q := range captured {
 		switch {
 		case strings.HasPrefix(q.sql, "SET LOCAL "): // memory's setLocal
 			settings = append(settings, q)
+		case strings.Contains(q.sql, "entity_alias"):
+			if words == nil && strings.Contains(q.sql, "b.words @@") {
+				words = &captured[i]
+			}
 		case strings.Contains(q.sql, "<=>"):
-			target = &captured[i]
+			targets = []*tracedQuery{&captured[i]}
 		}
 	}
-	if target == nil {
+	if len(targets) == 0 {
 		return nil, fmt.Errorf("no nearest-neighbour statement among the %d captured", len(captured))
+	}
+	if words != nil {
+		targets = append(targets, words)
 	}
 	var plan []string
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -800,9 +940,14 @@ func explainCaptured(ctx context.Context, pool *pgxpool.Pool, captured []tracedQ
 				return err
 			}
 		}
-		var err error
-		plan, err = dbtest.ExplainPrepared(ctx, tx, "ANALYZE, BUFFERS", target.sql, target.args)
-		return err
+		for _, target := range targets {
+			p, err := dbtest.ExplainPrepared(ctx, tx, "ANALYZE, BUFFERS", target.sql, target.args)
+			if err != nil {
+				return err
+			}
+			plan = append(plan, p...)
+		}
+		return nil
 	})
 	for i, line := range plan {
 		// The query vector, written in the index's statement, would fill the log.

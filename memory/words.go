@@ -58,27 +58,33 @@ func (q rankQuery) vector() any {
 	return pgvector.NewVector(q.vec)
 }
 
+// MaxTermBeliefs is how many of a scope's beliefs may hold a term for the words ranking
+// to count it: a term more of them hold tells little apart (its inverse document
+// frequency is low) and would cost a read of all of them. Terms held by more are left to
+// the vector ranking.
+const MaxTermBeliefs = 100
+
 // queueWords queues the words ranking on b, into out once b is sent: the beliefs of
-// q.view holding any term of q.text, best first, each with its share of the text's
-// weight (the column words, 0..1): the inverse document frequencies of the terms it
-// holds over those of every term some belief holds (BM25's weight, without term counts
-// or lengths: statements are a sentence each). Frequencies are counted among the beliefs
-// that hold a term, which include every belief holding each term, so no scan of the
-// scope is needed: the GIN index of migration 030 finds them. A text of no term reads
-// nothing.
+// q.view holding a term of q.text, best first, each with its share of the text's weight
+// (the column words, 0..1): the weights of the terms it holds over those of every term
+// counted. A term weighs ln(1 + MaxTermBeliefs/n), n the beliefs of the view holding it
+// (BM25's inverse document frequency with MaxTermBeliefs for the scope's size, and no
+// term counts or lengths: statements are a sentence each). Each term's n is counted up to
+// MaxTermBeliefs + 1 only, on the GIN index of migration 030, so the read costs what the
+// rare terms' beliefs do, not the scope's size. A text of no term reads nothing.
 func queueWords(b *pgx.Batch, q rankQuery, out *[]Belief) {
-	terms := fmt.Sprintf(queryTermsSQL, MaxQueryTerms)
-	sql := fmt.Sprintf(`WITH t AS MATERIALIZED (%s),
+	terms := strings.ReplaceAll(fmt.Sprintf(queryTermsSQL, MaxQueryTerms), "$T", q.param(1))
+	sql := fmt.Sprintf(`WITH t AS MATERIALIZED (SELECT quote_literal(t.lexeme)::tsquery AS tq FROM (%[1]s) t),
+		df AS MATERIALIZED (SELECT t.tq, (SELECT count(*) FROM (SELECT 1 FROM belief b WHERE %[2]s AND b.words @@ t.tq
+			LIMIT %[3]d) x) AS n FROM t),
+		kept AS MATERIALIZED (SELECT df.tq, ln(1 + %[4]d / df.n::float8) AS w FROM df WHERE df.n BETWEEN 1 AND %[4]d),
 		m AS MATERIALIZED (SELECT b.id, b.words FROM belief b
-			WHERE %s AND b.words @@ (SELECT coalesce(string_agg(quote_literal(t.lexeme), ' | '), '')::tsquery FROM t)),
-		df AS MATERIALIZED (SELECT quote_literal(t.lexeme)::tsquery AS tq, count(m.id)::float8 AS n
-			FROM t JOIN m ON m.words @@ quote_literal(t.lexeme)::tsquery GROUP BY 1),
-		idf AS MATERIALIZED (SELECT df.tq, ln(1 + ((SELECT count(*) FROM m) - df.n + 0.5) / (df.n + 0.5)) AS w FROM df),
-		s AS (SELECT m.id, sum(idf.w) / (SELECT sum(w) FROM idf) AS score
-			FROM m JOIN idf ON m.words @@ idf.tq GROUP BY m.id ORDER BY score DESC, m.id DESC LIMIT %s)
-		SELECT %s, s.score AS words, %s AS distance FROM s JOIN belief b ON b.scope = $1 AND b.id = s.id
+			WHERE %[2]s AND b.words @@ (SELECT coalesce(string_agg(kept.tq::text, ' | '), '')::tsquery FROM kept)),
+		s AS (SELECT m.id, sum(kept.w) / (SELECT sum(w) FROM kept) AS score
+			FROM m JOIN kept ON m.words @@ kept.tq GROUP BY m.id ORDER BY score DESC, m.id DESC LIMIT %[5]s)
+		SELECT %[6]s, s.score AS words, %[7]s AS distance FROM s JOIN belief b ON b.scope = $1 AND b.id = s.id
 		ORDER BY s.score DESC, b.id DESC`,
-		strings.ReplaceAll(terms, "$T", q.param(1)), q.view, q.param(4), q.columns, q.distance(2))
+		terms, q.view, MaxTermBeliefs+1, MaxTermBeliefs, q.param(4), q.columns, q.distance(2))
 	args := append(append([]any{}, q.args...), q.text, q.vector(), q.model, q.k)
 	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
 		var err error
