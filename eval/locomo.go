@@ -122,6 +122,9 @@ type LocomoQuestion struct {
 	// Answer is the gold answer as text; a number in the file is written as it was.
 	Answer   string
 	Category int
+	// Evidence are the dia_ids of the turns that answer it ("D1:3"), as the file gives
+	// them; empty when it gives none.
+	Evidence []string
 }
 
 // LocomoError is a problem with a LoCoMo file: which sample, which field.
@@ -198,8 +201,9 @@ func ParseLocomoTime(s string) (time.Time, error) {
 // ParseLocomo reads a LoCoMo file: a JSON array of samples, each with a sample_id, a
 // conversation (speaker_a, speaker_b, session_N lists of turns and their
 // session_N_date_time) and qa (question, answer, category; category 5 has an
-// adversarial_answer instead). Fields it does not use (observations, summaries, events,
-// evidence, image URLs) are ignored. name is the file's name, for errors, which are
+// adversarial_answer instead; evidence, the turns that answer it, for the retrieval
+// measurement). Fields it does not use (observations, summaries, events, image URLs) are
+// ignored. name is the file's name, for errors, which are
 // *LocomoError naming the sample and the field.
 func ParseLocomo(name string, r io.Reader) ([]LocomoSample, error) {
 	fileErr := func(problem string) error { return &LocomoError{File: name, Problem: problem} }
@@ -457,9 +461,32 @@ func (p *sampleParser) questions(raw json.RawMessage) ([]LocomoQuestion, int, er
 		if q.Answer, err = p.answer(ansRaw, field+".answer"); err != nil {
 			return nil, 0, err
 		}
+		q.Evidence = evidenceOf(obj["evidence"])
 		out = append(out, q)
 	}
 	return out, adversarial, nil
+}
+
+// diaID is a turn's id as evidence names it.
+var diaID = regexp.MustCompile(`D[0-9]+:[0-9]+`)
+
+// evidenceOf reads a question's evidence: a list of dia_ids, some of which locomo10.json
+// writes several to a string ("D8:6; D9:17"). Anything else is no evidence: it serves
+// only the retrieval measurement, never the answers.
+func evidenceOf(raw json.RawMessage) []string {
+	var items []string
+	if len(raw) == 0 || json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	var out []string
+	for _, it := range items {
+		for _, id := range diaID.FindAllString(it, -1) {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
 }
 
 func (p *sampleParser) category(raw json.RawMessage, field string) (int, error) {

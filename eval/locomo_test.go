@@ -54,7 +54,8 @@ func TestParseLocomoMini(t *testing.T) {
 
 	require.Len(t, a.Questions, 4, "category 5 is left out")
 	require.Equal(t, 1, a.Adversarial)
-	require.Equal(t, eval.LocomoQuestion{Index: 1, Question: "When did Ben paint a sunrise?", Answer: "2022", Category: eval.LocomoTemporal},
+	require.Equal(t, eval.LocomoQuestion{Index: 1, Question: "When did Ben paint a sunrise?", Answer: "2022", Category: eval.LocomoTemporal,
+		Evidence: []string{"D1:2"}},
 		a.Questions[1], "a numeric answer is read as text")
 	cats := []int{}
 	for _, q := range a.Questions {

@@ -322,3 +322,29 @@ func TestLocomoUsage(t *testing.T) {
 		"unknown flag":  {[]string{"--data", locomoFixture, "--scenarios", "x"}, "flag provided but not defined: -scenarios"},
 	})
 }
+
+// --retrieval measures recall@k of the evidence turns with the embedder alone: no chat
+// call, a row per category, vectors beside fused.
+func TestLocomoRetrievalCommand(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t)
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"locomo", "--retrieval", "--data", locomoFixture}, locomoEnv(srv), &out, &errb)
+	require.NoError(t, err, errb.String())
+	require.Zero(t, srv.ChatCount(), "no chat model runs")
+	require.Positive(t, srv.EmbedCount())
+	require.Contains(t, out.String(), "embedding model "+llmtest.DefaultEmbedModel)
+	require.Contains(t, out.String(), "VECTORS@5  FUSED@5")
+	for _, c := range []string{"1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop", "overall"} {
+		require.Contains(t, out.String(), "\n"+c+" ")
+	}
+
+	out.Reset()
+	err = run(context.Background(), []string{"locomo", "--retrieval", "--json", "--data", locomoFixture}, locomoEnv(srv), &out, &errb)
+	require.NoError(t, err, errb.String())
+	var r eval.LocomoRetrievalResult
+	require.NoError(t, json.Unmarshal(out.Bytes(), &r), out.String())
+	require.Equal(t, []int{5, 10, 24}, r.Ks)
+	require.Equal(t, 7, r.Overall.Questions)
+	require.Len(t, r.Categories, 4)
+}
