@@ -232,7 +232,7 @@ func storeTurns(ctx context.Context, store *memory.Store, cfg LocomoRetrievalCon
 			}
 			facts = append(facts, memory.Fact{Statement: statement, Subject: cmp.Or(t.Speaker, "user"),
 				Attribute: "turn_" + strings.Trim(nonLabel.ReplaceAllString(strings.ToLower(t.DiaID), "_"), "_"),
-				Kind: memory.KindOther, Confidence: 1, Origin: memory.OriginUserStated, ValidFrom: &at})
+				Kind:      memory.KindOther, Confidence: 1, Origin: memory.OriginUserStated, ValidFrom: &at})
 			keys = append(keys, t.DiaID)
 		}
 		if len(facts) == 0 {
