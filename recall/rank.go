@@ -12,10 +12,11 @@ import (
 	"github.com/credohq/credo/memory"
 )
 
-// The ranking of beliefs for a question: a weighted sum of signals, each within 0..1.
-// Similarity leads when there is a query: how well the belief ranked for it in memory's
-// fused read (its vector, words and entity rankings, memory.Match), relative to the best
-// of the read; recency (when the belief was last said) and reinforcement (how often it
+// The ranking of beliefs for a question: a weighted sum of signals, each within 0..1 but
+// similarity, which the words and entities of the query raise up to 1.75.
+// Similarity leads when there is a query: the belief's score in memory's fused read
+// (memory.Match.Fused): its cosine similarity to the query, plus what the query's words
+// and the entities it names add (up to 0.75 more); recency (when the belief was last said) and reinforcement (how often it
 // was said again) order what ranked alike, and rank alone when there is no query.
 const (
 	WeightSimilarity    = 0.70
@@ -34,9 +35,8 @@ type Score struct {
 	Similarity, Recency, Reinforcement, Total float64
 }
 
-// score ranks b at now; ranked says whether similarity counts (there is a query), best
-// the best fused score of the read.
-func score(b memory.Belief, now time.Time, ranked bool, best float64) Score {
+// score ranks b at now; ranked says whether similarity counts (there is a query).
+func score(b memory.Belief, now time.Time, ranked bool) Score {
 	s := Score{
 		Recency:       math.Pow(0.5, max(0, now.Sub(b.LastSeenAt).Hours())/RecencyHalfLife.Hours()),
 		Reinforcement: min(1, math.Log1p(float64(b.ReinforcedCount))/math.Log1p(ReinforcementSaturation)),
@@ -48,8 +48,8 @@ func score(b memory.Belief, now time.Time, ranked bool, best float64) Score {
 		return s
 	}
 	switch {
-	case b.Match != nil && best > 0:
-		s.Similarity = b.Match.Fused / best
+	case b.Match != nil:
+		s.Similarity = b.Match.Fused
 	case b.Distance != nil:
 		s.Similarity = min(1, max(0, 1-*b.Distance))
 	}
@@ -85,15 +85,9 @@ func (r *Reader) selectFor(ctx context.Context, q Query, pending []memory.Unembe
 	}
 	now := r.cfg.Now()
 	ranked := slices.Clone(rec.Beliefs)
-	var best float64
-	for _, b := range ranked {
-		if b.Match != nil {
-			best = max(best, b.Match.Fused)
-		}
-	}
 	scores := make(map[int64]float64, len(ranked))
 	for _, b := range ranked {
-		scores[b.ID] = score(b, now, rec.Ranked, best).Total
+		scores[b.ID] = score(b, now, rec.Ranked).Total
 	}
 	slices.SortStableFunc(ranked, func(a, b memory.Belief) int { return cmp.Compare(scores[b.ID], scores[a.ID]) })
 	sel := &selection{mode: rec.Mode}
