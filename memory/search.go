@@ -295,16 +295,6 @@ func (q nearestQuery) indexSQL(columns string, dim int) (string, []any) {
 // 0.88, for about twice the time (BENCHMARKS.md).
 func scopeIndexCandidates(int) int { return 1000 }
 
-// scanID reads the id of a nearest row, leaving its distance.
-func scanID(row pgx.CollectableRow) (int64, error) {
-	var (
-		id int64
-		d  float64
-	)
-	err := row.Scan(&id, &d)
-	return id, err
-}
-
 // scopeIndexed says whether the scope has an index of its own on table for model.
 func scopeIndexed(ctx context.Context, db batchSender, table searchTable, scope, model string) (bool, error) {
 	var ok bool
