@@ -52,6 +52,18 @@ func positives() []struct {
 	for _, k := range redacttest.APIKeys(7) {
 		out = append(out, pos{"my " + k.Name + " key is " + k.Text + " thanks", []secret{{APIKey, k.Text}}})
 	}
+	for _, c := range redacttest.Credentials(7) {
+		out = append(out, pos{c.Sentence(), []secret{{Kind(c.Kind), c.Text}}})
+	}
+	out = append(out,
+		pos{"postgres://admin:password@db.example.com/app", []secret{{Password, "password"}}},
+		// GitLab's routable format, and one longer than gitleaks' rule of 20 characters:
+		// the whole token goes, not its first 26 characters.
+		pos{"the GitLab token glpat-Xk29fQpL7wZr4TnB8vYc1HsD0mJe6GaU5oRi3.01abc1234 is new",
+			[]secret{{APIKey, "glpat-Xk29fQpL7wZr4TnB8vYc1HsD0mJe6GaU5oRi3.01abc1234"}}},
+		pos{"or glpat-Xk29fQpL7wZr4TnB8vYc1HsD0mJe6GaU5oRi3, the old one",
+			[]secret{{APIKey, "glpat-Xk29fQpL7wZr4TnB8vYc1HsD0mJe6GaU5oRi3"}}},
+	)
 	return out
 }
 
@@ -87,4 +99,9 @@ var negatives = []string{
 	"Authorization: Bearer token goes in the header.",
 	"Version 3.14159265358979 of the thing, and pi is 3.141592653589793.",
 	"The tool printed PWD=/home/ana and HOME=/home/ana; pwd: /srv/app.",
+	"Type pwd to see where you are; pwd is a shell built-in, PWD=~/src and pwd=C:\\Users\\ana.",
+	"Open https://example.com:8443/docs and ssh://git@github.com/acme/app.git, mailto:ana@example.com.",
+	"We use scikit-learn, sk-learn-style pipelines and the task-force-alpha-bravo-charlie plan.",
+	"The account number AC-2231 and the access card are in the drawer.",
+	"Meet at 10:45, then 11:AM-ish; the ratio is 3:2 and the score 21:19.",
 }

@@ -6,9 +6,9 @@ import (
 )
 
 // passwordPhrase is a password given as such: "password", "passwd", "passcode",
-// "passphrase" or "PIN", then "is", "was", ":" or "=", then the password, up to white
-// space or a closing quote. Not "pwd": PWD=/home/ana is a working directory.
-var passwordPhrase = regexp.MustCompile(`^(?i)(pass(?:word|wd|phrase|code)|pin)\b(?:\s+(?:is|was)\s*:?\s*|\s*[:=]\s*)["'“‘]?([^\s"'“”‘’]+)`)
+// "passphrase", "pwd" or "PIN", then "is", "was", ":" or "=", then the password, up to
+// white space or a closing quote.
+var passwordPhrase = regexp.MustCompile(`^(?i)(pass(?:word|wd|phrase|code)|pwd|pin)\b(?:\s+(?:is|was)\s*:?\s*|\s*[:=]\s*)["'“‘]?([^\s"'“”‘’]+)`)
 
 // notPasswords are the words that follow "password is" in talk about a password, not
 // in giving one: "my password is too long", "the password is the same".
@@ -38,7 +38,7 @@ func wordSet(s string) map[string]bool {
 // start of a word: an expression that must first find a word boundary ignoring case
 // would read every character of every message.
 func findPasswords(s, lower string, add func(start, end int)) {
-	for _, word := range []string{"pass", "pin"} {
+	for _, word := range []string{"pass", "pin", "pwd"} {
 		for off := 0; ; {
 			i := strings.Index(lower[off:], word)
 			if i < 0 {
@@ -76,12 +76,22 @@ func password(s string) (start, end int, ok bool) {
 		return 0, 0, false
 	case strings.EqualFold(s[m[2]:m[3]], "pin") && !isPIN(word):
 		return 0, 0, false
+	case strings.EqualFold(s[m[2]:m[3]], "pwd") && (strings.ContainsAny(s[m[3]:m[4]], "iIwW") || isPath(word)):
+		// "pwd: /srv/app", PWD=/home/ana: the working directory, as a shell prints it;
+		// "pwd is" is talk about the command.
+		return 0, 0, false
 	}
 	return start, end, true
 }
 
 // isWordByte says whether c is a letter, a digit or an underscore, as \b sees them.
 func isWordByte(c byte) bool { return isAlnum(c) || c == '_' }
+
+// isPath says whether s is a file's path: absolute, from home, relative to ".", a
+// variable's value, or a Windows drive's.
+func isPath(s string) bool {
+	return strings.ContainsAny(s[:1], "/~.$\\%") || len(s) > 2 && isLetter(s[0]) && s[1] == ':' && (s[2] == '\\' || s[2] == '/')
+}
 
 func isPIN(s string) bool {
 	if len(s) < 4 || len(s) > 12 {

@@ -64,6 +64,20 @@ func TestCorpusPrecisionAndRecall(t *testing.T) {
 	}
 }
 
+// Issue 51: each credential the first detectors let through is replaced, exactly: the
+// sentence around it stays as it was.
+func TestCredentialsOfIssue51(t *testing.T) {
+	t.Parallel()
+	r := all(t)
+	for _, c := range redacttest.Credentials(3) {
+		t.Run(c.Name, func(t *testing.T) {
+			got, counts := r.Text(c.Sentence())
+			require.Equal(t, strings.Replace(c.Say, "%s", Placeholder(Kind(c.Kind)), 1), got)
+			require.Equal(t, Counts{c.Kind: 1}, counts)
+		})
+	}
+}
+
 // A transcript with every kind at once: each secret goes, the words around stay.
 func TestTextReplacesEachSecretAndKeepsTheRest(t *testing.T) {
 	t.Parallel()

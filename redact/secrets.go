@@ -1,49 +1,35 @@
 package redact
 
 import (
+	_ "embed"
 	"fmt"
 	"math"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/spf13/viper"
 	gitleaks "github.com/zricethezav/gitleaks/v8/config"
 )
 
-// secretRules are the rules of gitleaks' default configuration that find the API keys,
-// tokens and private keys people paste into a conversation, by kind. Its other rules
-// (some 200) find credentials of services a conversation rarely holds, or, like
-// generic-api-key, any long word after "key" or "token" in source code: in a chat they
-// would take order numbers for secrets.
-var secretRules = map[string]Kind{
-	"openai-api-key":               APIKey,
-	"anthropic-api-key":            APIKey,
-	"anthropic-admin-api-key":      APIKey,
-	"aws-access-token":             APIKey,
-	"github-pat":                   APIKey,
-	"github-oauth":                 APIKey,
-	"github-app-token":             APIKey,
-	"github-fine-grained-pat":      APIKey,
-	"github-refresh-token":         APIKey,
-	"slack-bot-token":              APIKey,
-	"slack-user-token":             APIKey,
-	"slack-app-token":              APIKey,
-	"slack-config-access-token":    APIKey,
-	"slack-config-refresh-token":   APIKey,
-	"slack-legacy-bot-token":       APIKey,
-	"slack-legacy-token":           APIKey,
-	"slack-legacy-workspace-token": APIKey,
-	"slack-webhook-url":            APIKey,
-	"stripe-access-token":          APIKey,
-	"gcp-api-key":                  APIKey,
-	"jwt":                          Token,
-	"private-key":                  PrivateKey,
+//go:embed rules.toml
+var credoRules string
+
+// excludedRules are the rules of gitleaks' default configuration redaction does not run,
+// each with the reason: in a conversation they take ordinary words for secrets.
+func excludedRules() map[string]string {
+	return map[string]string{
+		// Any 10 characters after "key", "token", "auth", "access", "secret" or
+		// "password" and a colon: "Access: granted for everyone", "Key: the
+		// third-drawer-one", "token: 112-3456789-1234567" (an order number). The
+		// credentials it exists for, given by their names in a conversation, have rules
+		// of their own (credo-aws-secret-access-key, the password detector).
+		"generic-api-key": "takes any word after key, token or secret for one",
+	}
 }
 
-// secretRule is one of gitleaks' rules, as redaction runs it.
+// secretRule is one rule of gitleaks' format, as redaction runs it.
 type secretRule struct {
 	id   string
 	kind Kind
@@ -59,11 +45,16 @@ type secretRule struct {
 	allow    []*gitleaks.Allowlist
 }
 
-// ruleSet is the rules, with the automaton that finds their keywords in one pass.
+// ruleSet is the rules, with the automaton that finds their keywords in one pass. It is
+// made once per Redactor built by New, and shared by those With derives from it: its
+// some 230 expressions take about 100 ms to compile.
 type ruleSet struct {
 	rules    []secretRule
 	keywords []string
 	trie     *ahocorasick.Trie
+	// global is the configuration's allowlist for every rule: "true", "null",
+	// "${VAR}", a run of one letter.
+	global []*gitleaks.Allowlist
 }
 
 // present marks which keywords lower holds.
@@ -76,50 +67,79 @@ func (rs *ruleSet) present(lower []byte) []bool {
 	return seen
 }
 
-// loadSecretRules reads gitleaks' default configuration once per process: its 222
-// expressions take some 90 ms to compile.
-var loadSecretRules = sync.OnceValues(func() (*ruleSet, error) {
-	v := viper.New()
-	v.SetConfigType("toml")
-	if err := v.ReadConfig(strings.NewReader(gitleaks.DefaultConfig)); err != nil {
-		return nil, fmt.Errorf("redact: read gitleaks' rules: %w", err)
-	}
-	var vc gitleaks.ViperConfig
-	if err := v.Unmarshal(&vc); err != nil {
-		return nil, fmt.Errorf("redact: read gitleaks' rules: %w", err)
-	}
-	cfg, err := vc.Translate()
+// loadRules reads gitleaks' default configuration, less excludedRules, and credo's own
+// rules in the same format (rules.toml: the credentials a conversation gives that
+// gitleaks has no rule for), as gitleaks reads a configuration, and compiles them.
+func loadRules() (*ruleSet, error) {
+	def, err := readConfig(gitleaks.DefaultConfig)
 	if err != nil {
 		return nil, fmt.Errorf("redact: read gitleaks' rules: %w", err)
 	}
-	rs := &ruleSet{}
-	for _, id := range cfg.OrderedRules {
-		kind, ok := secretRules[id]
-		if !ok {
-			continue
-		}
-		r := cfg.Rules[id]
-		rule := secretRule{id: id, kind: kind, re: r.Regex, group: r.SecretGroup, entropy: r.Entropy, allow: r.Allowlists}
-		for _, k := range r.Keywords {
-			i := slices.Index(rs.keywords, k)
-			if i < 0 {
-				i = len(rs.keywords)
-				rs.keywords = append(rs.keywords, k)
-			}
-			rule.keywords = append(rule.keywords, i)
-		}
-		rs.rules = append(rs.rules, rule)
+	own, err := readConfig(credoRules)
+	if err != nil {
+		return nil, fmt.Errorf("redact: read rules.toml: %w", err)
 	}
-	if len(rs.rules) != len(secretRules) {
-		return nil, fmt.Errorf("redact: gitleaks' configuration has %d of the %d rules redaction uses", len(rs.rules), len(secretRules))
+	excluded := excludedRules()
+	rs := &ruleSet{global: def.Allowlists}
+	for _, cfg := range []gitleaks.Config{def, own} {
+		for _, id := range cfg.OrderedRules {
+			r := cfg.Rules[id]
+			// A rule with a path finds secrets only in the files its path matches (a
+			// Terraform file's passwords): a conversation is no file.
+			if _, ok := excluded[id]; ok || r.Regex == nil || r.Path != nil || r.SkipReport {
+				continue
+			}
+			rule := secretRule{id: id, kind: ruleKind(r), re: r.Regex, group: r.SecretGroup, entropy: r.Entropy, allow: r.Allowlists}
+			for _, k := range r.Keywords {
+				i := slices.Index(rs.keywords, k)
+				if i < 0 {
+					i = len(rs.keywords)
+					rs.keywords = append(rs.keywords, k)
+				}
+				rule.keywords = append(rule.keywords, i)
+			}
+			rs.rules = append(rs.rules, rule)
+		}
 	}
 	rs.trie = ahocorasick.NewTrieBuilder().AddStrings(rs.keywords).Build()
 	return rs, nil
-})
+}
+
+// readConfig reads a configuration of gitleaks' format, with a viper of its own: the
+// package-level viper gitleaks' own loaders use is shared by the whole process.
+func readConfig(toml string) (gitleaks.Config, error) {
+	v := viper.New()
+	v.SetConfigType("toml")
+	if err := v.ReadConfig(strings.NewReader(toml)); err != nil {
+		return gitleaks.Config{}, err
+	}
+	var vc gitleaks.ViperConfig
+	if err := v.Unmarshal(&vc); err != nil {
+		return gitleaks.Config{}, err
+	}
+	return vc.Translate()
+}
+
+// ruleKind is the kind of the secrets a rule finds: a password for credo's rules tagged
+// so (a URL's password) and a curl command's user; a token for a JWT and a curl
+// command's Authorization header; a private key for PEM armour; an API key for the rest
+// (the keys and tokens of some 200 providers).
+func ruleKind(r gitleaks.Rule) Kind {
+	switch {
+	case slices.Contains(r.Tags, "password") || r.RuleID == "curl-auth-user":
+		return Password
+	case r.RuleID == "jwt" || r.RuleID == "jwt-base64" || r.RuleID == "curl-auth-header":
+		return Token
+	case r.RuleID == "private-key":
+		return PrivateKey
+	}
+	return APIKey
+}
 
 // find reports the secrets rule r finds in s, which holds the keywords seen: the span of
-// the secret, not of the whole match, which may hold the text around it.
-func (r *secretRule) find(s string, seen []bool, add func(start, end int)) {
+// the secret, not of the whole match, which may hold the text around it. global is the
+// allowlist of every rule.
+func (r *secretRule) find(s string, seen []bool, global []*gitleaks.Allowlist, add func(start, end int)) {
 	if len(r.keywords) > 0 && !slices.ContainsFunc(r.keywords, func(k int) bool { return seen[k] }) {
 		return
 	}
@@ -140,18 +160,34 @@ func (r *secretRule) find(s string, seen []bool, add func(start, end int)) {
 		if r.entropy > 0 && entropy(secret) <= r.entropy {
 			continue
 		}
-		if r.allowed(secret, s[m[0]:m[1]], lineAround(s, m[0], m[1])) {
+		match, line := s[m[0]:m[1]], lineAround(s, m[0], m[1])
+		if allowed(global, secret, match, line) || allowed(r.allow, secret, match, line) {
 			continue
 		}
-		add(start, end)
+		add(start, tokenEnd(s, start, end))
 	}
 }
 
-// allowed is gitleaks' allowlist check of a finding: a rule's allowlist lets through a
-// secret (or its match, or its line, as the allowlist says) its expressions match or
-// that holds one of its stop words, e.g. AWS's documented example key.
-func (r *secretRule) allowed(secret, match, line string) bool {
-	for _, a := range r.allow {
+// tokenEnd is where the secret s[start:end] ends: end, or, when a rule's expression
+// stops inside a run of a token's characters (GitLab's "glpat-" and 20 characters, a
+// format since grown longer), the end of that run, which is the rest of the key.
+func tokenEnd(s string, start, end int) int {
+	if end == start || !isTokenByte(s[end-1]) {
+		return end
+	}
+	for end < len(s) && isTokenByte(s[end]) {
+		end++
+	}
+	return end
+}
+
+func isTokenByte(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
+
+// allowed is gitleaks' allowlist check of a finding: an allowlist lets through a secret
+// (or its match, or its line, as the allowlist says) its expressions match or that
+// holds one of its stop words, e.g. AWS's documented example key.
+func allowed(allowlists []*gitleaks.Allowlist, secret, match, line string) bool {
+	for _, a := range allowlists {
 		target := secret
 		switch a.RegexTarget {
 		case "match":

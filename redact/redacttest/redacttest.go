@@ -9,12 +9,23 @@ import (
 )
 
 // Secret is one planted secret: its kind (a redact.Kind, as a string), what it is,
-// and its text.
+// and its text; Say, when set, is the sentence that gives it, with %s where Text goes.
 type Secret struct {
 	Kind, Name, Text string
+	Say              string
+}
+
+// Sentence is the sentence that gives s: Say's, or "My NAME token is TEXT for now.".
+func (s Secret) Sentence() string {
+	if s.Say != "" {
+		return strings.Replace(s.Say, "%s", s.Text, 1)
+	}
+	return "My " + s.Name + " token is " + s.Text + " for now."
 }
 
 const (
+	letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	hex     = "0123456789abcdef"
 	alnum   = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 	urlSafe = alnum + "_-"
 	base32  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -78,4 +89,33 @@ func PrivateKey(seed uint64) string {
 // BearerToken is a made-up bearer token from seed.
 func BearerToken(seed uint64) string {
 	return random(rand.New(rand.NewPCG(seed, 3)), alnum, 40)
+}
+
+// Credentials are the credentials of issue 51 that the first detectors let through, made
+// up from seed in the shapes they are issued and given as people give them: an AWS
+// secret access key by its name, GitLab, Hugging Face, npm, SendGrid, Twilio (account
+// SID, auth token, API key), an Azure storage key in a connection string, a database
+// URL's password, Doppler, DigitalOcean, a Telegram bot token, a "pwd:" and an "sk-" key
+// without OpenAI's marker.
+func Credentials(seed uint64) []Secret {
+	rng := rand.New(rand.NewPCG(seed, 4))
+	r := func(alphabet string, n int) string { return random(rng, alphabet, n) }
+	return []Secret{
+		{Kind: "api_key", Name: "aws-secret-access-key", Text: r(alnum+"/+", 40), Say: "aws_secret_access_key = %s"},
+		{Kind: "api_key", Name: "gitlab", Text: "glpat-" + r(urlSafe, 20), Say: "The GitLab token for CI is %s, it expires in June."},
+		{Kind: "api_key", Name: "huggingface", Text: "hf_" + r(letters, 34), Say: "export HF_TOKEN=%s"},
+		{Kind: "api_key", Name: "npm", Text: "npm_" + r(alnum, 36), Say: "publish with %s please"},
+		{Kind: "api_key", Name: "sendgrid", Text: "SG." + r(urlSafe, 22) + "." + r(urlSafe, 43), Say: "SendGrid: %s"},
+		{Kind: "api_key", Name: "twilio-sid", Text: "AC" + r(hex, 32), Say: "the account SID is %s"},
+		{Kind: "api_key", Name: "twilio-token", Text: r(hex, 32), Say: "and the Twilio auth token is %s."},
+		{Kind: "api_key", Name: "twilio-api-key", Text: "SK" + r(hex, 32), Say: "Twilio API key %s"},
+		{Kind: "api_key", Name: "azure", Text: r(alnum+"+/", 86) + "==",
+			Say: "DefaultEndpointsProtocol=https;AccountName=acmefiles;AccountKey=%s;EndpointSuffix=core.windows.net"},
+		{Kind: "password", Name: "postgres-url", Text: r(alnum, 14), Say: "connect to postgres://admin:%s@db.internal:5432/app"},
+		{Kind: "api_key", Name: "doppler", Text: "dp.st.prd." + r(alnum, 43), Say: "the Doppler service token is %s"},
+		{Kind: "api_key", Name: "digitalocean", Text: "dop_v1_" + r(hex, 64), Say: "DigitalOcean: %s"},
+		{Kind: "api_key", Name: "telegram", Text: r(digits, 10) + ":AA" + r(urlSafe, 33), Say: "my bot's token is %s"},
+		{Kind: "password", Name: "pwd", Text: r(alnum, 6) + "!" + r(alnum, 4), Say: "user: ana, pwd: %s"},
+		{Kind: "api_key", Name: "sk-key", Text: "sk-" + r(alnum, 48), Say: "The DeepSeek key is %s, keep it."},
+	}
 }
