@@ -178,3 +178,54 @@ func pgDump(t *testing.T, schema *dbtest.Schema) string {
 	require.Contains(t, string(out), "COPY "+schema.Name+".episode")
 	return string(out)
 }
+
+// Issue 51: each credential the first detectors let through (an AWS secret access key by
+// its name, GitLab, Hugging Face, npm, SendGrid, Twilio, Azure's AccountKey, a database
+// URL's password, Doppler, DigitalOcean, Telegram, "pwd:", an "sk-" key without OpenAI's
+// marker) is in none of its three copies, neither in what the model is sent nor in a
+// pg_dump: the transcript, and the statement and quote of a model that writes it back.
+// Each is replaced by its placeholder and the sentence around it is kept. (A password or
+// an AWS secret written bare, without the words that name it, is random text: no
+// detector can tell it from any other.)
+func TestCredentialsNeverReachTheModelOrTheDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := pipelinetest.New(t, nil)
+	creds := redacttest.Credentials(21)
+	var says []string
+	var facts []pipelinetest.Fact
+	for _, c := range creds {
+		says = append(says, c.Sentence())
+		// A model that writes the credential back, in its statement and its quote, with
+		// the words that make it one: a password or an AWS secret is found by its name.
+		facts = append(facts, pipelinetest.Fact{Statement: "User's " + c.Name + " credential: " + c.Sentence(),
+			Attribute: "credential " + c.Name, Quote: c.Sentence()})
+	}
+	p.LLM.Handle(func(req llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Content: pipelinetest.Answer(facts...)}
+	})
+	res := p.Enqueue(t, pipelinetest.T("user:1", "c1", "2026-03-20T10:00:00Z", says...))
+	p.Drain(t)
+	ep, err := p.Store.Episode(ctx, res.EpisodeIDs[0])
+	require.NoError(t, err)
+	require.Equal(t, "applied", string(ep.State))
+
+	var sent strings.Builder
+	for _, req := range p.LLM.Requests() {
+		sent.WriteString(req.Prompt)
+		sent.WriteString(strings.Join(req.Inputs, "\n"))
+	}
+	dump := pgDump(t, p.Schema)
+	for _, c := range creds {
+		t.Run(c.Name, func(t *testing.T) {
+			require.NotContains(t, sent.String(), c.Text, "sent to the model")
+			require.NotContains(t, dump, c.Text, "in the database")
+			redacted := strings.Replace(c.Say, "%s", placeholderOf(c), 1)
+			require.Contains(t, sent.String(), redacted, "the transcript the model reads")
+			// The transcript's copy (the episode's messages) and the quote's.
+			require.GreaterOrEqual(t, strings.Count(dump, redacted), 2, "the transcript and the quote, redacted")
+			require.Contains(t, dump, "User's "+c.Name+" credential: "+redacted, "the statement, redacted")
+		})
+	}
+	require.Equal(t, redact.Counts{"api_key": 13, "password": 2}, res.Redacted)
+}
