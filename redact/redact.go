@@ -46,9 +46,9 @@ func (c Counts) String() string {
 type Redactor struct {
 	set      Set
 	patterns []compiled
-	// rules are those of ruleSet that find the kinds of set; ruleSet is compiled by New
-	// and shared by the Redactors With derives.
-	rules   []secretRule
+	// ruleSet is the secret rules, compiled by New and shared by the Redactors With
+	// derives; r runs those that find the kinds of set. Nil when set has none of their
+	// kinds.
 	ruleSet *ruleSet
 }
 
@@ -84,11 +84,6 @@ func build(set Set, patterns []Pattern, rs *ruleSet) (*Redactor, error) {
 		}
 	}
 	r.ruleSet = rs
-	for _, rule := range rs.rules {
-		if r.set.Has(rule.kind) {
-			r.rules = append(r.rules, rule)
-		}
-	}
 	return r, nil
 }
 
@@ -184,11 +179,11 @@ func (r *Redactor) find(s string) []span {
 	if r.set.Has(IBAN) {
 		findIBANs(s, adder(string(IBAN), Placeholder(IBAN)))
 	}
-	if len(r.rules) > 0 {
-		seen := r.ruleSet.present(lowerBytes)
-		for i := range r.rules {
-			rule := &r.rules[i]
-			rule.find(s, seen, r.ruleSet.global, adder(string(rule.kind), Placeholder(rule.kind)))
+	if r.ruleSet != nil {
+		for _, i := range r.ruleSet.triggered(lowerBytes) {
+			if rule := &r.ruleSet.rules[i]; r.set.Has(rule.kind) {
+				rule.find(s, r.ruleSet.global, adder(string(rule.kind), Placeholder(rule.kind)))
+			}
 		}
 	}
 	if r.set.Has(Token) {

@@ -39,32 +39,42 @@ type secretRule struct {
 	group int
 	// entropy is the Shannon entropy, in bits per character, a secret must exceed.
 	entropy float64
-	// keywords are the indexes in ruleSet.keywords of the rule's keywords: a text
-	// holding none of them, ignoring case, is not searched.
-	keywords []int
-	allow    []*gitleaks.Allowlist
+	allow   []*gitleaks.Allowlist
 }
 
 // ruleSet is the rules, with the automaton that finds their keywords in one pass. It is
 // made once per Redactor built by New, and shared by those With derives from it: its
 // some 230 expressions take about 100 ms to compile.
 type ruleSet struct {
-	rules    []secretRule
-	keywords []string
-	trie     *ahocorasick.Trie
+	rules []secretRule
+	// keywords are the rules' keywords, in lower case; byKeyword[k] the indexes in
+	// rules of those keywords[k] is one of. A text holding none of a rule's keywords,
+	// ignoring case, is not searched: most texts wake a handful of rules.
+	keywords  []string
+	byKeyword [][]int
+	// always are the rules without keywords, run on every text (none of gitleaks'
+	// default rules, as of 8.30).
+	always []int
+	trie   *ahocorasick.Trie
 	// global is the configuration's allowlist for every rule: "true", "null",
 	// "${VAR}", a run of one letter.
 	global []*gitleaks.Allowlist
 }
 
-// present marks which keywords lower holds.
-func (rs *ruleSet) present(lower []byte) []bool {
-	seen := make([]bool, len(rs.keywords))
+// triggered is the indexes in rs.rules, in order, of the rules whose keywords lower
+// holds, and of those without keywords.
+func (rs *ruleSet) triggered(lower []byte) []int {
+	out := slices.Clone(rs.always)
 	rs.trie.Walk(lower, func(_, _, pattern int64) bool {
-		seen[pattern] = true
+		for _, i := range rs.byKeyword[pattern] {
+			if !slices.Contains(out, i) {
+				out = append(out, i)
+			}
+		}
 		return true
 	})
-	return seen
+	slices.Sort(out)
+	return out
 }
 
 // loadRules reads gitleaks' default configuration, less excludedRules, and credo's own
@@ -89,16 +99,20 @@ func loadRules() (*ruleSet, error) {
 			if _, ok := excluded[id]; ok || r.Regex == nil || r.Path != nil || r.SkipReport {
 				continue
 			}
-			rule := secretRule{id: id, kind: ruleKind(r), re: r.Regex, group: r.SecretGroup, entropy: r.Entropy, allow: r.Allowlists}
+			n := len(rs.rules)
+			rs.rules = append(rs.rules, secretRule{id: id, kind: ruleKind(r), re: r.Regex, group: r.SecretGroup, entropy: r.Entropy, allow: r.Allowlists})
+			if len(r.Keywords) == 0 {
+				rs.always = append(rs.always, n)
+			}
 			for _, k := range r.Keywords {
 				i := slices.Index(rs.keywords, k)
 				if i < 0 {
 					i = len(rs.keywords)
 					rs.keywords = append(rs.keywords, k)
+					rs.byKeyword = append(rs.byKeyword, nil)
 				}
-				rule.keywords = append(rule.keywords, i)
+				rs.byKeyword[i] = append(rs.byKeyword[i], n)
 			}
-			rs.rules = append(rs.rules, rule)
 		}
 	}
 	rs.trie = ahocorasick.NewTrieBuilder().AddStrings(rs.keywords).Build()
@@ -136,13 +150,9 @@ func ruleKind(r gitleaks.Rule) Kind {
 	return APIKey
 }
 
-// find reports the secrets rule r finds in s, which holds the keywords seen: the span of
-// the secret, not of the whole match, which may hold the text around it. global is the
-// allowlist of every rule.
-func (r *secretRule) find(s string, seen []bool, global []*gitleaks.Allowlist, add func(start, end int)) {
-	if len(r.keywords) > 0 && !slices.ContainsFunc(r.keywords, func(k int) bool { return seen[k] }) {
-		return
-	}
+// find reports the secrets rule r finds in s: the span of the secret, not of the whole
+// match, which may hold the text around it. global is the allowlist of every rule.
+func (r *secretRule) find(s string, global []*gitleaks.Allowlist, add func(start, end int)) {
 	for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
 		start, end := m[0], m[1]
 		switch {
