@@ -4,13 +4,15 @@
 //
 // The detectors are of six kinds (Kind): payment card numbers (13 to 19 digits, spaces
 // or hyphens between groups, a card network's prefix and length, Luhn-valid), IBANs
-// (a country's length, mod-97), API keys of the well-known providers (OpenAI,
-// Anthropic, AWS, GitHub, Slack, Stripe, Google), tokens (JWTs, bearer tokens), PEM
-// private keys, and passwords given as such ("my password is ..."). The API keys, JWTs
-// and private keys are found by the rules of gitleaks' default configuration (the
-// rules named in secretRules), run as gitleaks runs them: its keywords, regular
-// expression, secret group, entropy floor and allowlists. An operator's own patterns
-// (Pattern, Go's RE2 syntax) are redacted likewise.
+// (a country's length, mod-97), API keys and tokens of some 200 providers, tokens (JWTs,
+// bearer tokens), PEM private keys, and passwords given as such ("my password is ...",
+// "pwd: ...", a URL's "user:password@"). The keys, JWTs, private keys and a URL's
+// password are found by the rules of gitleaks' default configuration, less those in
+// excludedRules, and by credo's own in the same format (rules.toml), run as gitleaks
+// runs them: its keywords, regular expression, secret group, entropy floor and
+// allowlists. An operator's own patterns (Pattern, Go's RE2 syntax) are redacted
+// likewise. Emails and national identity numbers are no kind: an operator who must
+// redact them gives a pattern.
 //
 // What a Redactor replaces is counted per kind (Counts), never kept.
 package redact

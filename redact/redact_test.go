@@ -2,6 +2,8 @@ package redact
 
 import (
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -76,6 +78,30 @@ func TestCredentialsOfIssue51(t *testing.T) {
 			require.Equal(t, Counts{c.Kind: 1}, counts)
 		})
 	}
+}
+
+// Emails and national ids are no kind: docs/configuration.md shows the patterns that opt
+// in, and each does what it says.
+func TestOptInPatternsOfTheDocs(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../docs/configuration.md")
+	require.NoError(t, err)
+	var patterns []Pattern
+	for _, m := range regexp.MustCompile("--redact-pattern '([^']+)'").FindAllStringSubmatch(string(doc), -1) {
+		p, err := ParsePattern(m[1])
+		require.NoError(t, err, m[1])
+		patterns = append(patterns, p)
+	}
+	require.Len(t, patterns, 2)
+	def := all(t)
+	r, err := def.With(nil, patterns)
+	require.NoError(t, err)
+	const text = "Write to ana.silva+work@example.co.uk; her SSN is 123-45-6789, not 987-65-43210."
+	got, _ := def.Text(text)
+	require.Equal(t, text, got, "not redacted by default")
+	got, counts := r.Text(text)
+	require.Equal(t, "Write to [redacted email]; her SSN is [redacted ssn], not 987-65-43210.", got)
+	require.Equal(t, Counts{"pattern:email": 1, "pattern:ssn": 1}, counts)
 }
 
 // A transcript with every kind at once: each secret goes, the words around stay.
@@ -224,5 +250,14 @@ func BenchmarkText(b *testing.B) {
 	b.SetBytes(int64(len(msg)))
 	for b.Loop() {
 		r.Text(msg)
+	}
+}
+
+// BenchmarkNew is the cost of a Redactor of every kind: gitleaks' rules and credo's,
+// read and compiled, once per process (a policy's Redactor shares them).
+func BenchmarkNew(b *testing.B) {
+	for b.Loop() {
+		_, err := New(All())
+		require.NoError(b, err)
 	}
 }

@@ -20,12 +20,14 @@ var credoRules string
 // each with the reason: in a conversation they take ordinary words for secrets.
 func excludedRules() map[string]string {
 	return map[string]string{
-		// Any 10 characters after "key", "token", "auth", "access", "secret" or
-		// "password" and a colon: "Access: granted for everyone", "Key: the
-		// third-drawer-one", "token: 112-3456789-1234567" (an order number). The
+		// Any word of 10 or more characters after "key", "token", "auth", "access",
+		// "secret" or "password" and a colon: it takes a setting
+		// (credential.helper=osxkeychain-2024) for a key and a password given as such
+		// for an API key, and its expression costs 0.14 ms on each message holding one
+		// of those words, where a message's whole redaction costs about 1 µs. The
 		// credentials it exists for, given by their names in a conversation, have rules
-		// of their own (credo-aws-secret-access-key, the password detector).
-		"generic-api-key": "takes any word after key, token or secret for one",
+		// of their own (rules.toml, the password detector).
+		"generic-api-key": "takes settings for keys, and costs 100 times the rest",
 	}
 }
 
@@ -44,7 +46,7 @@ type secretRule struct {
 
 // ruleSet is the rules, with the automaton that finds their keywords in one pass. It is
 // made once per Redactor built by New, and shared by those With derives from it: its
-// some 230 expressions take about 100 ms to compile.
+// 224 expressions take 30 to 70 ms to compile and keep 5.8 MB.
 type ruleSet struct {
 	rules []secretRule
 	// keywords are the rules' keywords, in lower case; byKeyword[k] the indexes in
