@@ -57,6 +57,8 @@ func positives() []struct {
 	}
 	out = append(out,
 		pos{"postgres://admin:password@db.example.com/app", []secret{{Password, "password"}}},
+		pos{"OPENROUTER_API_KEY=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",
+			[]secret{{APIKey, "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"}}},
 		// GitLab's routable format, and one longer than gitleaks' rule of 20 characters:
 		// the whole token goes, not its first 26 characters.
 		pos{"the GitLab token glpat-Xk29fQpL7wZr4TnB8vYc1HsD0mJe6GaU5oRi3.01abc1234 is new",
@@ -102,6 +104,7 @@ var negatives = []string{
 	"Type pwd to see where you are; pwd is a shell built-in, PWD=~/src and pwd=C:\\Users\\ana.",
 	"Open https://example.com:8443/docs and ssh://git@github.com/acme/app.git, mailto:ana@example.com.",
 	"We use scikit-learn, sk-learn-style pipelines and the task-force-alpha-bravo-charlie plan.",
+	"The SKU sk-2024-blue-widget-large-xl-v2 is out of stock.",
 	"The account number AC-2231 and the access card are in the drawer.",
 	"Meet at 10:45, then 11:AM-ish; the ratio is 3:2 and the score 21:19.",
 }

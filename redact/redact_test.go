@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	gitleaks "github.com/zricethezav/gitleaks/v8/config"
 
 	"github.com/credohq/credo/redact/redacttest"
 )
@@ -77,6 +79,27 @@ func TestCredentialsOfIssue51(t *testing.T) {
 			require.Equal(t, strings.Replace(c.Say, "%s", Placeholder(Kind(c.Kind)), 1), got)
 			require.Equal(t, Counts{c.Kind: 1}, counts)
 		})
+	}
+}
+
+// The rules left out of gitleaks' configuration are still in it (a rule renamed would
+// run unnoticed), and every rule of rules.toml is run.
+func TestRuleSet(t *testing.T) {
+	t.Parallel()
+	rs, err := loadRules()
+	require.NoError(t, err)
+	def, err := readConfig(gitleaks.DefaultConfig)
+	require.NoError(t, err)
+	for id := range excludedRules() {
+		require.Contains(t, def.Rules, id)
+		require.False(t, slices.ContainsFunc(rs.rules, func(r secretRule) bool { return r.id == id }), id)
+	}
+	own, err := readConfig(credoRules)
+	require.NoError(t, err)
+	require.Len(t, own.OrderedRules, 8)
+	for _, id := range own.OrderedRules {
+		require.True(t, strings.HasPrefix(id, "credo-"), id)
+		require.True(t, slices.ContainsFunc(rs.rules, func(r secretRule) bool { return r.id == id }), id)
 	}
 }
 
