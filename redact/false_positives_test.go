@@ -107,11 +107,11 @@ func BenchmarkTextShipped(b *testing.B) {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		for {
 			var v any
-			if err := dec.Decode(&v); errors.Is(err, io.EOF) {
+			err := dec.Decode(&v)
+			if errors.Is(err, io.EOF) {
 				break
-			} else {
-				require.NoError(b, err, f)
 			}
+			require.NoError(b, err, f)
 			walkStrings(v, func(s string) { strs = append(strs, s); size += len(s) })
 		}
 	}
