@@ -20,13 +20,20 @@ import (
 const MaxQueryTerms = 32
 
 // queryTermsSQL is the terms of the text in $T (a placeholder replaced by its parameter
-// number): its tokens parsed as migration 029 parses a belief's words, less English
-// stop words (english_stem knows them; another language's pass, and only match more)
-// and the user's own names, which nearly every belief of a scope holds.
-const queryTermsSQL = `SELECT w.lexeme FROM unnest(to_tsvector('simple'::regconfig, replace($T, '-', ' '))) w
-	WHERE ts_lexize('english_stem', w.lexeme) <> '{}' AND w.lexeme <> 'user'
-		AND w.lexeme NOT IN (SELECT a.alias FROM entity_alias a WHERE a.scope = $1 AND a.entity = 'user')
-	ORDER BY w.lexeme ~ '[0-9]' DESC, length(w.lexeme) DESC, w.lexeme LIMIT %d`
+// number), each behind its scope's prefix as migration 029 stores a belief's words
+// (scopedWordsSQL): the text's tokens less English stop words (english_stem knows them;
+// another language's pass, and only match more) and the user's own names, which nearly
+// every belief of a scope holds.
+const queryTermsSQL = `SELECT w.lexeme FROM unnest(` + scopedWordsSQL + `) w
+	WHERE ts_lexize('english_stem', substr(w.lexeme, 9)) <> '{}' AND substr(w.lexeme, 9) <> 'user'
+		AND substr(w.lexeme, 9) NOT IN (SELECT a.alias FROM entity_alias a WHERE a.scope = $1 AND a.entity = 'user')
+	ORDER BY substr(w.lexeme, 9) ~ '[0-9]' DESC, length(w.lexeme) DESC, w.lexeme LIMIT %d`
+
+// scopedWordsSQL is migration 029's words of the text in $T for the scope in $1: the
+// 'simple' configuration's tokens, hyphens read as spaces, each behind 8 hex digits of
+// the scope's md5.
+const scopedWordsSQL = `regexp_replace(to_tsvector('simple'::regconfig, replace($T, '-', ' '))::text,
+	'''([^'']+)''', '''' || left(md5($1), 8) || '\1''', 'g')::tsvector`
 
 // rankQuery is one ranking of a scope's beliefs for a text: the beliefs of view (a
 // condition on belief b, its arguments in args, the scope first), at most k, each with
