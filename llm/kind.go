@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Kind names what kind of failure err is, in words that quote no user or model text:
@@ -41,4 +42,31 @@ func LogKind(err error, other string) string {
 		return k
 	}
 	return other
+}
+
+// Code is Kind as a low-cardinality code, for a span's error.type: the HTTP status a
+// model server answered ("503"), or truncated_output, malformed_output,
+// context_length_exceeded, canceled, timeout, unavailable. "" when err is none of the
+// model's.
+func Code(err error) string {
+	code, hasCode := statusCode(err)
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrTruncated):
+		return "truncated_output"
+	case IsMalformed(err):
+		return "malformed_output"
+	case IsContextLength(err):
+		return "context_length_exceeded"
+	case hasCode:
+		return strconv.Itoa(code)
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case IsRetryable(err):
+		return "unavailable"
+	}
+	return ""
 }

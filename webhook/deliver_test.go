@@ -122,6 +122,8 @@ type setup struct {
 	webhooks *webhook.Webhooks
 	client   *river.Client[pgx.Tx]
 	cfg      webhook.WorkerConfig
+	// middleware is the River client's (tracing's).
+	middleware []rivertype.Middleware
 }
 
 // newSetup is a store announcing to webhooks, and a River client sending them with
@@ -153,7 +155,7 @@ func (s *setup) startClient(t *testing.T) *river.Client[pgx.Tx] {
 	client, err := river.NewClient(riverpgxv5.New(s.schema.Pool), &river.Config{
 		Queues: map[string]river.QueueConfig{webhook.Queue: {MaxWorkers: 4}}, Workers: workers,
 		FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
-		RetryPolicy: quickRetry{},
+		RetryPolicy: quickRetry{}, Middleware: s.middleware,
 	})
 	require.NoError(t, err)
 	require.NoError(t, client.Start(context.Background()))

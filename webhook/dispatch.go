@@ -2,14 +2,17 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/credohq/credo/changes"
 	"github.com/credohq/credo/internal/riverjobs"
+	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/memory"
 )
 
@@ -103,7 +106,7 @@ func (d *Dispatcher) FollowTx(ctx context.Context, tx pgx.Tx, cs []changes.Chang
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("write deliveries: %w", err)
 	}
-	_, err = riverjobs.InsertMany(ctx, tx, d.jobs, ds, func(dl delivery) DeliverArgs {
+	_, err = riverjobs.InsertMany(ctx, tx, carryTrace{d.jobs}, ds, func(dl delivery) DeliverArgs {
 		return DeliverArgs{Scope: dl.change.Scope, WebhookID: dl.webhook, Position: dl.change.Position}
 	})
 	if err != nil {
@@ -124,4 +127,23 @@ func (d *Dispatcher) ErasedTx(ctx context.Context, tx pgx.Tx, scope string) erro
 		return fmt.Errorf("drop deliveries of %q: %w", scope, err)
 	}
 	return nil
+}
+
+// carryTrace writes the trace context of the change's transaction (the span that made
+// the change) in each delivery job's metadata, as River's OpenTelemetry middleware does
+// for the clients it is installed on (this insert-only client has none): a delivery's
+// work is then that span's child (tracing.RiverMiddleware), with a link to it.
+type carryTrace struct{ riverjobs.Inserter }
+
+func (c carryTrace) InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+	if parent := tracing.Carry(ctx); parent != "" {
+		meta, err := json.Marshal(map[string]string{"traceparent": parent})
+		if err != nil {
+			return nil, err
+		}
+		for i := range params {
+			params[i].InsertOpts = &river.InsertOpts{Metadata: meta}
+		}
+	}
+	return c.Inserter.InsertManyTx(ctx, tx, params)
 }

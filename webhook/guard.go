@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/credohq/credo/internal/tracing"
 )
 
 // ErrURL is a webhook URL refused: not http(s), or its host resolves to an address
@@ -76,7 +78,8 @@ func Internal(addr netip.Addr) bool {
 }
 
 // CheckURL checks a URL at creation: http(s) (https unless AllowPrivate), no user
-// info, and every address its host resolves to public (unless AllowPrivate).
+// info, and every address its host resolves to public (unless AllowPrivate). A host
+// that does not resolve (yet) is accepted: deliveries check the address they dial.
 func (g Guard) CheckURL(ctx context.Context, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
@@ -108,6 +111,11 @@ func (g Guard) CheckURL(ctx context.Context, raw string) error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		if addrs, err = r.LookupNetIP(ctx, "ip", host); err != nil {
+			if _, ok := errors.AsType[*net.DNSError](err); ok {
+				// A host not in the DNS yet (a receiver deployed after its webhook) is
+				// accepted: each connection checks the address it dials.
+				return nil
+			}
 			return &URLError{URL: raw, Reason: "its host does not resolve: " + err.Error()}
 		}
 	}
@@ -140,7 +148,7 @@ func (g Guard) control(_, address string, _ syscall.RawConn) error {
 }
 
 // Client is the HTTP client of deliveries: each connection's address checked, no proxy,
-// no redirect followed (a 3xx is a failed delivery), timeout per attempt.
+// no redirect followed (a 3xx is a failed delivery), timeout per attempt, traced.
 func (g Guard) Client(timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{Timeout: min(timeout, 10*time.Second), Control: g.control}
 	tr := &http.Transport{
@@ -152,6 +160,8 @@ func (g Guard) Client(timeout time.Duration) *http.Client {
 		IdleConnTimeout:       90 * time.Second,
 		ForceAttemptHTTP2:     true,
 	}
-	return &http.Client{Transport: tr, Timeout: timeout,
+	// Traced when its request's context holds a recording span (a delivery's): an HTTP
+	// client span, and the trace passed on in the traceparent header.
+	return &http.Client{Transport: tracing.Transport(tr), Timeout: timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }

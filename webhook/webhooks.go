@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,7 +41,20 @@ type Webhook struct {
 	Status       Status
 
 	secret, previous []byte
+	// retired are the secrets rotated out before previous, each signing until its day
+	// is over.
+	retired []retiredSecret
 }
+
+// retiredSecret is a secret rotated out, still signing until Until.
+type retiredSecret struct {
+	Secret []byte    `json:"secret"`
+	Until  time.Time `json:"until"`
+}
+
+// maxRetired bounds the retired secrets kept beside the previous one: rotated more
+// often than that within a day, the oldest stops signing before its day is over.
+const maxRetired = 8
 
 // Status is where a webhook's deliveries stand.
 type Status struct {
@@ -113,10 +127,8 @@ func (s *Webhooks) Create(ctx context.Context, p CreateParams) (*Webhook, string
 	if s.seal == nil {
 		return nil, "", ErrNoSecretKey
 	}
-	for _, e := range p.Events {
-		if !slices.Contains(memory.ChangeKinds, e) {
-			return nil, "", fmt.Errorf("%w: unknown event type %q (one of %v)", ErrInvalid, e, memory.ChangeKinds)
-		}
+	if err := checkEvents(p.Events); err != nil {
+		return nil, "", err
 	}
 	if len(p.URL) > 2000 || len(p.ScopePrefix) > 200 {
 		return nil, "", fmt.Errorf("%w: URL or scope prefix too long", ErrInvalid)
@@ -140,7 +152,7 @@ func (s *Webhooks) Create(ctx context.Context, p CreateParams) (*Webhook, string
 }
 
 const webhookColumns = `id, url, scope_prefix, events, created_by, created_at, disabled_at, disabled_reason, previous_until,
-	failing_since, secret, previous_secret`
+	failing_since, secret, previous_secret, retired_secrets`
 
 func scanWebhook(row pgx.CollectableRow) (*Webhook, error) {
 	var (
@@ -148,7 +160,7 @@ func scanWebhook(row pgx.CollectableRow) (*Webhook, error) {
 		events []string
 	)
 	err := row.Scan(&w.ID, &w.URL, &w.ScopePrefix, &events, &w.CreatedBy, &w.CreatedAt, &w.DisabledAt, &w.DisabledReason,
-		&w.PreviousUntil, &w.FailingSince, &w.secret, &w.previous)
+		&w.PreviousUntil, &w.FailingSince, &w.secret, &w.previous, &w.retired)
 	for _, e := range events {
 		w.Events = append(w.Events, memory.ChangeKind(e))
 	}
@@ -243,26 +255,53 @@ func (s *Webhooks) Delete(ctx context.Context, id int64) error {
 }
 
 // Rotate gives webhook id a new secret, returned this once; the old one signs beside it
-// for RotateOverlap, so receivers can switch without losing a delivery.
+// for RotateOverlap, so receivers can switch without losing a delivery. A secret rotated
+// out earlier keeps its own day: a second rotation does not cut off the first secret.
 func (s *Webhooks) Rotate(ctx context.Context, id int64) (string, error) {
 	if s.seal == nil {
 		return "", ErrNoSecretKey
 	}
 	text, key := NewSecret()
-	until := s.now().UTC().Add(RotateOverlap).Truncate(time.Microsecond)
-	tag, err := s.pool.Exec(ctx, `UPDATE webhook SET previous_secret = secret, previous_until = $2, secret = $3 WHERE id = $1`,
-		id, until, s.seal.Seal(key))
+	now := s.now().UTC()
+	until := now.Add(RotateOverlap).Truncate(time.Microsecond)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, "SELECT "+webhookColumns+" FROM webhook WHERE id = $1 FOR UPDATE", id)
+		if err != nil {
+			return err
+		}
+		w, err := pgx.CollectExactlyOneRow(rows, scanWebhook)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("webhook %d: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		retired := w.retired
+		if w.previous != nil && w.PreviousUntil != nil {
+			retired = append(retired, retiredSecret{Secret: w.previous, Until: *w.PreviousUntil})
+		}
+		retired = slices.DeleteFunc(retired, func(r retiredSecret) bool { return !now.Before(r.Until) })
+		if retired == nil {
+			retired = []retiredSecret{}
+		}
+		if len(retired) > maxRetired {
+			retired = retired[len(retired)-maxRetired:]
+		}
+		_, err = tx.Exec(ctx, `UPDATE webhook SET retired_secrets = $2, previous_secret = secret, previous_until = $3, secret = $4
+			WHERE id = $1`, id, retired, until, s.seal.Seal(key))
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return "", err
+	}
 	if err != nil {
 		return "", fmt.Errorf("rotate webhook %d: %w", id, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return "", fmt.Errorf("webhook %d: %w", id, ErrNotFound)
 	}
 	return text, nil
 }
 
-// keys are the keys that sign w's deliveries at now: its secret's, and a rotated one's
-// until it expires.
+// keys are the keys that sign w's deliveries at now: its secret's, and those rotated out
+// whose day is not over.
 func (w *Webhook) keys(seal *Sealer, now time.Time) ([][]byte, error) {
 	if seal == nil {
 		return nil, ErrNoSecretKey
@@ -275,6 +314,13 @@ func (w *Webhook) keys(seal *Sealer, now time.Time) ([][]byte, error) {
 	if w.previous != nil && w.PreviousUntil != nil && now.Before(*w.PreviousUntil) {
 		if old, err := seal.Open(w.previous); err == nil {
 			keys = append(keys, old)
+		}
+	}
+	for _, r := range slices.Backward(w.retired) {
+		if now.Before(r.Until) {
+			if old, err := seal.Open(r.Secret); err == nil {
+				keys = append(keys, old)
+			}
 		}
 	}
 	return keys, nil
@@ -302,7 +348,7 @@ func (s *Webhooks) Test(ctx context.Context, id int64, timeout time.Duration) (*
 	w.client = s.guard.Client(w.cfg.Timeout)
 	now := s.now().UTC()
 	msg := &Message{Type: TestMessageType, Timestamp: now, Data: map[string]any{"webhook_id": id, "scope_prefix": hook.ScopePrefix}}
-	status, _, err := w.post(ctx, hook, -now.UnixNano(), "", 0, msg)
+	status, _, err := w.post(ctx, hook, "msg_test_"+strconv.FormatInt(now.UnixNano(), 10), "", 0, msg)
 	if errors.Is(err, ErrNoSecretKey) || errors.Is(err, ErrSealed) {
 		return nil, err
 	}

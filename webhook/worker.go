@@ -8,13 +8,20 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+
+	"github.com/credohq/credo/changes"
+	"github.com/credohq/credo/internal/tracing"
 )
 
 // Defaults of WorkerConfig.
@@ -29,10 +36,15 @@ const (
 	drainBatch = 100
 )
 
-// Message is a delivery's body, as Standard Webhooks has it.
+// Message is a delivery's body, as Standard Webhooks has it, with the change's place in
+// the feed: its scope, its position and a cursor after it, so that a receiver that
+// missed deliveries resumes from the change feed (GET /v1/changes?scope=S&after=CURSOR).
 type Message struct {
 	Type      string    `json:"type"`
 	Timestamp time.Time `json:"timestamp"`
+	Scope     string    `json:"scope,omitempty"`
+	Position  int64     `json:"position,omitempty"`
+	Cursor    string    `json:"cursor,omitempty"`
 	Data      any       `json:"data"`
 }
 
@@ -132,6 +144,7 @@ func (w *Worker) Timeout(*river.Job[DeliverArgs]) time.Duration { return -1 }
 // pending is a delivery still to send.
 type pending struct {
 	position, id  int64
+	messageNo     *int64
 	attempts      int
 	firstFailedAt *time.Time
 	nextAttemptAt *time.Time
@@ -179,9 +192,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 	}
 	for range drainBatch {
 		var p pending
-		err := conn.QueryRow(ctx, `SELECT position, id, attempts, first_failed_at, next_attempt_at, created_at FROM webhook_delivery
-			WHERE scope = $1 AND webhook_id = $2 AND state = 'pending' ORDER BY position LIMIT 1`, a.Scope, a.WebhookID).
-			Scan(&p.position, &p.id, &p.attempts, &p.firstFailedAt, &p.nextAttemptAt, &p.createdAt)
+		err := conn.QueryRow(ctx, `SELECT position, id, message_no, attempts, first_failed_at, next_attempt_at, created_at
+			FROM webhook_delivery WHERE scope = $1 AND webhook_id = $2 AND state = 'pending' ORDER BY position LIMIT 1`, a.Scope, a.WebhookID).
+			Scan(&p.position, &p.id, &p.messageNo, &p.attempts, &p.firstFailedAt, &p.nextAttemptAt, &p.createdAt)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -193,6 +206,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
 				return river.JobSnooze(p.nextAttemptAt.Sub(now))
 			}
 			return nil // the job of that delivery retries it
+		}
+		if p.messageNo == nil && p.attempts == 0 {
+			if err := w.number(ctx, conn, hook.ID, a.Scope, &p); err != nil {
+				return err
+			}
 		}
 		retry, err := w.send(ctx, conn, hook, a.Scope, p)
 		if err != nil {
@@ -224,7 +242,12 @@ func (w *Worker) send(ctx context.Context, conn *pgxpool.Conn, hook *Webhook, sc
 			w.observe("dropped", 0)
 			return w.finish(ctx, tx, scope, hook.ID, p.position, "dropped", nil, nil)
 		}
-		status, latency, sendErr := w.post(ctx, hook, p.id, scope, p.position, msg)
+		ctx, span := tracing.Start(ctx, "webhook.deliver", WebhookIDKey.Int64(hook.ID), attribute.Int("credo.webhook.attempt", p.attempts+1))
+		status, latency, sendErr := w.post(ctx, hook, p.messageID(), scope, p.position, msg)
+		if span.IsRecording() && status > 0 {
+			span.SetAttributes(semconv.HTTPResponseStatusCode(status))
+		}
+		tracing.End(span, deliveryError(status, sendErr))
 		if sendErr == nil {
 			w.observe("delivered", latency)
 			if hook.FailingSince != nil {
@@ -241,15 +264,20 @@ func (w *Worker) send(ctx context.Context, conn *pgxpool.Conn, hook *Webhook, sc
 	return retry, err
 }
 
-// post sends msg, signed, and returns the status and, unless it is 2xx, why it failed.
-func (w *Worker) post(ctx context.Context, hook *Webhook, id int64, scope string, position int64, msg *Message) (int, time.Duration, error) {
+// post sends msg as message msgID, signed, and returns the status and, unless it is
+// 2xx, why it failed.
+func (w *Worker) post(ctx context.Context, hook *Webhook, msgID, scope string, position int64, msg *Message) (int, time.Duration, error) {
+	if scope != "" {
+		msg.Scope, msg.Position, msg.Cursor = scope, position, changes.Cursor{scope: position}.String()
+	}
 	body, err := json.Marshal(msg)
 	if err != nil {
 		return 0, 0, err
 	}
 	if len(body) > w.cfg.MaxBody {
 		data := map[string]any{"scope": scope, "position": position, "truncated": true}
-		if body, err = json.Marshal(Message{Type: msg.Type, Timestamp: msg.Timestamp, Data: data}); err != nil {
+		short := Message{Type: msg.Type, Timestamp: msg.Timestamp, Scope: msg.Scope, Position: msg.Position, Cursor: msg.Cursor, Data: data}
+		if body, err = json.Marshal(short); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -257,10 +285,6 @@ func (w *Worker) post(ctx context.Context, hook *Webhook, id int64, scope string
 	keys, err := hook.keys(w.seal, now)
 	if err != nil {
 		return 0, 0, err
-	}
-	msgID := "msg_" + strconv.FormatInt(id, 10)
-	if id < 0 {
-		msgID = "msg_test_" + strconv.FormatInt(-id, 10)
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	defer cancel()
@@ -276,6 +300,9 @@ func (w *Worker) post(ctx context.Context, hook *Webhook, id int64, scope string
 	start := time.Now()
 	resp, err := w.client.Do(req)
 	latency := time.Since(start)
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		err = ue.Err // without the URL, which may hold a token: it is logged and shown
+	}
 	if err != nil {
 		return 0, latency, err
 	}
@@ -300,12 +327,22 @@ func (w *Worker) failed(ctx context.Context, tx pgx.Tx, hook *Webhook, scope str
 	if status > 0 {
 		st = &status
 	}
-	if hook.FailingSince == nil {
+	logged := []any{"webhook", hook.ID, "message", p.messageID(), "attempt", p.attempts + 1, "status", status, "error", msg}
+	switch {
+	case status == http.StatusGone:
+		// The receiver says the endpoint is gone for good: retrying cannot succeed.
+		reason := "the receiver answered 410 Gone"
+		if _, err := tx.Exec(ctx, "UPDATE webhook SET disabled_at = $2, disabled_reason = $3 WHERE id = $1", hook.ID, now, reason); err != nil {
+			return 0, err
+		}
+		hook.DisabledAt = &now
+		w.cfg.Logger.WarnContext(ctx, "webhook disabled", "webhook", hook.ID, "reason", reason)
+	case hook.FailingSince == nil:
 		if _, err := tx.Exec(ctx, "UPDATE webhook SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL", hook.ID, now); err != nil {
 			return 0, err
 		}
 		hook.FailingSince = &now
-	} else if now.Sub(*hook.FailingSince) >= w.cfg.DisableAfter {
+	case now.Sub(*hook.FailingSince) >= w.cfg.DisableAfter:
 		reason := fmt.Sprintf("every delivery failed since %s (last: %s)", hook.FailingSince.UTC().Format(time.RFC3339), msg)
 		if _, err := tx.Exec(ctx, "UPDATE webhook SET disabled_at = $2, disabled_reason = $3 WHERE id = $1", hook.ID, now, reason); err != nil {
 			return 0, err
@@ -317,11 +354,13 @@ func (w *Worker) failed(ctx context.Context, tx pgx.Tx, hook *Webhook, scope str
 	if p.firstFailedAt != nil {
 		first = *p.firstFailedAt
 	}
+	entry := attemptEntry(now, st, &msg)
 	if hook.DisabledAt != nil || now.Sub(first) >= w.cfg.RetryFor {
 		w.observe("failed", latency)
+		w.cfg.Logger.WarnContext(ctx, "webhook delivery failed, given up", logged...)
 		_, err := tx.Exec(ctx, `UPDATE webhook_delivery SET state = 'failed', attempts = attempts + 1, first_failed_at = $4,
-				last_attempt_at = $5, last_status = $6, last_error = $7, done_at = $5
-			WHERE scope = $1 AND webhook_id = $2 AND position = $3`, scope, hook.ID, p.position, first, now, st, msg)
+				last_attempt_at = $5, last_status = $6, last_error = $7, done_at = $5, attempt_log = attempt_log || $8::jsonb
+			WHERE scope = $1 AND webhook_id = $2 AND position = $3`, scope, hook.ID, p.position, first, now, st, msg, entry)
 		return 0, err
 	}
 	if errors.Is(sendErr, errInternalAddr) {
@@ -330,9 +369,10 @@ func (w *Worker) failed(ctx context.Context, tx pgx.Tx, hook *Webhook, scope str
 		w.observe("retrying", latency)
 	}
 	retry := w.backoff(p.attempts + 1)
+	w.cfg.Logger.WarnContext(ctx, "webhook delivery failed, will retry", append(logged, "retry_in", retry)...)
 	_, err := tx.Exec(ctx, `UPDATE webhook_delivery SET attempts = attempts + 1, first_failed_at = $4, next_attempt_at = $5,
-			last_attempt_at = $6, last_status = $7, last_error = $8
-		WHERE scope = $1 AND webhook_id = $2 AND position = $3`, scope, hook.ID, p.position, first, now.Add(retry), now, st, msg)
+			last_attempt_at = $6, last_status = $7, last_error = $8, attempt_log = attempt_log || $9::jsonb
+		WHERE scope = $1 AND webhook_id = $2 AND position = $3`, scope, hook.ID, p.position, first, now.Add(retry), now, st, msg, entry)
 	return retry, err
 }
 
@@ -340,10 +380,14 @@ func (w *Worker) failed(ctx context.Context, tx pgx.Tx, hook *Webhook, scope str
 func (w *Worker) finish(ctx context.Context, tx pgx.Tx, scope string, hook, position int64, state string, status *int, msg *string) error {
 	now := w.cfg.Now()
 	b := &pgx.Batch{}
+	entry := []byte("[]")
+	if status != nil {
+		entry = attemptEntry(now, status, msg)
+	}
 	b.Queue(`UPDATE webhook_delivery SET state = $4, attempts = attempts + CASE WHEN $5::int IS NULL THEN 0 ELSE 1 END,
 			last_attempt_at = CASE WHEN $5::int IS NULL THEN last_attempt_at ELSE $6 END, last_status = coalesce($5, last_status),
-			last_error = $7, done_at = $6, next_attempt_at = NULL
-		WHERE scope = $1 AND webhook_id = $2 AND position = $3`, scope, hook, position, state, status, now, msg)
+			last_error = $7, done_at = $6, next_attempt_at = NULL, attempt_log = attempt_log || $8::jsonb
+		WHERE scope = $1 AND webhook_id = $2 AND position = $3`, scope, hook, position, state, status, now, msg, entry)
 	b.Queue(`DELETE FROM webhook_delivery WHERE scope = $1 AND webhook_id = $2 AND state <> 'pending' AND done_at < $3`,
 		scope, hook, now.Add(-24*time.Hour))
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
@@ -366,3 +410,84 @@ func (w *Worker) observe(outcome string, latency time.Duration) {
 		w.cfg.Observer.WebhookDelivery(outcome, latency)
 	}
 }
+
+// WebhookIDKey is the span attribute of a delivery's webhook.
+const WebhookIDKey = attribute.Key("credo.webhook.id")
+
+// messageID is the delivery's webhook-id: msg_ and its number among its webhook's
+// messages; a delivery queued before messages were numbered per webhook keeps its row's
+// id, the one its earlier attempts carried.
+func (p pending) messageID() string {
+	if p.messageNo != nil {
+		return "msg_" + strconv.FormatInt(*p.messageNo, 10)
+	}
+	return "msg_" + strconv.FormatInt(p.id, 10)
+}
+
+// number gives delivery p the next number of its webhook's messages, before its first
+// attempt: one short statement on the webhook's row, not held while the body is sent, so
+// that the webhook's streams of other scopes do not wait for each other. A number taken
+// by a worker that stops before recording it is skipped.
+func (w *Worker) number(ctx context.Context, conn *pgxpool.Conn, hook int64, scope string, p *pending) error {
+	var n int64
+	err := conn.QueryRow(ctx, "UPDATE webhook SET message_seq = message_seq + 1 WHERE id = $1 RETURNING message_seq", hook).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("number delivery: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "UPDATE webhook_delivery SET message_no = $4 WHERE scope = $1 AND webhook_id = $2 AND position = $3",
+		scope, hook, p.position, n); err != nil {
+		return fmt.Errorf("number delivery: %w", err)
+	}
+	p.messageNo = &n
+	return nil
+}
+
+// Attempt is one attempt at a delivery, as its log keeps it.
+type Attempt struct {
+	At time.Time `json:"at"`
+	// Status is the receiver's HTTP status; nil without an answer (see Error).
+	Status *int    `json:"status"`
+	Error  *string `json:"error"`
+}
+
+// attemptEntry is an attempt as the JSON array to append to attempt_log.
+func attemptEntry(at time.Time, status *int, msg *string) []byte {
+	b, _ := json.Marshal([]Attempt{{At: at.UTC(), Status: status, Error: msg}}) //nolint:errchkjson // plain values
+	return b
+}
+
+// deliveryError is why an attempt failed, for its span, by a low-cardinality kind
+// (error.type): the status when the receiver answered, else internal_address, timeout
+// or connection; nil when it accepted.
+func deliveryError(status int, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case status > 0:
+		return &DeliveryError{Type: strconv.Itoa(status), err: err}
+	case errors.Is(err, errInternalAddr):
+		return &DeliveryError{Type: "internal_address", err: err}
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return &DeliveryError{Type: "timeout", err: err}
+	}
+	return &DeliveryError{Type: "connection", err: err}
+}
+
+func isTimeout(err error) bool {
+	t, ok := errors.AsType[net.Error](err)
+	return ok && t.Timeout()
+}
+
+// DeliveryError is a failed attempt, with its kind.
+type DeliveryError struct {
+	// Type is the HTTP status of the answer ("503"), or internal_address, timeout or
+	// connection when there was none.
+	Type string
+	err  error
+}
+
+func (e *DeliveryError) Error() string { return e.err.Error() }
+func (e *DeliveryError) Unwrap() error { return e.err }
+
+// ErrorType is the kind, for a span's error.type.
+func (e *DeliveryError) ErrorType() string { return e.Type }

@@ -112,15 +112,25 @@ func End(span trace.Span, err error) {
 	span.End()
 }
 
-// ErrorKind names err without its text: the database's failures by SQLSTATE, the
-// model's by kind (llm.Kind: a status, malformed output, a cancellation, a timeout);
-// "error" otherwise.
+// ErrorKind names err without its text, by a low-cardinality code (error.type): the
+// database's failures by SQLSTATE, the model's by code (llm.Code: a status, malformed
+// output, a cancellation, a timeout), an error that names its own type by it; "error"
+// otherwise.
 func ErrorKind(err error) string {
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
 		return "sqlstate " + pgErr.Code
 	}
-	if k := llm.Kind(err); k != "" {
+	if k := llm.Code(err); k != "" {
 		return k
 	}
+	if t, ok := errors.AsType[typed](err); ok {
+		return t.ErrorType()
+	}
 	return "error"
+}
+
+// typed is an error that names its own kind (webhook.DeliveryError).
+type typed interface {
+	error
+	ErrorType() string
 }
