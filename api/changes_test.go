@@ -104,6 +104,30 @@ func TestWebhooksAPI(t *testing.T) {
 	h.ok("POST", "/v1/webhooks/"+id+"/rotate", a, nil, 200, &rotated)
 	require.NotEqual(t, made.Secret, rotated.Secret)
 	require.NotNil(t, rotated.PreviousUntil)
+
+	// Operations: update, enable, the log, resend; another tenant's webhook is not found.
+	var updated Webhook
+	h.ok("PATCH", "/v1/webhooks/"+id, a, map[string]any{"url": rc.URL + "/v2", "events": []string{}}, 200, &updated)
+	require.Equal(t, rc.URL+"/v2", updated.URL)
+	require.Empty(t, updated.Events, "every type")
+	h.fail("PATCH", "/v1/webhooks/"+id, a, map[string]any{"url": "ftp://x"}, 400, CodeInvalidRequest)
+	h.fail("PATCH", "/v1/webhooks/"+id, a, map[string]any{}, 400, CodeInvalidRequest)
+	h.fail("PATCH", "/v1/webhooks/"+id, b, map[string]any{"url": rc.URL}, 404, CodeNotFound)
+	var enabled Webhook
+	h.ok("POST", "/v1/webhooks/"+id+"/enable", a, nil, 200, &enabled)
+	require.False(t, enabled.Disabled)
+	h.fail("POST", "/v1/webhooks/"+id+"/enable", b, nil, 404, CodeNotFound)
+	var log WebhookDeliveries
+	h.ok("GET", "/v1/webhooks/"+id+"/deliveries?state=failed", a, nil, 200, &log)
+	require.Empty(t, log.Deliveries)
+	h.fail("GET", "/v1/webhooks/"+id+"/deliveries", b, nil, 404, CodeNotFound)
+	h.fail("GET", "/v1/webhooks/"+id+"/deliveries?state=lost", a, nil, 400, CodeInvalidRequest)
+	var resent WebhookResent
+	h.ok("POST", "/v1/webhooks/"+id+"/resend", a, map[string]any{"all": true}, 200, &resent)
+	require.Zero(t, resent.Resent)
+	h.fail("POST", "/v1/webhooks/"+id+"/resend", a, map[string]any{"message_id": "msg_7"}, 404, CodeNotFound)
+	h.fail("POST", "/v1/webhooks/"+id+"/resend", a, map[string]any{}, 400, CodeInvalidRequest)
+
 	h.ok("DELETE", "/v1/webhooks?id="+id, a, nil, 200, &rotated)
 	h.fail("DELETE", "/v1/webhooks?id="+id, a, nil, 404, CodeNotFound)
 

@@ -47,6 +47,58 @@ type Webhooks struct {
 	Webhooks []Webhook `json:"webhooks" nullable:"false"`
 }
 
+// WebhookUpdate changes a webhook: an absent field stays as it is.
+type WebhookUpdate struct {
+	URL    *string   `json:"url,omitempty" minLength:"1" maxLength:"2000" doc:"The new URL, checked as at creation; queued deliveries go to it."`
+	Events *[]string `json:"events,omitempty" doc:"The new types to deliver; empty: all."`
+}
+
+// WebhookResend says what to send again.
+type WebhookResend struct {
+	MessageID string `json:"message_id,omitempty" maxLength:"40" doc:"One delivery's webhook-id (msg_12), as GET /v1/webhooks/{id}/deliveries gives it."`
+	All       bool   `json:"all,omitempty" doc:"Every delivery given up (failed) or dropped while the webhook was disabled. Give all or message_id."`
+}
+
+// WebhookResent answers POST /v1/webhooks/{id}/resend.
+type WebhookResent struct {
+	Resent int `json:"resent" doc:"Deliveries queued again, each under its message id."`
+}
+
+// WebhookAttempt is one attempt at a delivery.
+type WebhookAttempt struct {
+	At     time.Time `json:"at"`
+	Status *int      `json:"status" doc:"The receiver's HTTP status; null without an answer (see error)."`
+	Error  *string   `json:"error" doc:"Why it failed; null when the receiver answered 2xx."`
+}
+
+// WebhookDelivery is one change sent, or to send, to a webhook, with its attempts.
+type WebhookDelivery struct {
+	MessageID     string           `json:"message_id" doc:"Its webhook-id, the same on every attempt; empty before the first."`
+	Scope         string           `json:"scope"`
+	Position      int64            `json:"position" doc:"The change's position in the scope's feed."`
+	Type          string           `json:"type"`
+	State         string           `json:"state" enum:"pending,delivered,failed,dropped" doc:"failed: given up after a day of retries, or on 410 Gone; dropped: erased, or its webhook disabled."`
+	CreatedAt     time.Time        `json:"created_at" doc:"When the change was made."`
+	DoneAt        *time.Time       `json:"done_at"`
+	NextAttemptAt *time.Time       `json:"next_attempt_at" doc:"When a failing delivery is tried again."`
+	Attempts      []WebhookAttempt `json:"attempts" nullable:"false" doc:"Oldest first."`
+}
+
+// WebhookDeliveries answers GET /v1/webhooks/{id}/deliveries.
+type WebhookDeliveries struct {
+	Deliveries []WebhookDelivery `json:"deliveries" nullable:"false" doc:"Newest first; a delivery done is kept a day."`
+}
+
+// DeliveryOf is d as the API and the CLI show it.
+func DeliveryOf(d webhook.Delivery) WebhookDelivery {
+	out := WebhookDelivery{MessageID: d.MessageID, Scope: d.Scope, Position: d.Position, Type: string(d.Type), State: d.State,
+		CreatedAt: d.CreatedAt, DoneAt: d.DoneAt, NextAttemptAt: d.NextAttemptAt, Attempts: []WebhookAttempt{}}
+	for _, a := range d.Attempts {
+		out.Attempts = append(out.Attempts, WebhookAttempt{At: a.At, Status: a.Status, Error: a.Error})
+	}
+	return out
+}
+
 // WebhookTest answers POST /v1/webhooks/{id}/test.
 type WebhookTest struct {
 	Status int    `json:"status" doc:"The receiver's HTTP status; 0 without an answer."`
@@ -75,6 +127,19 @@ type (
 	}
 	webhookIDPath struct {
 		ID int64 `path:"id" minimum:"1" doc:"Webhook id."`
+	}
+	updateWebhookInput struct {
+		ID   int64 `path:"id" minimum:"1" doc:"Webhook id."`
+		Body WebhookUpdate
+	}
+	resendWebhookInput struct {
+		ID   int64 `path:"id" minimum:"1" doc:"Webhook id."`
+		Body WebhookResend
+	}
+	webhookDeliveriesInput struct {
+		ID    int64  `path:"id" minimum:"1" doc:"Webhook id."`
+		State string `query:"state" enum:"pending,delivered,failed,dropped" doc:"Only the deliveries in this state."`
+		Limit int    `query:"limit" minimum:"1" maximum:"1000" default:"50" doc:"At most this many, newest first."`
 	}
 )
 
@@ -115,6 +180,34 @@ func (s *Server) registerWebhooks() {
 	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound), func(ctx context.Context, in *webhookIDPath) (*output[Webhook], error) {
 		return wrap(s.rotateWebhook(ctx, principalFrom(ctx), in.ID))
 	})
+	huma.Register(s.api, s.op(huma.Operation{
+		OperationID: "updateWebhook", Method: http.MethodPatch, Path: "/v1/webhooks/{id}", Tags: []string{"webhooks"},
+		Summary:     "Change a webhook's URL or events",
+		Description: "As `beliefs webhooks update`: the URL is checked as at creation; deliveries still queued go to the new one. The secret and the scope prefix stay. Needs the operate right.",
+	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusUnsupportedMediaType), func(ctx context.Context, in *updateWebhookInput) (*output[Webhook], error) {
+		return wrap(s.updateWebhook(ctx, principalFrom(ctx), in.ID, in.Body))
+	})
+	huma.Register(s.api, s.op(huma.Operation{
+		OperationID: "enableWebhook", Method: http.MethodPost, Path: "/v1/webhooks/{id}/enable", Tags: []string{"webhooks"},
+		Summary:     "Re-enable a disabled webhook",
+		Description: "As `beliefs webhooks enable`: changes from now on are delivered again; what was given up or dropped meanwhile is sent again by resend. Needs the operate right.",
+	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound), func(ctx context.Context, in *webhookIDPath) (*output[Webhook], error) {
+		return wrap(s.enableWebhook(ctx, principalFrom(ctx), in.ID))
+	})
+	huma.Register(s.api, s.op(huma.Operation{
+		OperationID: "resendWebhook", Method: http.MethodPost, Path: "/v1/webhooks/{id}/resend", Tags: []string{"webhooks"},
+		Summary:     "Send again deliveries given up or dropped",
+		Description: "As `beliefs webhooks resend`: one delivery by its message id, or all those given up (failed) or dropped, each under its message id, with a new day of retries. 400 while the webhook is disabled. Needs the operate right.",
+	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusUnsupportedMediaType), func(ctx context.Context, in *resendWebhookInput) (*output[WebhookResent], error) {
+		return wrap(s.resendWebhook(ctx, principalFrom(ctx), in.ID, in.Body))
+	})
+	huma.Register(s.api, s.op(huma.Operation{
+		OperationID: "listWebhookDeliveries", Method: http.MethodGet, Path: "/v1/webhooks/{id}/deliveries", Tags: []string{"webhooks"},
+		Summary:     "A webhook's log: its deliveries and their attempts",
+		Description: "As `beliefs webhooks log`: newest first, each with its message id, scope, position, state and every attempt (time, status, error). A delivery done is kept a day. Needs the operate right.",
+	}, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound), func(ctx context.Context, in *webhookDeliveriesInput) (*output[WebhookDeliveries], error) {
+		return wrap(s.webhookDeliveries(ctx, principalFrom(ctx), in))
+	})
 }
 
 // webhookError maps the webhook package's errors.
@@ -122,7 +215,7 @@ func (s *Server) webhookError(ctx context.Context, id int64, err error) error {
 	switch {
 	case errors.Is(err, webhook.ErrNotFound):
 		return notFound("webhook", id)
-	case errors.Is(err, webhook.ErrURL), errors.Is(err, webhook.ErrInvalid):
+	case errors.Is(err, webhook.ErrURL), errors.Is(err, webhook.ErrInvalid), errors.Is(err, webhook.ErrDisabled):
 		return invalid(err.Error())
 	case errors.Is(err, webhook.ErrNoSecretKey):
 		return newError(http.StatusServiceUnavailable, CodeAPIDisabled, err.Error())
@@ -216,6 +309,64 @@ func (s *Server) rotateWebhook(ctx context.Context, p *Principal, id int64) (*We
 	out := WebhookOf(w)
 	out.Secret = secret
 	return &out, nil
+}
+
+func (s *Server) updateWebhook(ctx context.Context, p *Principal, id int64, req WebhookUpdate) (*Webhook, error) {
+	if _, err := s.visibleWebhook(ctx, p, id); err != nil {
+		return nil, err
+	}
+	up := webhook.UpdateParams{URL: req.URL}
+	if req.Events != nil {
+		events := make([]memory.ChangeKind, len(*req.Events))
+		for i, e := range *req.Events {
+			events[i] = memory.ChangeKind(e)
+		}
+		up.Events = &events
+	}
+	w, err := s.webhooks.Update(ctx, id, up)
+	if err != nil {
+		return nil, s.webhookError(ctx, id, err)
+	}
+	out := WebhookOf(w)
+	return &out, nil
+}
+
+func (s *Server) enableWebhook(ctx context.Context, p *Principal, id int64) (*Webhook, error) {
+	if _, err := s.visibleWebhook(ctx, p, id); err != nil {
+		return nil, err
+	}
+	w, err := s.webhooks.Enable(ctx, id)
+	if err != nil {
+		return nil, s.webhookError(ctx, id, err)
+	}
+	out := WebhookOf(w)
+	return &out, nil
+}
+
+func (s *Server) resendWebhook(ctx context.Context, p *Principal, id int64, req WebhookResend) (*WebhookResent, error) {
+	if _, err := s.visibleWebhook(ctx, p, id); err != nil {
+		return nil, err
+	}
+	n, err := s.webhooks.Resend(ctx, id, webhook.ResendParams{MessageID: req.MessageID, All: req.All})
+	if err != nil {
+		return nil, s.webhookError(ctx, id, err)
+	}
+	return &WebhookResent{Resent: n}, nil
+}
+
+func (s *Server) webhookDeliveries(ctx context.Context, p *Principal, in *webhookDeliveriesInput) (*WebhookDeliveries, error) {
+	if _, err := s.visibleWebhook(ctx, p, in.ID); err != nil {
+		return nil, err
+	}
+	ds, err := s.webhooks.Deliveries(ctx, in.ID, webhook.DeliveriesParams{State: in.State, Limit: in.Limit})
+	if err != nil {
+		return nil, s.webhookError(ctx, in.ID, err)
+	}
+	out := &WebhookDeliveries{Deliveries: []WebhookDelivery{}}
+	for _, d := range ds {
+		out.Deliveries = append(out.Deliveries, DeliveryOf(d))
+	}
+	return out, nil
 }
 
 // WebhookRenderer builds deliveries' bodies as the feed renders changes, from the rows

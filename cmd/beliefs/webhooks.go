@@ -22,9 +22,14 @@ import (
 //	beliefs webhooks delete --id ID
 //	beliefs webhooks test --id ID [--json]
 //	beliefs webhooks rotate --id ID [--json]
+//	beliefs webhooks update --id ID [--url URL] [--events T,...] [--json]
+//	beliefs webhooks enable --id ID
+//	beliefs webhooks log --id ID [--state S] [--limit N] [--json]
+//	beliefs webhooks resend --id ID (--message msg_N | --all)
 
 func webhooksCommands() []command {
-	return []command{webhooksCreateCommand(), webhooksListCommand(), webhooksDeleteCommand(), webhooksTestCommand(), webhooksRotateCommand()}
+	return []command{webhooksCreateCommand(), webhooksListCommand(), webhooksDeleteCommand(), webhooksTestCommand(), webhooksRotateCommand(),
+		webhooksUpdateCommand(), webhooksEnableCommand(), webhooksLogCommand(), webhooksResendCommand()}
 }
 
 // webhooks opens the webhooks' store, with WEBHOOK_SECRET_KEY and the guard.
@@ -39,7 +44,7 @@ func (e *env) webhooks(ctx context.Context) (*webhook.Webhooks, error) {
 
 // webhookInput maps a refused URL or parameter to a usage error (exit 2).
 func webhookInput(err error) error {
-	if errors.Is(err, webhook.ErrURL) || errors.Is(err, webhook.ErrInvalid) {
+	if errors.Is(err, webhook.ErrURL) || errors.Is(err, webhook.ErrInvalid) || errors.Is(err, webhook.ErrDisabled) {
 		return config.Usage(err)
 	}
 	if errors.Is(err, webhook.ErrNotFound) {
@@ -76,12 +81,7 @@ func webhooksCreateCommand() command {
 				if err != nil {
 					return err
 				}
-				var kinds []memory.ChangeKind
-				for k := range strings.SplitSeq(*events, ",") {
-					if k = strings.TrimSpace(k); k != "" {
-						kinds = append(kinds, memory.ChangeKind(k))
-					}
-				}
+				kinds := eventKinds(*events)
 				hooks, err := e.webhooks(ctx)
 				if err != nil {
 					return err
@@ -221,6 +221,164 @@ func webhooksRotateCommand() command {
 					return printJSON(e.stdout, map[string]any{"id": n, "secret": secret})
 				}
 				fmt.Fprintf(e.stdout, "webhook %d: new secret (shown once; the old one still signs for a day): %s\n", n, secret)
+				return nil
+			}
+		}}
+}
+
+// eventKinds are the kinds of --events, joined by commas.
+func eventKinds(events string) []memory.ChangeKind {
+	kinds := []memory.ChangeKind{}
+	for k := range strings.SplitSeq(events, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			kinds = append(kinds, memory.ChangeKind(k))
+		}
+	}
+	return kinds
+}
+
+func webhooksUpdateCommand() command {
+	return command{name: "webhooks update", usage: "change a webhook's URL or events; its secret and prefix stay", groups: config.GroupDB | config.GroupWebhooks,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env) error {
+			id := fs.String("id", "", "webhook id (required)")
+			url := fs.String("url", "", "the new URL, checked as at creation")
+			events := fs.String("events", "", "the new types to deliver, joined by commas (\"all\": every type): "+kindList())
+			asJSON := fs.Bool("json", false, "print JSON")
+			return func(ctx context.Context, e *env) error {
+				var p webhook.UpdateParams
+				fs.Visit(func(f *flag.Flag) {
+					switch f.Name {
+					case "url":
+						p.URL = url
+					case "events":
+						kinds := eventKinds(*events)
+						if *events == "all" {
+							kinds = []memory.ChangeKind{}
+						}
+						p.Events = &kinds
+					}
+				})
+				if p.URL == nil && p.Events == nil {
+					return config.Usagef("give --url or --events")
+				}
+				hooks, n, err := e.webhookOf(ctx, *id)
+				if err != nil {
+					return err
+				}
+				w, err := hooks.Update(ctx, n, p)
+				if err != nil {
+					return webhookInput(err)
+				}
+				if *asJSON {
+					return printJSON(e.stdout, api.WebhookOf(w))
+				}
+				events := "every type"
+				if len(w.Events) > 0 {
+					events = fmt.Sprint(w.Events)
+				}
+				fmt.Fprintf(e.stdout, "webhook %d posts %s of %s to %s\n", n, events, prefixName(w.ScopePrefix), w.URL)
+				return nil
+			}
+		}}
+}
+
+func webhooksEnableCommand() command {
+	return command{name: "webhooks enable", usage: "re-enable a disabled webhook (resend sends again what it missed)", groups: config.GroupDB | config.GroupWebhooks,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env) error {
+			id := fs.String("id", "", "webhook id (required)")
+			return func(ctx context.Context, e *env) error {
+				hooks, n, err := e.webhookOf(ctx, *id)
+				if err != nil {
+					return err
+				}
+				w, err := hooks.Enable(ctx, n)
+				if err != nil {
+					return webhookInput(err)
+				}
+				fmt.Fprintf(e.stdout, "webhook %d enabled; given up or dropped: %d (webhooks resend --id %d --all)\n", n, w.Status.Failed+dropped(ctx, hooks, n), n)
+				return nil
+			}
+		}}
+}
+
+// dropped counts webhook id's deliveries dropped, which resend sends again; 0 when it
+// cannot read them (the count is advice).
+func dropped(ctx context.Context, hooks *webhook.Webhooks, id int64) int {
+	ds, err := hooks.Deliveries(ctx, id, webhook.DeliveriesParams{State: "dropped", Limit: webhook.MaxDeliveries})
+	if err != nil {
+		return 0
+	}
+	return len(ds)
+}
+
+func webhooksLogCommand() command {
+	return command{name: "webhooks log", usage: "a webhook's deliveries and their attempts (time, status, error), newest first", groups: config.GroupDB | config.GroupWebhooks,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env) error {
+			id := fs.String("id", "", "webhook id (required)")
+			state := fs.String("state", "", "only deliveries pending, delivered, failed or dropped")
+			limit := fs.Int("limit", webhook.DefaultDeliveries, "at most this many deliveries")
+			asJSON := fs.Bool("json", false, "print JSON")
+			return func(ctx context.Context, e *env) error {
+				if *limit < 1 || *limit > webhook.MaxDeliveries {
+					return config.Usagef("--limit must be between 1 and %d", webhook.MaxDeliveries)
+				}
+				hooks, n, err := e.webhookOf(ctx, *id)
+				if err != nil {
+					return err
+				}
+				ds, err := hooks.Deliveries(ctx, n, webhook.DeliveriesParams{State: *state, Limit: *limit})
+				if err != nil {
+					return webhookInput(err)
+				}
+				out := make([]api.WebhookDelivery, len(ds))
+				for i, d := range ds {
+					out[i] = api.DeliveryOf(d)
+				}
+				if *asJSON {
+					return printJSON(e.stdout, out)
+				}
+				tw := table(e.stdout, "MESSAGE", "SCOPE", "POSITION", "TYPE", "STATE", "ATTEMPT", "AT", "STATUS", "ERROR")
+				for _, d := range out {
+					msg := d.MessageID
+					if msg == "" {
+						msg = "-"
+					}
+					if len(d.Attempts) == 0 {
+						fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t-\t-\t-\t-\n", msg, d.Scope, d.Position, d.Type, d.State)
+					}
+					for i, a := range d.Attempts {
+						status := "-"
+						if a.Status != nil {
+							status = strconv.Itoa(*a.Status)
+						}
+						fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t%s\n", msg, d.Scope, d.Position, d.Type, d.State, i+1,
+							a.At.Format(time.DateTime), status, clip(deref(a.Error, "-")))
+					}
+				}
+				return tw.Flush()
+			}
+		}}
+}
+
+func webhooksResendCommand() command {
+	return command{name: "webhooks resend", usage: "send again deliveries given up or dropped, under their message ids", groups: config.GroupDB | config.GroupWebhooks,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env) error {
+			id := fs.String("id", "", "webhook id (required)")
+			message := fs.String("message", "", "one delivery's message id (msg_12), as webhooks log shows it")
+			all := fs.Bool("all", false, "every delivery given up or dropped")
+			return func(ctx context.Context, e *env) error {
+				if (*message == "") == !*all {
+					return config.Usagef("give --message or --all")
+				}
+				hooks, n, err := e.webhookOf(ctx, *id)
+				if err != nil {
+					return err
+				}
+				sent, err := hooks.Resend(ctx, n, webhook.ResendParams{MessageID: *message, All: *all})
+				if err != nil {
+					return webhookInput(err)
+				}
+				fmt.Fprintf(e.stdout, "webhook %d: %d deliveries queued again\n", n, sent)
 				return nil
 			}
 		}}

@@ -78,6 +78,27 @@ func TestWebhooksCommands(t *testing.T) {
 	out = c.mustRun("webhooks", "list")
 	require.Contains(t, out, rc.URL)
 
+	id := strconv.FormatInt(made.ID, 10)
+	out = c.mustRun("webhooks", "update", "--id", id, "--url", rc.URL+"/v2", "--events", "all")
+	require.Contains(t, out, "every type")
+	require.Contains(t, out, rc.URL+"/v2")
+	require.Contains(t, c.mustRun("webhooks", "enable", "--id", id), "enabled")
+	var log []api.WebhookDelivery
+	require.NoError(t, json.Unmarshal([]byte(c.mustRun("webhooks", "log", "--id", id, "--json")), &log))
+	require.NotNil(t, log)
+	require.Contains(t, c.mustRun("webhooks", "resend", "--id", id, "--all"), "0 deliveries queued again")
+	for _, args := range [][]string{
+		{"webhooks", "update", "--id", id},
+		{"webhooks", "update", "--id", id, "--url", "ftp://x"},
+		{"webhooks", "resend", "--id", id},
+		{"webhooks", "log", "--id", id, "--state", "lost"},
+	} {
+		_, stderr, code := c.run(args...)
+		require.Equal(t, 2, code, "%v: %s", args, stderr)
+	}
+	_, _, code = c.run("webhooks", "resend", "--id", id, "--message", "msg_9")
+	require.Equal(t, 3, code, "no such delivery")
+
 	rotated := c.mustRun("webhooks", "rotate", "--id", strconv.FormatInt(made.ID, 10))
 	require.Contains(t, rotated, "whsec_")
 	c.mustRun("webhooks", "delete", "--id", strconv.FormatInt(made.ID, 10))

@@ -62,6 +62,8 @@ from .types import (
     Subtree,
     Transcript,
     Webhook,
+    WebhookAttempt,
+    WebhookDelivery,
     WebhookTest,
 )
 from .webhooks import WebhookVerificationError, verify_webhook
@@ -77,5 +79,5 @@ __all__ = [
     "Decided", "Enqueued", "Entity", "EntityView", "Episode", "Event", "Forgotten", "ImportReport", "Merged",
     "MergeProposal", "Message", "Policy", "PolicyPattern", "Proposal", "Purged", "Reverted", "Revision", "ScopeImported",
     "ScopePurged", "Slot", "Subtree", "Transcript",
-    "Change", "Changes", "Webhook", "WebhookTest", "WebhookVerificationError", "verify_webhook",
+    "Change", "Changes", "Webhook", "WebhookAttempt", "WebhookDelivery", "WebhookTest", "WebhookVerificationError", "verify_webhook",
 ]

@@ -24,6 +24,7 @@ from .types import (
     Change,
     Changes,
     Webhook,
+    WebhookDelivery,
     WebhookTest,
     Conflict,
     Context,
@@ -391,6 +392,30 @@ class Client:
         signs for a day (rotateWebhookSecret)."""
         return self._call(Webhook, "POST", f"/v1/webhooks/{int(id)}/rotate")
 
+    def update_webhook(self, id: int, *, url: Optional[str] = None, events: Optional[Sequence[str]] = None) -> Webhook:
+        """Change a webhook's URL or events (an empty list: every type); what is not given
+        stays (updateWebhook)."""
+        body = _body(url=url, events=list(events) if events is not None else None)
+        return self._call(Webhook, "PATCH", f"/v1/webhooks/{int(id)}", body=body)
+
+    def enable_webhook(self, id: int) -> Webhook:
+        """Re-enable a disabled webhook (enableWebhook); resend_webhook sends again what it
+        missed."""
+        return self._call(Webhook, "POST", f"/v1/webhooks/{int(id)}/enable")
+
+    def webhook_deliveries(self, id: int, *, state: Optional[str] = None,
+                           limit: Optional[int] = None) -> List[WebhookDelivery]:
+        """A webhook's log: its deliveries, newest first, each with its attempts
+        (listWebhookDeliveries)."""
+        q = _query(state=state, limit=limit)
+        return self._call(_WebhookDeliveries, "GET", f"/v1/webhooks/{int(id)}/deliveries", query=q).deliveries
+
+    def resend_webhook(self, id: int, *, message_id: Optional[str] = None, all: bool = False) -> int:
+        """Send again one delivery given up or dropped (``message_id``), or ``all`` of
+        them, under their message ids; answers how many were queued (resendWebhook)."""
+        body = _body(message_id=message_id, all=all or None)
+        return self._call(_WebhookResent, "POST", f"/v1/webhooks/{int(id)}/resend", body=body).resent
+
     # The wire.
 
     def _headers(self, accept: str = "application/json") -> Dict[str, str]:
@@ -503,6 +528,16 @@ class _Policies:
 @dataclass
 class _Webhooks:
     webhooks: List[Webhook]
+
+
+@dataclass
+class _WebhookDeliveries:
+    deliveries: List[WebhookDelivery]
+
+
+@dataclass
+class _WebhookResent:
+    resent: int
 
 
 def _query(**params: Any) -> Dict[str, Any]:

@@ -663,3 +663,29 @@ class WebhookTest:
     status: int
     ok: bool
     error: Optional[str] = None
+
+
+@dataclass
+class WebhookAttempt:
+    """One attempt at a delivery: when, the receiver's status (None without an answer),
+    and why it failed (None when it was accepted)."""
+
+    at: datetime
+    status: Optional[int] = None
+    error: Optional[str] = None
+
+
+@dataclass
+class WebhookDelivery:
+    """One change sent, or to send, to a webhook (``state``: pending, delivered, failed
+    or dropped), under ``message_id``, with its attempts, oldest first."""
+
+    message_id: str
+    scope: str
+    position: int
+    type: str
+    state: str
+    created_at: datetime
+    attempts: List[WebhookAttempt]
+    done_at: Optional[datetime] = None
+    next_attempt_at: Optional[datetime] = None

@@ -373,6 +373,13 @@ class Session(unittest.TestCase):
             credo.verify_webhook(made.secret, headers, body, now=0)
         rotated = c.rotate_webhook_secret(made.id)
         self.assertNotEqual(made.secret, rotated.secret)
+        updated = c.update_webhook(made.id, url=f"http://127.0.0.1:{srv.server_port}/v2", events=[])
+        self.assertEqual(([], True), (updated.events, updated.url.endswith("/v2")))
+        self.assertFalse(c.enable_webhook(made.id).disabled)
+        self.assertEqual([], c.webhook_deliveries(made.id, state="failed"))
+        self.assertEqual(0, c.resend_webhook(made.id, all=True))
+        with self.assertRaises(credo.NotFound):
+            c.resend_webhook(made.id, message_id="msg_9")
         self.assertEqual(made.id, c.delete_webhook(made.id).id)
         with self.assertRaises(credo.NotFound):
             c.delete_webhook(made.id)

@@ -57,6 +57,10 @@ export type Changes = Schemas["Changes"];
 export type Webhook = Schemas["Webhook"];
 export type WebhookRequest = Schemas["WebhookRequest"];
 export type WebhookTest = Schemas["WebhookTest"];
+export type WebhookUpdate = Schemas["WebhookUpdate"];
+export type WebhookResend = Schemas["WebhookResend"];
+export type WebhookDelivery = Schemas["WebhookDelivery"];
+export type WebhookAttempt = Schemas["WebhookAttempt"];
 export { verifyWebhook, WebhookVerificationError } from "./webhooks.js";
 
 /** An answer to a question, with the cited beliefs themselves. */
@@ -66,7 +70,7 @@ export type Answer = AskAnswer & { cited: Belief[] };
 export const VERSION = "1.0.0";
 
 /** The HTTP methods of the API's operations. */
-type Method = "GET" | "POST" | "PUT" | "DELETE";
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 /** A time for the API: a Date, RFC 3339, or a date like 2026-03-20. */
 export type TimeLike = Date | string;
@@ -492,6 +496,30 @@ export class Client {
   /** A new secret for a webhook; the old one still signs for a day (rotateWebhookSecret). */
   rotateWebhookSecret(id: number): Promise<Webhook> {
     return this.call("rotateWebhookSecret", "POST", `/v1/webhooks/${id}/rotate`);
+  }
+
+  /** Change a webhook's URL or events (empty: every type); what is not given stays (updateWebhook). */
+  updateWebhook(id: number, update: WebhookUpdate): Promise<Webhook> {
+    return this.call("updateWebhook", "PATCH", `/v1/webhooks/${id}`, { body: update });
+  }
+
+  /** Re-enable a disabled webhook; resendWebhook sends again what it missed (enableWebhook). */
+  enableWebhook(id: number): Promise<Webhook> {
+    return this.call("enableWebhook", "POST", `/v1/webhooks/${id}/enable`);
+  }
+
+  /** A webhook's log: its deliveries, newest first, each with its attempts (listWebhookDeliveries). */
+  async webhookDeliveries(id: number, options: { state?: WebhookDelivery["state"]; limit?: number } = {}): Promise<WebhookDelivery[]> {
+    const query: QueryOf<"listWebhookDeliveries"> = { state: options.state, limit: options.limit };
+    return (await this.call("listWebhookDeliveries", "GET", `/v1/webhooks/${id}/deliveries`, { query })).deliveries;
+  }
+
+  /**
+   * Send again one delivery given up or dropped (message_id), or all of them, under their
+   * message ids; answers how many were queued (resendWebhook).
+   */
+  async resendWebhook(id: number, resend: WebhookResend): Promise<number> {
+    return (await this.call("resendWebhook", "POST", `/v1/webhooks/${id}/resend`, { body: resend })).resent;
   }
 
   // The wire.

@@ -462,6 +462,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook's URL or events
+         * @description As `beliefs webhooks update`: the URL is checked as at creation; deliveries still queued go to the new one. The secret and the scope prefix stay. Needs the operate right.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's log: its deliveries and their attempts
+         * @description As `beliefs webhooks log`: newest first, each with its message id, scope, position, state and every attempt (time, status, error). A delivery done is kept a day. Needs the operate right.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-enable a disabled webhook
+         * @description As `beliefs webhooks enable`: changes from now on are delivered again; what was given up or dropped meanwhile is sent again by resend. Needs the operate right.
+         */
+        post: operations["enableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again deliveries given up or dropped
+         * @description As `beliefs webhooks resend`: one delivery by its message id, or all those given up (failed) or dropped, each under its message id, with a new day of retries. 400 while the webhook is disabled. Needs the operate right.
+         */
+        post: operations["resendWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{id}/rotate": {
         parameters: {
             query?: never;
@@ -1374,6 +1454,51 @@ export interface components {
             secret?: string;
             url: string;
         };
+        WebhookAttempt: {
+            /** Format: date-time */
+            at: string;
+            /** @description Why it failed; null when the receiver answered 2xx. */
+            error: string | null;
+            /**
+             * Format: int64
+             * @description The receiver's HTTP status; null without an answer (see error).
+             */
+            status: number | null;
+        };
+        WebhookDeliveries: {
+            /** @description Newest first; a delivery done is kept a day. */
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        };
+        WebhookDelivery: {
+            /** @description Oldest first. */
+            attempts: components["schemas"]["WebhookAttempt"][];
+            /**
+             * Format: date-time
+             * @description When the change was made.
+             */
+            created_at: string;
+            /** Format: date-time */
+            done_at: string | null;
+            /** @description Its webhook-id, the same on every attempt; empty before the first. */
+            message_id: string;
+            /**
+             * Format: date-time
+             * @description When a failing delivery is tried again.
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: int64
+             * @description The change's position in the scope's feed.
+             */
+            position: number;
+            scope: string;
+            /**
+             * @description failed: given up after a day of retries, or on 410 Gone; dropped: erased, or its webhook disabled.
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed" | "dropped";
+            type: string;
+        };
         WebhookRequest: {
             /** @description The types to deliver: revision.applied, revision.reverted, review.opened, review.resolved, episode.failed, scope.purged. Absent or empty: all. */
             events?: string[] | null;
@@ -1381,6 +1506,19 @@ export interface components {
             scope_prefix: string;
             /** @description Where deliveries are posted: https, on a host that resolves to public addresses only (unless the worker runs with WEBHOOK_ALLOW_PRIVATE=true). */
             url: string;
+        };
+        WebhookResend: {
+            /** @description Every delivery given up (failed) or dropped while the webhook was disabled. Give all or message_id. */
+            all?: boolean;
+            /** @description One delivery's webhook-id (msg_12), as GET /v1/webhooks/{id}/deliveries gives it. */
+            message_id?: string;
+        };
+        WebhookResent: {
+            /**
+             * Format: int64
+             * @description Deliveries queued again, each under its message id.
+             */
+            resent: number;
         };
         WebhookTest: {
             error?: string;
@@ -1391,6 +1529,12 @@ export interface components {
              * @description The receiver's HTTP status; 0 without an answer.
              */
             status: number;
+        };
+        WebhookUpdate: {
+            /** @description The new types to deliver; empty: all. */
+            events?: string[];
+            /** @description The new URL, checked as at creation; queued deliveries go to it. */
+            url?: string;
         };
         Webhooks: {
             webhooks: components["schemas"]["Webhook"][];
@@ -3897,6 +4041,399 @@ export interface operations {
             };
         };
     };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only the deliveries in this state. */
+                state?: "pending" | "delivered" | "failed" | "dropped";
+                /** @description At most this many, newest first. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Webhook id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveries"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    enableWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resendWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookResend"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResent"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     rotateWebhookSecret: {
         parameters: {
             query?: never;
@@ -4107,6 +4644,7 @@ export const answers: { readonly [O in keyof operations]: Shape | null } = {
     "correctBelief": {"$ref":"Revision"},
     "createWebhook": {"$ref":"Webhook"},
     "deleteWebhook": {"$ref":"Webhook"},
+    "enableWebhook": {"$ref":"Webhook"},
     "enqueueTranscripts": {"$ref":"Enqueued"},
     "exportMemory": null,
     "forget": {"$ref":"Forgotten"},
@@ -4121,14 +4659,17 @@ export const answers: { readonly [O in keyof operations]: Shape | null } = {
     "listConflicts": {"$ref":"Conflicts"},
     "listEntities": {"$ref":"Entities"},
     "listEvents": {"$ref":"Events"},
+    "listWebhookDeliveries": {"$ref":"WebhookDeliveries"},
     "listWebhooks": {"$ref":"Webhooks"},
     "mergeEntities": {"$ref":"Merged"},
+    "resendWebhook": {"$ref":"WebhookResent"},
     "resolveConflict": {"$ref":"Decided"},
     "revertEvent": {"$ref":"Reverted"},
     "rotateWebhookSecret": {"$ref":"Webhook"},
     "setPolicy": {"$ref":"Policy"},
     "testWebhook": {"$ref":"WebhookTest"},
     "unsetPolicy": {"$ref":"Policy"},
+    "updateWebhook": {"$ref":"Webhook"},
 };
 /** The schemas the answers refer to. */
 export const shapes: { readonly [name: string]: Shape } = {
@@ -4170,6 +4711,10 @@ export const shapes: { readonly [name: string]: Shape } = {
     "Slot": {"type":"object","required":["attribute","current"],"properties":{"attribute":{"type":"string"},"current":{"type":"array","items":{"$ref":"Belief"}},"history":{"type":"array","items":{"$ref":"Belief"}}}},
     "Subtree": {"type":"object","required":["prefix","scopes","counts"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"prefix":{"type":"string"},"scopes":{"type":"array","items":{"$ref":"ScopePurged"}}}},
     "Webhook": {"type":"object","required":["id","url","scope_prefix","events","created_at","disabled","disabled_reason","last_status","last_error","last_attempt_at","failures_in_row","oldest_undelivered","pending","failed","previous_secret_until"],"properties":{"created_at":{"type":"string"},"disabled":{"type":"boolean"},"disabled_reason":{"type":["string","null"]},"events":{"type":"array","items":{"type":"string"}},"failed":{"type":"integer"},"failures_in_row":{"type":"integer"},"id":{"type":"integer"},"last_attempt_at":{"type":["string","null"]},"last_error":{"type":["string","null"]},"last_status":{"type":["integer","null"]},"oldest_undelivered":{"type":["string","null"]},"pending":{"type":"integer"},"previous_secret_until":{"type":["string","null"]},"scope_prefix":{"type":"string"},"secret":{"type":"string"},"url":{"type":"string"}}},
+    "WebhookAttempt": {"type":"object","required":["at","status","error"],"properties":{"at":{"type":"string"},"error":{"type":["string","null"]},"status":{"type":["integer","null"]}}},
+    "WebhookDeliveries": {"type":"object","required":["deliveries"],"properties":{"deliveries":{"type":"array","items":{"$ref":"WebhookDelivery"}}}},
+    "WebhookDelivery": {"type":"object","required":["message_id","scope","position","type","state","created_at","done_at","next_attempt_at","attempts"],"properties":{"attempts":{"type":"array","items":{"$ref":"WebhookAttempt"}},"created_at":{"type":"string"},"done_at":{"type":["string","null"]},"message_id":{"type":"string"},"next_attempt_at":{"type":["string","null"]},"position":{"type":"integer"},"scope":{"type":"string"},"state":{"type":"string"},"type":{"type":"string"}}},
+    "WebhookResent": {"type":"object","required":["resent"],"properties":{"resent":{"type":"integer"}}},
     "WebhookTest": {"type":"object","required":["status","ok"],"properties":{"error":{"type":"string"},"ok":{"type":"boolean"},"status":{"type":"integer"}}},
     "Webhooks": {"type":"object","required":["webhooks"],"properties":{"webhooks":{"type":"array","items":{"$ref":"Webhook"}}}},
 };

@@ -429,6 +429,12 @@ describe("a scope's story: New York in January, Miami since February", () => {
     assert.equal(msg.type, "webhook.test");
     const rotated = await client.rotateWebhookSecret(made.id);
     assert.notEqual(rotated.secret, made.secret);
+    const updated = await client.updateWebhook(made.id, { url: `http://127.0.0.1:${srv.address().port}/v2`, events: [] });
+    assert.deepEqual([updated.events, updated.url.endsWith("/v2")], [[], true]);
+    assert.equal((await client.enableWebhook(made.id)).disabled, false);
+    assert.deepEqual(await client.webhookDeliveries(made.id, { state: "failed" }), []);
+    assert.equal(await client.resendWebhook(made.id, { all: true }), 0);
+    await assert.rejects(client.resendWebhook(made.id, { message_id: "msg_9" }), NotFound);
     assert.equal((await client.deleteWebhook(made.id)).id, made.id);
     await assert.rejects(client.deleteWebhook(made.id), NotFound);
   });
