@@ -18,7 +18,7 @@ type limitedTransport struct {
 }
 
 func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	res, err := t.next.RoundTrip(req)
+	res, err := t.next.RoundTrip(withTraceContext(req))
 	if err != nil {
 		return nil, err
 	}

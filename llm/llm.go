@@ -72,6 +72,11 @@ type ChatResponse struct {
 	Usage        Usage
 	Model        string
 	FinishReason string
+	// ID is the server's id of the completion, when it gives one (OpenAI's API).
+	ID string
+	// MaxTokens is the limit on the answer's tokens sent with the request (Ollama's
+	// num_predict); 0 when none was sent.
+	MaxTokens int
 }
 
 // EmbedResponse holds one vector per input, in input order, all of the same
@@ -102,6 +107,16 @@ type Provider interface {
 	Name() string
 	ChatModel() string
 	EmbedModel() string
+}
+
+// Described is a provider that says, for traces, where its model server is and the
+// temperature its chat requests carry; both providers are.
+type Described interface {
+	// Server is the model server's host and port.
+	Server() (address string, port int)
+	// Temperature is the temperature sent with each chat request; false when none is
+	// sent (a model that refuses one).
+	Temperature() (float64, bool)
 }
 
 // Provider names.

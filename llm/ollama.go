@@ -18,6 +18,7 @@ const DefaultOllamaURL = "http://127.0.0.1:11434"
 // Ollama is a Provider speaking Ollama's native API (/api/chat, /api/embed).
 type Ollama struct {
 	client     *ollama.Client
+	server     *url.URL
 	chatModel  string
 	embedModel string
 	*chatSizing
@@ -45,6 +46,7 @@ func NewOllama(cfg Config) (*Ollama, error) {
 		return nil, fmt.Errorf("llm: ollama: BaseURL %q must be http(s)://host[:port]", base)
 	}
 	p := &Ollama{
+		server:     u,
 		client:     ollama.NewClient(u, cfg.httpClient()),
 		chatModel:  cfg.ChatModel,
 		embedModel: cfg.EmbedModel,
@@ -73,6 +75,14 @@ func (p *Ollama) contextLength(ctx context.Context, model string) (int, error) {
 	n, _ := res.ModelInfo[arch+".context_length"].(float64)
 	return int(n), nil
 }
+
+var _ Described = (*Ollama)(nil)
+
+// Server is the model server's host and port.
+func (p *Ollama) Server() (string, int) { return serverOf(p.server) }
+
+// Temperature is 0, always sent.
+func (p *Ollama) Temperature() (float64, bool) { return 0, true }
 
 // Name is ProviderOllama.
 func (p *Ollama) Name() string { return ProviderOllama }
@@ -143,6 +153,7 @@ func (p *Ollama) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 		Usage:        Usage{PromptTokens: final.PromptEvalCount, CompletionTokens: final.EvalCount},
 		Model:        final.Model,
 		FinishReason: final.DoneReason,
+		MaxTokens:    fit.numPredict,
 	}
 	if out.Model == "" {
 		out.Model = p.chatModel

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -17,6 +18,7 @@ import (
 // vLLM, llama.cpp server, LM Studio, Ollama's /v1).
 type OpenAI struct {
 	client     *openai.Client
+	server     *url.URL
 	chatModel  string
 	embedModel string
 	*chatSizing
@@ -41,7 +43,12 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 	}
 	oc.HTTPClient = doer
 	// An OpenAI-compatible server does not say its model's window: MODEL_CONTEXT does.
+	server, err := url.Parse(oc.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("llm: openai: parsing BaseURL: %w", err)
+	}
 	return &OpenAI{
+		server:      server,
 		client:      openai.NewClientWithConfig(oc),
 		chatModel:   cfg.ChatModel,
 		embedModel:  cfg.EmbedModel,
@@ -49,6 +56,14 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 		embedSizing: newEmbedSizing(cfg, nil),
 	}, nil
 }
+
+var _ Described = (*OpenAI)(nil)
+
+// Server is the model server's host and port.
+func (p *OpenAI) Server() (string, int) { return serverOf(p.server) }
+
+// Temperature is 0, sent unless the model refuses a temperature.
+func (p *OpenAI) Temperature() (float64, bool) { return 0, sendsTemperature(p.chatModel) }
 
 // Name is ProviderOpenAI.
 func (p *OpenAI) Name() string { return ProviderOpenAI }
@@ -106,6 +121,7 @@ func (p *OpenAI) Chat(ctx context.Context, req ChatRequest) (ChatResponse, error
 	}
 
 	out := ChatResponse{
+		ID:    resp.ID,
 		Model: resp.Model,
 		Usage: Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens},
 	}

@@ -93,17 +93,69 @@ func (c Config) validate() error {
 			}
 		}
 	}
-	if !c.Enabled || c.Exporter != nil {
+	if !c.Enabled {
+		return nil
+	}
+	if err := c.validateSampler(); err != nil {
+		return err
+	}
+	if c.Exporter != nil {
 		return nil
 	}
 	if v := strings.TrimSpace(c.getenv(EnvExporter)); v != "" && v != "otlp" && v != "console" {
 		return fmt.Errorf("%s: %q is not otlp, console or none", EnvExporter, v)
 	}
 	for _, name := range []string{EnvProtocol, EnvTracesProtocol} {
-		// The Go SDK has no http/json exporter.
-		if v := c.getenv(name); v != "" && v != "grpc" && v != "http/protobuf" {
-			return fmt.Errorf("%s: %q is not grpc or http/protobuf", name, v)
+		if v := c.getenv(name); v != "" && v != "grpc" && v != "http/protobuf" && v != "http/json" {
+			return fmt.Errorf("%s: %q is not grpc, http/protobuf or http/json", name, v)
 		}
 	}
 	return nil
+}
+
+// The sampler variables. The SDK reads them itself, but only warns about a value it does
+// not know and then samples every trace: credo refuses it at start instead.
+const (
+	EnvSampler    = "OTEL_TRACES_SAMPLER"
+	EnvSamplerArg = "OTEL_TRACES_SAMPLER_ARG"
+)
+
+// samplers are the values of OTEL_TRACES_SAMPLER the Go SDK implements; ratio ones
+// take OTEL_TRACES_SAMPLER_ARG, a ratio from 0 to 1.
+var samplers = map[string]bool{
+	"always_on": false, "always_off": false, "traceidratio": true,
+	"parentbased_always_on": false, "parentbased_always_off": false, "parentbased_traceidratio": true,
+}
+
+func (c Config) validateSampler() error {
+	v := strings.ToLower(strings.TrimSpace(c.getenv(EnvSampler)))
+	if v == "" {
+		return nil
+	}
+	ratio, ok := samplers[v]
+	if !ok {
+		return fmt.Errorf("%s: %q is not always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio", EnvSampler, v)
+	}
+	if arg := strings.TrimSpace(c.getenv(EnvSamplerArg)); ratio && arg != "" {
+		if f, err := strconv.ParseFloat(arg, 64); err != nil || f < 0 || f > 1 {
+			return fmt.Errorf("%s: %q is not a ratio from 0 to 1", EnvSamplerArg, arg)
+		}
+	}
+	return nil
+}
+
+// httpJSON says the OTLP exporter is to send JSON over HTTP: autoexport knows only
+// grpc and http/protobuf, while the SDK's HTTP exporter speaks both encodings.
+func (c Config) httpJSON() bool {
+	if c.getenv == nil {
+		return false
+	}
+	if v := strings.TrimSpace(c.getenv(EnvExporter)); v != "" && v != "otlp" {
+		return false
+	}
+	protocol := c.getenv(EnvTracesProtocol)
+	if protocol == "" {
+		protocol = c.getenv(EnvProtocol)
+	}
+	return protocol == "http/json"
 }

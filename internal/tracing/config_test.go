@@ -2,7 +2,9 @@ package tracing_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -48,8 +50,13 @@ func TestBadEnvironment(t *testing.T) {
 		{map[string]string{"OTEL_CREDO_RECORD_SCOPE": "yes please"}, `OTEL_CREDO_RECORD_SCOPE: "yes please" is not true or false`},
 		{map[string]string{"OTEL_SDK_DISABLED": "maybe"}, "OTEL_SDK_DISABLED"},
 		{map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, `OTEL_TRACES_EXPORTER: "zipkin" is not otlp, console or none`},
-		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
-			`OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" is not grpc or http/protobuf`},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/xml"},
+			`OTEL_EXPORTER_OTLP_PROTOCOL: "http/xml" is not grpc, http/protobuf or http/json`},
+		// The SDK would only warn and sample everything.
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_TRACES_SAMPLER": "sometimes"},
+			`OTEL_TRACES_SAMPLER: "sometimes" is not always_on`},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"},
+			`OTEL_TRACES_SAMPLER_ARG: "2" is not a ratio from 0 to 1`},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "udp"},
 			"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"},
 	} {
@@ -113,5 +120,36 @@ func BenchmarkStageOff(b *testing.B) {
 		tracing.SetScope(span, "alice")
 		_ = tracing.Carry(sctx)
 		tracing.End(span, nil)
+	}
+}
+
+// OTEL_EXPORTER_OTLP_PROTOCOL=http/json exports JSON over HTTP, as the SDK's HTTP
+// exporter can (autoexport knows only grpc and http/protobuf).
+func TestHTTPJSONExport(t *testing.T) {
+	type got struct{ contentType, body string }
+	received := make(chan got, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		received <- got{r.Header.Get("Content-Type"), string(body)}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("{}"))
+	}))
+	defer srv.Close()
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}
+	for k, v := range env {
+		t.Setenv(k, v) // the SDK's exporter reads the process environment
+	}
+	ctx := context.Background()
+	tr, err := tracing.New(ctx, tracing.FromEnv(func(k string) string { return env[k] }))
+	require.NoError(t, err)
+	_, span := tr.Root(ctx, "json-export")
+	span.End()
+	require.NoError(t, tr.Shutdown(ctx))
+	select {
+	case g := <-received:
+		require.Equal(t, "application/json", g.contentType)
+		require.Contains(t, g.body, `"json-export"`)
+	default:
+		t.Fatal("nothing exported")
 	}
 }

@@ -3,7 +3,9 @@ package tracing_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,17 +62,40 @@ func TestModelCallSpans(t *testing.T) {
 		require.Len(t, chats, 2, "%s: %v", name, spans.Names())
 		ok, failed := chats[0], chats[1]
 		require.Equal(t, trace.SpanKindClient, ok.SpanKind)
+		host, port, err := net.SplitHostPort(strings.TrimPrefix(srv.URL(), "http://"))
+		require.NoError(t, err)
+		portNumber, err := strconv.Atoi(port)
+		require.NoError(t, err)
 		for key, want := range map[string]any{
 			"gen_ai.operation.name": "chat", "gen_ai.provider.name": name, "gen_ai.request.model": llmtest.DefaultChatModel,
 			"gen_ai.usage.input_tokens": int64(120), "gen_ai.usage.output_tokens": int64(7), "gen_ai.output.type": "json",
+			// Two model servers tell apart by where they are; temperature 0 is sent, so recorded.
+			"server.address": host, "server.port": int64(portNumber), "gen_ai.request.temperature": float64(0),
 		} {
 			v, found := tracingtest.Attr(ok, attribute.Key(key))
 			require.True(t, found, "%s: %s", name, key)
 			require.Equal(t, want, v.AsInterface(), "%s: %s", name, key)
 		}
+		if name == llm.ProviderOpenAI {
+			id, found := tracingtest.Attr(ok, semconv.GenAIResponseIDKey)
+			require.True(t, found, "the completion's id")
+			require.True(t, strings.HasPrefix(id.AsString(), "chatcmpl-"), id.AsString())
+		} else {
+			// Ollama's answer has a limit (num_predict); OpenAI's requests send none.
+			limit, found := tracingtest.Attr(ok, semconv.GenAIRequestMaxTokensKey)
+			require.True(t, found, "max_tokens")
+			require.Positive(t, limit.AsInt64())
+		}
 		require.Equal(t, codes.Error, failed.Status.Code)
 		kind, _ := tracingtest.Attr(failed, semconv.ErrorTypeKey)
-		require.Equal(t, "the model server answered status 503", kind.AsString())
+		require.Equal(t, "503", kind.AsString(), "a low-cardinality code")
+		// The model server gets the trace: its own spans continue it.
+		for _, r := range srv.Chats() {
+			require.Contains(t, r.Traceparent, root.SpanContext().TraceID().String(), "%s: traceparent", name)
+		}
+		embedSpan := spans.One(t, "embeddings "+llmtest.DefaultEmbedModel)
+		addr, _ := tracingtest.Attr(embedSpan, semconv.ServerAddressKey)
+		require.Equal(t, host, addr.AsString())
 
 		embed := spans.One(t, "embeddings "+llmtest.DefaultEmbedModel)
 		op, _ := tracingtest.Attr(embed, semconv.GenAIOperationNameKey)

@@ -96,7 +96,7 @@ func TestEndNamesTheKind(t *testing.T) {
 	tracing.End(other, errors.New("scope alice: my PIN is 4321"))
 	root.End()
 	spans := rec.Spans(t)
-	for name, kind := range map[string]string{"extract.chat": "malformed model output", "extract.apply": "error"} {
+	for name, kind := range map[string]string{"extract.chat": "malformed_output", "extract.apply": "error"} {
 		s := spans.One(t, name)
 		require.Equal(t, codes.Error, s.Status.Code)
 		require.Equal(t, kind, s.Status.Description)

@@ -24,6 +24,7 @@ import (
 
 	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
@@ -54,7 +55,12 @@ func New(ctx context.Context, cfg Config) (*Tracing, error) {
 	exporter := cfg.Exporter
 	if exporter == nil {
 		var err error
-		if exporter, err = autoexport.NewSpanExporter(ctx); err != nil {
+		if cfg.httpJSON() {
+			exporter, err = otlptracehttp.New(ctx, otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON))
+		} else {
+			exporter, err = autoexport.NewSpanExporter(ctx)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("tracing: %w", err)
 		}
 	}
@@ -68,7 +74,7 @@ func New(ctx context.Context, cfg Config) (*Tracing, error) {
 		return nil, fmt.Errorf("tracing: OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
 	// The sampler is the SDK's, from OTEL_TRACES_SAMPLER (default: parent-based, always
-	// on); batching from OTEL_BSP_*.
+	// on; validate refused an unknown one); batching from OTEL_BSP_*.
 	sdk := sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(redacting{next: exporter, recordScope: cfg.RecordScope}),
 		sdktrace.WithResource(res),

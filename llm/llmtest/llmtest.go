@@ -87,6 +87,8 @@ type Request struct {
 	Status int    // HTTP status the fake answered (or was about to answer) with
 	Body   []byte // raw request body
 	At     time.Time
+	// Traceparent is the W3C trace context header as sent; "" when absent.
+	Traceparent string
 }
 
 // Reply scripts one chat answer.
