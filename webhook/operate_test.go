@@ -252,7 +252,7 @@ func TestDeliveriesAreTraced(t *testing.T) {
 	var mu sync.Mutex
 	rc := newReceiver(t, func(r *http.Request, n int) int {
 		mu.Lock()
-		traceparents = append(traceparents, r.Header.Get("traceparent"))
+		traceparents = append(traceparents, r.Header.Get("Traceparent"))
 		mu.Unlock()
 		if n == 0 {
 			return http.StatusServiceUnavailable

@@ -15,7 +15,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	req := Request{Method: r.Method, Path: r.URL.Path, Body: body, At: time.Now(), Traceparent: r.Header.Get("traceparent")}
+	req := Request{Method: r.Method, Path: r.URL.Path, Body: body, At: time.Now(), Traceparent: r.Header.Get("Traceparent")}
 
 	switch r.Method + " " + r.URL.Path {
 	case "POST /v1/chat/completions":
