@@ -28,7 +28,7 @@ type (
 	}
 	importInput struct {
 		From          string   `query:"from" enum:"credo,mem0" default:"credo" doc:"credo: the body is an export (JSON Lines). mem0: mem0's exported memories, {\"results\": [...]} or the array, as JSON."`
-		ScopeTemplate string   `query:"scope_template" maxLength:"200" doc:"With from=mem0: each memory's scope, from {user_id}, {agent_id} and {run_id} (default user:{user_id})."`
+		ScopeTemplate string   `query:"scope_template" maxLength:"200" doc:"With from=mem0: each memory's scope, a fixed one (user:alex) or from {user_id}, {agent_id}, {app_id} and {run_id} (default user:{user_id})."`
 		ScopeMap      []string `query:"scope_map,explode" maxItems:"100" doc:"OLD=NEW, repeatable: import the exported scope OLD, and every scope under OLD/, as NEW."`
 		ContentType   string   `header:"Content-Type" doc:"application/x-ndjson (an export), or application/json (mem0's memories)."`
 		RawBody       []byte   `contentType:"application/x-ndjson"`

@@ -104,7 +104,7 @@ func importCommand() command {
 			var scopeMap repeated
 			fs.Var(&scopeMap, "scope-map", "OLD=NEW: import scope OLD, and the scopes under OLD/, as NEW (repeatable)")
 			from := fs.String("from", transfer.FromCredo, "what FILE is: credo (an export) or mem0 (mem0's get_all, {\"results\": [...]}, or its array)")
-			tmpl := fs.String("scope-template", "", "with --from mem0: each memory's scope, from {user_id}, {agent_id} and {run_id} (default "+transfer.DefaultScopeTemplate+")")
+			tmpl := fs.String("scope-template", "", "with --from mem0: each memory's scope, a fixed one (user:alex) or from {user_id}, {agent_id}, {app_id} and {run_id} (default "+transfer.DefaultScopeTemplate+")")
 			asJSON := fs.Bool("json", false, "print what was imported as JSON")
 			return func(ctx context.Context, e *env) error {
 				if len(e.args) != 1 {

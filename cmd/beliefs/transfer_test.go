@@ -555,3 +555,35 @@ func TestImportMem0Redacts(t *testing.T) {
 		require.NotContains(t, strings.Join(req.Inputs, "\n"), "4111", "what is embedded is redacted")
 	}
 }
+
+// TestImportMem0Faithful: a fixed scope takes mem0's v3 get_all, whose memories name no
+// user; the agent's memories are about the assistant, an entity of their own; an
+// expired memory is history, not current.
+func TestImportMem0Faithful(t *testing.T) {
+	t.Parallel()
+	c := newAPICLI(t)
+	out := c.mustRunOK("import", "--from", "mem0", "--scope-template", "user:alex", "../../transfer/testdata/mem0_v3_get_all.json")
+	require.Contains(t, out, "user:alex: 2 beliefs")
+
+	c.mustRunOK("import", "--from", "mem0", "--scope-template", "app:{app_id}", "../../transfer/testdata/mem0_ids.json")
+	var bs []memory.Belief
+	require.NoError(t, json.Unmarshal([]byte(c.mustRunOK("list", "--scope", "app:globex", "--json")), &bs))
+	require.Len(t, bs, 3, "the expired memory is not current")
+	for _, b := range bs {
+		require.NotEqual(t, "Is in Paris for the week", b.Statement)
+	}
+	var es []memory.Entity
+	require.NoError(t, json.Unmarshal([]byte(c.mustRunOK("entities", "--scope", "app:globex", "--json")), &es))
+	current := map[string]int{}
+	for _, e := range es {
+		current[e.Key] = e.CurrentBeliefs
+	}
+	require.Equal(t, map[string]int{"assistant": 2, "user": 1}, current, "the assistant's answers in Spanish, not the user")
+
+	// An id that would make levels of the scope is refused with its line.
+	file := filepath.Join(t.TempDir(), "mem0.json")
+	require.NoError(t, os.WriteFile(file, []byte("[\n{\"memory\": \"x\", \"user_id\": \"../../etc\", \"created_at\": \"2024-01-01T00:00:00Z\"}]"), 0o600))
+	_, stderr, code := c.run("import", "--from", "mem0", file)
+	require.NotZero(t, code)
+	require.Contains(t, stderr, `line 2: mem0 memory without an id: user_id "../../etc" is not one level of a scope`)
+}

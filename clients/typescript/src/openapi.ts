@@ -3300,7 +3300,7 @@ export interface operations {
             query?: {
                 /** @description credo: the body is an export (JSON Lines). mem0: mem0's exported memories, {"results": [...]} or the array, as JSON. */
                 from?: "credo" | "mem0";
-                /** @description With from=mem0: each memory's scope, from {user_id}, {agent_id} and {run_id} (default user:{user_id}). */
+                /** @description With from=mem0: each memory's scope, a fixed one (user:alex) or from {user_id}, {agent_id}, {app_id} and {run_id} (default user:{user_id}). */
                 scope_template?: string;
                 /** @description OLD=NEW, repeatable: import the exported scope OLD, and every scope under OLD/, as NEW. */
                 scope_map?: string[] | null;
