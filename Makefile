@@ -14,7 +14,7 @@ lint:
 # whole suite runs against the coordinator, with the tests built with the citus tag (the
 # router proofs, which fail without a cluster): every package that talks to the database,
 # the pipelines' workers on pools where any multi-shard query fails
-# (citus.multi_task_query_log_level = error, see internal/pipelinetest). Without -race:
+# (citus.multi_task_query_log_level = error, see pipelinetest). Without -race:
 # `make test` races the same code on one node, and the race detector would double the
 # cluster's run on a 2-core machine. Schemas are reused between tests (internal/dbtest).
 .PHONY: test-citus

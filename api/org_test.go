@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/pipelinetest"
 )
 
 // seedOrg stores an organisation default in acme and the user's own value on the same

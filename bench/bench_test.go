@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/extract"
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/learning"
 	"github.com/credohq/credo/llm/llmtest"
+	"github.com/credohq/credo/pipelinetest"
 	"github.com/credohq/credo/transcript"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/credohq/credo/consolidate"
 	"github.com/credohq/credo/internal/dbtest"
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
+	"github.com/credohq/credo/pipelinetest"
 )
 
 // TestPassEnqueuesScopeIndex: a consolidation job over a scope past the exact limit

@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/pipelinetest"
 	"github.com/credohq/credo/prompts"
 )
 

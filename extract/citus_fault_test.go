@@ -18,8 +18,8 @@ import (
 
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/internal/dbtest"
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
+	"github.com/credohq/credo/pipelinetest"
 	"github.com/credohq/credo/transcript"
 )
 

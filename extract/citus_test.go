@@ -11,8 +11,8 @@ import (
 
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/internal/dbtest"
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
+	"github.com/credohq/credo/pipelinetest"
 )
 
 // TestCitusRouterExtraction: ingest and extraction through River on Citus are

@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/pipelinetest"
 )
 
 // The issue's cases through the pipeline: the model answers "My sister just moved to

@@ -17,9 +17,9 @@ import (
 
 	"github.com/credohq/credo/extract"
 	"github.com/credohq/credo/internal/dbtest"
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/pipelinetest"
 	"github.com/credohq/credo/transcript"
 )
 

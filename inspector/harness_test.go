@@ -18,9 +18,9 @@ import (
 
 	"github.com/credohq/credo/api"
 	"github.com/credohq/credo/inspector"
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/pipelinetest"
 )
 
 const (

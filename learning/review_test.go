@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/operator"
+	"github.com/credohq/credo/pipelinetest"
 )
 
 // refused stores an inferred statement in scope, then an extraction's attempt to

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/internal/dbtest"
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/pipelinetest"
 )
 
 // TestCrowdedScopeMovesOnce: a user who moves ends with one home, while 40,000 beliefs

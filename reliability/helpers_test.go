@@ -15,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/memory"
+	"github.com/credohq/credo/pipelinetest"
 	"github.com/credohq/credo/transcript"
 )
 

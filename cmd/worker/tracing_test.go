@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/internal/tracing/tracingtest"
 	"github.com/credohq/credo/llm/llmtest"
+	"github.com/credohq/credo/pipelinetest"
 )
 
 // With the OTEL_* variables set, one transcript posted to the API gives one trace,

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/api"
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/llm/llmtest"
+	"github.com/credohq/credo/pipelinetest"
 )
 
 // The example agent runs its loop against a real worker's API: the pipeline through

@@ -13,11 +13,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/credohq/credo/extract"
-	"github.com/credohq/credo/internal/pipelinetest"
 	"github.com/credohq/credo/internal/tracing"
 	"github.com/credohq/credo/internal/tracing/tracingtest"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/llm/llmtest"
+	"github.com/credohq/credo/pipelinetest"
 	"github.com/credohq/credo/transcript"
 )
 

@@ -1,4 +1,5 @@
-// Package pipelinetest runs the real pipeline for tests: a per-test schema, the
+// Package pipelinetest runs the real pipeline for tests (beside cmd: like it, it composes
+// the stages, and no package below them imports it): a per-test schema, the
 // memory store, a wire-level fake LLM with a real provider client, and a started River
 // client working extraction jobs.
 package pipelinetest
