@@ -308,9 +308,20 @@ func (w *Worker) apply(ctx context.Context, ep *episode, batch *memory.Batch, sp
 		return err
 	}
 	rep.Outcomes = append(rep.Outcomes, res.All()...)
-	w.log.InfoContext(ctx, "extracted", "episode", ep.ID, "scope", ep.Scope, "candidates", rep.Candidates,
-		"examples", rep.Examples, "facts", len(batch.Facts), "segments", rep.Segments, "prompt_tokens", rep.Usage.PromptTokens,
-		"completion_tokens", rep.Usage.CompletionTokens)
+	attrs := []any{"episode", ep.ID, "scope", ep.Scope, "candidates", rep.Candidates, "examples", rep.Examples,
+		"facts", len(batch.Facts), "prompt_tokens", rep.Usage.PromptTokens, "completion_tokens", rep.Usage.CompletionTokens}
+	// The index of a segment and the count of them apart: "segments=0" read as none.
+	switch {
+	case span == nil:
+		attrs = append(attrs, "segments", 1)
+	case span.Last:
+		attrs = append(attrs, "segment", rep.Segments+1, "segments", rep.Segments+1)
+	default:
+		// The count is known at the last; the index counts from 1 in this job (a job
+		// that resumes an episode counts from where it resumed).
+		attrs = append(attrs, "segment", rep.Segments+1)
+	}
+	w.log.InfoContext(ctx, "extracted", attrs...)
 	return nil
 }
 

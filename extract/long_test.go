@@ -1,9 +1,12 @@
 package extract_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -175,4 +178,57 @@ func TestSegmentsResumeWhereTheyStopped(t *testing.T) {
 		body := ch.Prompt[strings.LastIndex(ch.Prompt, "\n<transcript>"):]
 		require.NotContains(t, body, longFacts[0].said, "the applied segment is not extracted again")
 	}
+}
+
+// lockedBuffer is a log the workers write to concurrently.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// The extraction log says which segment a prompt held and, at the last, how many there
+// were: never "segments=0" for the first of several (issue 51, item 9).
+func TestExtractionLogNamesSegments(t *testing.T) {
+	t.Parallel()
+	var logs lockedBuffer
+	p := pipelinetest.New(t, &pipelinetest.Options{Provider: llm.ProviderOllama,
+		LLMOptions: []llmtest.Option{llmtest.WithContextLength(llmtest.DefaultChatModel, 8192)},
+		Extract:    func(c *extract.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) }})
+	p.LLM.Handle(extractMarkers)
+	p.Enqueue(t, longDay("user:long", 40), pipelinetest.T("user:short", "short", "2026-05-02T20:00:00Z", longFacts[0].said))
+	p.Drain(t)
+
+	var long, short []string
+	for line := range strings.Lines(logs.String()) {
+		switch {
+		case !strings.Contains(line, "msg=extracted"):
+		case strings.Contains(line, "scope=user:long"):
+			long = append(long, line)
+		case strings.Contains(line, "scope=user:short"):
+			short = append(short, line)
+		}
+	}
+	require.Len(t, short, 1)
+	require.Contains(t, short[0], " segments=1")
+	require.NotContains(t, short[0], " segment=")
+	require.Greater(t, len(long), 1, "a transcript longer than the window goes in segments")
+	for i, line := range long {
+		require.Regexp(t, fmt.Sprintf(` segment=%d\b`, i+1), line, "the index, from 1")
+		if i < len(long)-1 {
+			require.NotContains(t, line, " segments=", "the count is known at the last")
+		}
+	}
+	require.Regexp(t, fmt.Sprintf(` segments=%d\b`, len(long)), long[len(long)-1])
 }
