@@ -71,6 +71,16 @@ func TestLoadNamesTheBadVariable(t *testing.T) {
 	require.ErrorContains(t, err, "DATABASE_URL: ")
 	require.ErrorContains(t, err, "expected a URL like postgres://user@host:5432/db", "an unparseable URL shows the form it takes")
 	require.True(t, IsUsage(err), "and is bad configuration")
+	// Another database's URL is said to be one, with no password masked that it has not.
+	for _, url := range []string{"mysql://root@db:3306/credo", "MySQL://root:secret@db/credo", "sqlite:///var/credo.db"} {
+		_, err = load(t, map[string]string{"DATABASE_URL": url})
+		require.ErrorContains(t, err, "is not PostgreSQL's: credo runs on PostgreSQL", url)
+		require.NotContains(t, err.Error(), "xxxxxx", url)
+		require.NotContains(t, err.Error(), "secret", url)
+		require.True(t, IsUsage(err))
+	}
+	_, err = load(t, map[string]string{"DATABASE_URL": "postgresql://x"})
+	require.NoError(t, err)
 }
 
 // TestComposePassesEverySetting: the compose file hands every worker setting through,
