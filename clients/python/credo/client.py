@@ -108,7 +108,8 @@ class Client:
              poll: float = 0.25) -> List[Episode]:
         """Poll until every episode is applied or failed, and return them in order;
         raises Timeout when one is still pending after ``timeout`` seconds (each poll
-        ends by then too)."""
+        ends by then too), naming each with its attempts and last error (the model
+        server down, say)."""
         if isinstance(episodes, Enqueued):
             ids = list(episodes.episode_ids)
         elif isinstance(episodes, int):
@@ -117,20 +118,32 @@ class Client:
             ids = list(episodes)
         deadline = time.monotonic() + timeout
         done: Dict[int, Episode] = {}
+        seen: Dict[int, Episode] = {}
+        cut = False
         while True:
             for i in ids:
                 left = deadline - time.monotonic()
                 if i in done or left <= 0:
                     continue
-                e = self._call(Episode, "GET", f"/v1/episodes/{int(i)}", timeout=min(self.timeout, left))
+                try:
+                    e = self._call(Episode, "GET", f"/v1/episodes/{int(i)}", timeout=min(self.timeout, left))
+                except Timeout:
+                    if left >= self.timeout:
+                        raise
+                    # A poll cut short by the wait's deadline is the wait's timeout, which
+                    # says why.
+                    cut = True
+                    break
+                seen[i] = e
                 if e.state != "pending":
                     done[i] = e
             pending = [i for i in ids if i not in done]
             if not pending:
                 return [done[i] for i in ids]
             left = deadline - time.monotonic()
-            if left <= 0:
-                raise Timeout(f"episodes {pending} still pending after {timeout:g} s")
+            if left <= 0 or cut:
+                why = "; ".join(_pending_why(i, seen.get(i)) for i in pending)
+                raise Timeout(f"episodes {pending} still pending after {timeout:g} s: {why}")
             time.sleep(min(poll, left))
 
     # Reading.
@@ -563,3 +576,12 @@ def _version() -> str:
     from . import __version__
 
     return __version__
+
+
+def _pending_why(id: int, e: Optional[Episode]) -> str:
+    """Why episode ``id`` is still pending, as far as its last state says."""
+    if e is None:
+        return f"{id}: not read before the deadline"
+    if e.attempts == 0:
+        return f"{id}: not tried yet (is a worker running?)"
+    return f"{id}: {e.attempts} attempts, last error: {e.last_error or 'none'}"

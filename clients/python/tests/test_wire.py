@@ -15,7 +15,7 @@ import credo
 from credo import Message, Transcript
 from credo.types import parse_time, transcript_json
 
-from .server import Server, error_answer, send
+from .server import Server, error_answer, json_answer, send
 
 
 class Webhooks(unittest.TestCase):
@@ -78,6 +78,21 @@ class Retries(unittest.TestCase):
         with self.assertRaises(credo.ServerError) as raised:
             credo.Client(s.url, "k", max_retries=0).episode(1)
         self.assertEqual(("http_502", "oops!"), (raised.exception.code, raised.exception.message))
+
+
+class Wait(unittest.TestCase):
+    def test_timeout_says_why(self) -> None:
+        # The worker tried twice and the model server was down: a wait that times out
+        # says so, not only which episodes are pending.
+        s = Server.start(self, lambda h: json_answer(200, {
+            "id": int(h.path.split("?")[0].rsplit("/", 1)[1]), "scope": "user:1", "state": "pending",
+            "attempts": 0 if h.path.startswith("/v1/episodes/8") else 2,
+            "last_error": None if h.path.startswith("/v1/episodes/8") else "chat: connection refused"})(h))
+        with self.assertRaises(credo.Timeout) as raised:
+            credo.Client(s.url, "k").wait([7, 8], timeout=1, poll=0.05)
+        self.assertIn("episodes [7, 8] still pending after 1 s", str(raised.exception))
+        self.assertIn("7: 2 attempts, last error: chat: connection refused", str(raised.exception))
+        self.assertIn("8: not tried yet", str(raised.exception))
 
 
 class Transport(unittest.TestCase):

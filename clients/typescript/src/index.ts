@@ -183,23 +183,40 @@ export class Client {
 
   /**
    * Poll until every episode is applied or failed; throws TimeoutError when one is still
-   * pending after options.timeout ms (default 120000; each poll ends by then too).
+   * pending after options.timeout ms (default 120000; each poll ends by then too), naming
+   * each with its attempts and last error (the model server down, say).
    */
   async wait(episodes: Enqueued | number | number[], options: { timeout?: number; poll?: number } = {}): Promise<Episode[]> {
     const ids = typeof episodes === "number" ? [episodes] : Array.isArray(episodes) ? episodes : episodes.episode_ids;
     const deadline = performance.now() + (options.timeout ?? 120_000);
     const done = new Map<number, Episode>();
+    const seen = new Map<number, Episode>();
+    let cut = false;
     for (;;) {
       for (const id of ids) {
         const left = deadline - performance.now();
         if (done.has(id) || left <= 0) continue;
-        const e = await this.call("getEpisode", "GET", `/v1/episodes/${id}`, { timeout: Math.min(this.timeout, left) });
+        let e: Episode;
+        try {
+          e = await this.call("getEpisode", "GET", `/v1/episodes/${id}`, { timeout: Math.min(this.timeout, left) });
+        } catch (err) {
+          // A poll cut short by the wait's deadline is the wait's timeout, which says why.
+          if (err instanceof TimeoutError && left < this.timeout) {
+            cut = true;
+            break;
+          }
+          throw err;
+        }
+        seen.set(id, e);
         if (e.state !== "pending") done.set(id, e);
       }
       const pending = ids.filter((id) => !done.has(id));
       if (pending.length === 0) return ids.map((id) => done.get(id) as Episode);
       const left = deadline - performance.now();
-      if (left <= 0) throw new TimeoutError(`episodes ${pending.join(", ")} still pending`);
+      if (left <= 0 || cut) {
+        const why = pending.map((id) => pendingWhy(id, seen.get(id))).join("; ");
+        throw new TimeoutError(`episodes ${pending.join(", ")} still pending: ${why}`);
+      }
       await sleep(Math.min(options.poll ?? 250, left));
     }
   }
@@ -658,4 +675,11 @@ function transportError(method: string, path: string, timeout: number, e: unknow
   }
   const cause = (e as { cause?: { message?: string } } | null)?.cause;
   return new TransportError(`${method} ${path}: ${cause?.message ?? String(e)}`, { cause: e });
+}
+
+/** Why episode id is still pending, as far as its last state says. */
+function pendingWhy(id: number, e: Episode | undefined): string {
+  if (e === undefined) return `${id}: not read before the deadline`;
+  if (e.attempts === 0) return `${id}: not tried yet (is a worker running?)`;
+  return `${id}: ${e.attempts} attempts, last error: ${e.last_error ?? "none"}`;
 }

@@ -261,3 +261,24 @@ describe("answers that are not the API's", () => {
     await assert.rejects(new Client({ url: s.url, key: "k" }).episode(1), CredoError);
   });
 });
+
+describe("wait", () => {
+  test("a timeout says why each episode is pending", async (t) => {
+    // The worker tried twice and the model server was down: the error says so, not only
+    // which episodes are pending.
+    const s = await serve(t, (req, res) => {
+      const id = Number(req.url.split("?")[0].split("/").pop());
+      const tried = id === 7;
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ ...EPISODE, id, state: "pending", attempts: tried ? 2 : 0,
+        last_error: tried ? "chat: connection refused" : null, processed_at: null }));
+    });
+    await assert.rejects(new Client({ url: s.url, key: "k" }).wait([7, 8], { timeout: 1000, poll: 50 }), (e) => {
+      assert.ok(e instanceof TimeoutError);
+      assert.match(e.message, /episodes 7, 8 still pending/);
+      assert.match(e.message, /7: 2 attempts, last error: chat: connection refused/);
+      assert.match(e.message, /8: not tried yet/);
+      return true;
+    });
+  });
+});
