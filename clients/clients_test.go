@@ -338,3 +338,42 @@ func (w *world) checkTypes(t *testing.T, node, dir string) {
 
 	run(t, dir, nil, node, filepath.Join(dir, "scripts", "lint-openapi.mjs"), liveFile)
 }
+
+// TestTypeScriptInstallsFromItsFolder: `npm install /path/to/clients/typescript` in an
+// agent's project gives a client it can import, built on install (the prepare script),
+// offline with the folder's pinned dev dependencies; a folder without them says to run
+// `npm ci` there, not an import that fails later with ERR_MODULE_NOT_FOUND.
+func TestTypeScriptInstallsFromItsFolder(t *testing.T) {
+	t.Parallel()
+	node := need(t, "node", "for the TypeScript client")
+	npm := need(t, "npm", "for the TypeScript client")
+	tsDir, err := filepath.Abs("typescript")
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(tsDir, "node_modules", "typescript"))
+	require.NoError(t, err, "the TypeScript client's dev dependencies are needed: run npm ci in clients/typescript (.ci/run does)")
+
+	// The folder as a checkout has it: no dist, no node_modules.
+	folder := filepath.Join(t.TempDir(), "typescript")
+	require.NoError(t, os.CopyFS(folder, os.DirFS(tsDir)))
+	require.NoError(t, os.RemoveAll(filepath.Join(folder, "dist")))
+	require.NoError(t, os.RemoveAll(filepath.Join(folder, "node_modules")))
+	project := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(project, "package.json"), []byte(`{"name": "agent", "version": "1.0.0", "type": "module"}`), 0o644))
+	install := func() (string, error) {
+		cmd := exec.Command(npm, "install", "--offline", "--no-audit", "--no-fund", folder)
+		cmd.Dir = project
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
+	out, err := install()
+	require.Error(t, err, "nothing to build it with")
+	require.Contains(t, out, "run `npm ci` there first")
+
+	// After `npm ci` in the folder (its dev dependencies, here linked from the checkout's).
+	require.NoError(t, os.Symlink(filepath.Join(tsDir, "node_modules"), filepath.Join(folder, "node_modules")))
+	out, err = install()
+	require.NoError(t, err, "%s", out)
+	got := run(t, project, nil, node, "--input-type=module", "-e", `import { Client } from "@credohq/credo"; console.log(typeof Client)`)
+	require.Equal(t, "function", strings.TrimSpace(got))
+}

@@ -142,6 +142,18 @@ func TestREADMEPlainForms(t *testing.T) {
 	}
 }
 
+// TestREADMEKeyCanWrite: the key the README has a newcomer create serves the agent they
+// build next, which sends transcripts: a key without `write` answers it 403.
+func TestREADMEKeyCanWrite(t *testing.T) {
+	t.Parallel()
+	readme := read(t, filepath.Join(repoRoot(t), "README.md"))
+	keys := regexp.MustCompile("keys create [^`]*--rights ([a-z,]+)").FindAllStringSubmatch(readme, -1)
+	require.NotEmpty(t, keys, "the README has a key created")
+	for _, m := range keys {
+		require.Contains(t, strings.Split(m[1], ","), "write", "%s", m[0])
+	}
+}
+
 func TestSlug(t *testing.T) {
 	t.Parallel()
 	for heading, want := range map[string]string{
