@@ -140,8 +140,7 @@ func readMem0(r io.Reader, tmpl string, now time.Time) (*plan, error) {
 
 // envelopeError is what is wrong around the memories, on line.
 func envelopeError(line int, err error) error {
-	var rel relationsError
-	if errors.As(err, &rel) {
+	if rel, ok := errors.AsType[relationsError](err); ok {
 		return inputErrorf(line, "%v", rel)
 	}
 	return inputErrorf(line, "is not a mem0 export: %v (mem0's get_all answers {\"results\": [...]}, or give the array)", err)
@@ -297,25 +296,30 @@ func (m *mem0Memory) belief(tmpl string, now time.Time) (string, memory.Exported
 	if err := checkLabel("category", attribute, memory.MaxLabelLen); err != nil {
 		return "", b, err
 	}
-	expires, err := m.expires()
+	expires, expiring, err := m.expires()
 	if err != nil {
 		return "", b, err
 	}
-	note, err := m.note(expires, now)
+	expired := expiring && !expires.After(now)
+	note, err := m.note(expiring && !expired)
 	if err != nil {
 		return "", b, err
+	}
+	var quote *string
+	if note != "" {
+		quote = &note
 	}
 	subject := mem0Subject
 	if m.agents() {
 		subject = mem0Agent
 	}
 	b = memory.ExportedBelief{Type: memory.RecordBelief, Subject: subject, Entity: entity.Key(subject), Attribute: attribute, Kind: memory.KindOther,
-		Statement: statement, Status: memory.StatusActive, Confidence: mem0Confidence, Origin: memory.OriginImported, Quote: note,
+		Statement: statement, Status: memory.StatusActive, Confidence: mem0Confidence, Origin: memory.OriginImported, Quote: quote,
 		ValidFrom: since, RecordedAt: since, LastSeenAt: since, UpdatedAt: now.UTC().Truncate(time.Microsecond)}
-	if expires != nil && !expires.After(now) {
+	if expired {
 		// mem0 hides an expired memory from its reads and keeps it: here it is history,
 		// retracted when it expired, never current.
-		until, retired := later(*expires, since), later(*expires, since)
+		until, retired := later(expires, since), later(expires, since) // two pointers, one time
 		b.Status, b.ValidUntil, b.RetiredAt = memory.StatusRetracted, &until, &retired
 	}
 	return scope, b, nil
@@ -331,25 +335,24 @@ func (m *mem0Memory) agents() bool {
 }
 
 // expires is when m stops holding: the end of its expiration_date (mem0 shows a memory
-// through that day), nil when it has none.
-func (m *mem0Memory) expires() (*time.Time, error) {
+// through that day); ok is false when it has none.
+func (m *mem0Memory) expires() (t time.Time, ok bool, err error) {
 	if m.ExpirationDate == nil || strings.TrimSpace(*m.ExpirationDate) == "" {
-		return nil, nil
+		return time.Time{}, false, nil
 	}
-	t, err := parseMem0Time("expiration_date", *m.ExpirationDate)
-	if err != nil {
-		return nil, err
+	if t, err = parseMem0Time("expiration_date", *m.ExpirationDate); err != nil {
+		return time.Time{}, false, err
 	}
 	if _, err := time.Parse(time.DateOnly, strings.TrimSpace(*m.ExpirationDate)); err == nil {
 		t = t.AddDate(0, 0, 1)
 	}
-	return &t, nil
+	return t, true, nil
 }
 
 // note is what m holds beyond a belief's fields, kept as the belief's quote (an
 // imported belief has no words of the user to quote): its metadata but the category,
-// and an expiration still to come. nil when there is none.
-func (m *mem0Memory) note(expires *time.Time, now time.Time) (*string, error) {
+// and its expiration when still to come. "" when there is none.
+func (m *mem0Memory) note(toCome bool) (string, error) {
 	var parts []string
 	meta := map[string]any{}
 	for k, v := range m.Metadata {
@@ -360,21 +363,21 @@ func (m *mem0Memory) note(expires *time.Time, now time.Time) (*string, error) {
 	if len(meta) > 0 {
 		raw, err := json.Marshal(meta) // keys sorted: one memory, one note
 		if err != nil {
-			return nil, fmt.Errorf(`"metadata": %w`, err)
+			return "", fmt.Errorf(`"metadata": %w`, err)
 		}
 		parts = append(parts, "mem0 metadata "+string(raw))
 	}
-	if expires != nil && expires.After(now) {
+	if toCome {
 		parts = append(parts, "mem0 expiration_date "+strings.TrimSpace(*m.ExpirationDate))
 	}
 	if len(parts) == 0 {
-		return nil, nil
+		return "", nil
 	}
 	note := strings.Join(parts, "; ")
 	if err := checkLabel("metadata", note, memory.MaxQuoteLen); err != nil {
-		return nil, err
+		return "", err
 	}
-	return &note, nil
+	return note, nil
 }
 
 func later(a, b time.Time) time.Time {
