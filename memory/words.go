@@ -69,7 +69,7 @@ func (q rankQuery) vector() any {
 // to count it: a term more of them hold tells little apart (its inverse document
 // frequency is low) and would cost a read of all of them. Terms held by more are left to
 // the vector ranking.
-const MaxTermBeliefs = 100
+const MaxTermBeliefs = 64
 
 // queueWords queues the words ranking on b, into out once b is sent: the beliefs of
 // q.view holding a term of q.text, best first, each with its share of the text's weight
