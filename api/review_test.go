@@ -51,6 +51,13 @@ func TestResolve(t *testing.T) {
 	require.Equal(t, plan, *c.TargetID)
 	require.Equal(t, "Account plan is Free", c.Statement)
 	require.Nil(t, c.ResolvedAt)
+	// The target beside the proposal, and the cause in words: no click through.
+	require.NotNil(t, c.Target)
+	require.Equal(t, plan, c.Target.ID)
+	require.Equal(t, "Account plan is Pro", c.Target.Statement)
+	require.Equal(t, "plan", c.Target.Attribute)
+	require.Equal(t, "active", c.Target.Status)
+	require.Equal(t, "The target is held more firmly than this revision (it is authoritative): only an operator overrides it.", c.Why)
 
 	// Rights and tenants first: nothing changes.
 	h.fail("POST", resolve(applyItem), reader, map[string]any{"action": "apply"}, 403, CodeForbidden)

@@ -210,6 +210,21 @@ type Proposal struct {
 	Quote      string         `json:"quote,omitempty"`
 	At         *time.Time     `json:"at,omitempty" doc:"When the source said it."`
 	Merge      *MergeProposal `json:"merge,omitempty" doc:"For cause same_entity: the two entities, by key, that applying the item merges (as POST /v1/entities/merge)."`
+	Opinion    string         `json:"opinion,omitempty" doc:"For cause second_opinion: the second opinion's reason, in the model's words."`
+}
+
+// ItemBelief is the belief a review item would revise, or the changed basis, as it is now.
+type ItemBelief struct {
+	ID         int64      `json:"id"`
+	Statement  string     `json:"statement"`
+	Subject    string     `json:"subject"`
+	Entity     string     `json:"entity" doc:"The key of the entity the belief is about (user for the user)."`
+	Attribute  string     `json:"attribute"`
+	Kind       string     `json:"kind" enum:"attribute,preference,relation,event,plan,other"`
+	Origin     string     `json:"origin" enum:"user_stated,inferred,authoritative,imported"`
+	Status     string     `json:"status" enum:"active,superseded,retracted,forgotten,held"`
+	ValidFrom  time.Time  `json:"valid_from"`
+	ValidUntil *time.Time `json:"valid_until"`
 }
 
 // MergeProposal names two entities of a scope that may be one.
@@ -221,34 +236,40 @@ type MergeProposal struct {
 // Conflict is an item of the review queue: a revision the engine refused, or a belief
 // whose basis changed.
 type Conflict struct {
-	ID         int64      `json:"id"`
-	Scope      string     `json:"scope"`
-	Kind       string     `json:"kind" enum:"refused,basis_changed" doc:"refused: a revision the engine refused (see cause); basis_changed: a belief concluded from one that changed."`
-	Cause      *string    `json:"cause" enum:"entrenchment,stale_target,time_order,invalid_index,event,unrelated,ungrounded,mass_revision,other_entity,same_entity,not_from_user,second_opinion" doc:"Why a revision was refused; null for basis_changed."`
-	Origin     string     `json:"origin" enum:"extraction,consolidation,operator" doc:"The writer whose revision was refused, or who changed the basis."`
-	Action     string     `json:"action" doc:"What applying the item does: the refused action, retract for basis_changed, or merge for same_entity (the entities of proposed.merge)."`
-	Reason     *string    `json:"reason"`
-	BeliefID   *int64     `json:"belief_id" doc:"The belief the item is about: the dependent of basis_changed; for a refusal, the stored belief that was to replace the target, if any."`
-	TargetID   *int64     `json:"target_id" doc:"The belief the refused revision would have changed, or the changed basis (null once erased)."`
-	Statement  string     `json:"statement" doc:"What the refusal proposed, or the belief under review."`
-	Proposed   *Proposal  `json:"proposed,omitempty" doc:"The belief the revision would have written, if any."`
-	Detail     string     `json:"detail"`
-	EpisodeID  *int64     `json:"episode_id"`
-	Status     string     `json:"status" enum:"open,resolved"`
-	CreatedAt  time.Time  `json:"created_at"`
-	ResolvedAt *time.Time `json:"resolved_at"`
-	Resolution *string    `json:"resolution" enum:"applied,dismissed,kept,retracted,superseded,forgotten" doc:"How it was closed: by an operator (applied, dismissed), by consolidation (kept), or because the belief left memory."`
-	Note       *string    `json:"note" doc:"The operator's note on the decision."`
+	ID         int64       `json:"id"`
+	Scope      string      `json:"scope"`
+	Kind       string      `json:"kind" enum:"refused,basis_changed" doc:"refused: a revision the engine refused (see cause); basis_changed: a belief concluded from one that changed."`
+	Cause      *string     `json:"cause" enum:"entrenchment,stale_target,time_order,invalid_index,event,unrelated,ungrounded,mass_revision,other_entity,same_entity,not_from_user,second_opinion" doc:"Why a revision was refused; null for basis_changed."`
+	Origin     string      `json:"origin" enum:"extraction,consolidation,operator" doc:"The writer whose revision was refused, or who changed the basis."`
+	Action     string      `json:"action" doc:"What applying the item does: the refused action, retract for basis_changed, or merge for same_entity (the entities of proposed.merge)."`
+	Reason     *string     `json:"reason"`
+	BeliefID   *int64      `json:"belief_id" doc:"The belief the item is about: the dependent of basis_changed; for a refusal, the stored belief that was to replace the target, if any."`
+	TargetID   *int64      `json:"target_id" doc:"The belief the refused revision would have changed, or the changed basis (null once erased)."`
+	Statement  string      `json:"statement" doc:"What the refusal proposed, or the belief under review."`
+	Proposed   *Proposal   `json:"proposed,omitempty" doc:"The belief the revision would have written, if any."`
+	Detail     string      `json:"detail"`
+	EpisodeID  *int64      `json:"episode_id"`
+	Status     string      `json:"status" enum:"open,resolved"`
+	CreatedAt  time.Time   `json:"created_at"`
+	ResolvedAt *time.Time  `json:"resolved_at"`
+	Resolution *string     `json:"resolution" enum:"applied,dismissed,kept,retracted,superseded,forgotten" doc:"How it was closed: by an operator (applied, dismissed), by consolidation (kept), or because the belief left memory."`
+	Note       *string     `json:"note" doc:"The operator's note on the decision."`
+	Target     *ItemBelief `json:"target,omitempty" doc:"The belief of target_id as it is now: what applying the item would revise (or the changed basis)."`
+	Why        string      `json:"why,omitempty" doc:"The cause in words, for a reviewer; detail keeps what was measured."`
 }
 
 func conflictOf(c memory.Conflict) Conflict {
 	out := Conflict{ID: c.ID, Scope: c.Scope, Kind: string(c.Kind), Cause: (*string)(c.Cause), Origin: string(c.Origin),
 		Action: string(c.Action), Reason: (*string)(c.Reason), BeliefID: c.BeliefID, TargetID: c.TargetID, Statement: c.Statement,
 		Detail: c.Detail, EpisodeID: c.EpisodeID, Status: c.Status, CreatedAt: c.CreatedAt, ResolvedAt: c.ResolvedAt,
-		Resolution: (*string)(c.Resolution), Note: c.Note}
+		Resolution: (*string)(c.Resolution), Note: c.Note, Why: c.Why}
+	if t := c.Target; t != nil {
+		out.Target = &ItemBelief{ID: t.ID, Statement: t.Statement, Subject: t.Subject, Entity: t.Entity, Attribute: t.Attribute,
+			Kind: string(t.Kind), Origin: string(t.Origin), Status: string(t.Status), ValidFrom: t.ValidFrom, ValidUntil: t.ValidUntil}
+	}
 	if pr := c.Proposed; pr != nil {
 		out.Proposed = &Proposal{Statement: pr.Statement, Subject: pr.Subject, Attribute: pr.Attribute, Kind: string(pr.Kind),
-			Confidence: pr.Confidence, Origin: string(pr.Origin), ValidFrom: pr.ValidFrom, Quote: pr.Quote, At: pr.At}
+			Confidence: pr.Confidence, Origin: string(pr.Origin), ValidFrom: pr.ValidFrom, Quote: pr.Quote, At: pr.At, Opinion: pr.Opinion}
 		if m := pr.Merge; m != nil {
 			out.Proposed.Merge = &MergeProposal{Into: m.Into, Other: m.Other}
 		}

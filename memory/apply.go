@@ -452,6 +452,8 @@ func (a *applier) resolution(ctx context.Context, r Resolution) (Outcome, error)
 			Detail: "the replacement is no longer active",
 		})
 	}
+	// The opinion goes with the proposal, for the reviewer to read (refuse).
+	proposal.Opinion = r.Opinion
 	j := a.guard.judgeResolution(t, rep, a.guard.vectors[rep.ID])
 	cause, why := j.cause, j.why
 	if j.unsettled() {
@@ -671,8 +673,13 @@ type refusal struct {
 // refuse records r for review.
 func (a *applier) refuse(ctx context.Context, r refusal) (Outcome, error) {
 	f := r.Proposal
-	proposed, err := json.Marshal(Proposal{Statement: f.Statement, Subject: f.Subject, Attribute: f.Attribute, Kind: f.Kind,
-		Confidence: f.Confidence, Origin: f.Origin, ValidFrom: f.ValidFrom, Quote: f.Quote, At: &a.b.At})
+	pr := Proposal{Statement: f.Statement, Subject: f.Subject, Attribute: f.Attribute, Kind: f.Kind,
+		Confidence: f.Confidence, Origin: f.Origin, ValidFrom: f.ValidFrom, Quote: f.Quote, At: &a.b.At}
+	if o := f.Opinion; r.Cause == CauseSecondOpinion && o != nil && !o.Holds {
+		// Kept in its own words: the reviewer reads the model's reason, not a summary.
+		pr.Opinion = o.Why
+	}
+	proposed, err := json.Marshal(pr)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("encode proposal: %w", err)
 	}

@@ -255,6 +255,11 @@ type Conflict struct {
 	ResolvedAt *time.Time      `json:"resolved_at"`
 	Resolution *ItemResolution `json:"resolution"`
 	Note       *string         `json:"note"`
+	// Target is the belief of TargetID as it is now, read with the item (Conflicts,
+	// ConflictIn) so that a reviewer sees what the item would revise; nil when none.
+	Target *ItemBelief `json:"target,omitempty"`
+	// Why is the item's cause in words (review_why.go), beside Detail's measures.
+	Why string `json:"why,omitempty"`
 }
 
 // Open says whether the item still awaits a decision.
@@ -274,6 +279,8 @@ type Proposal struct {
 	At *time.Time `json:"at,omitempty"`
 	// Merge is what a same_entity item proposes: Other merged into Into.
 	Merge *MergeProposal `json:"merge,omitempty"`
+	// Opinion is the second opinion's reason, when it did not confirm the revision.
+	Opinion string `json:"opinion,omitempty"`
 }
 
 // MergeProposal names two entities of a scope that may be one, by key.

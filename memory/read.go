@@ -426,6 +426,9 @@ func (s *Store) Conflicts(ctx context.Context, scope string, all bool) ([]Confli
 	if err != nil {
 		return nil, fmt.Errorf("conflicts of %q: %w", scope, err)
 	}
+	if err := s.explain(ctx, scope, cs); err != nil {
+		return nil, err
+	}
 	return cs, nil
 }
 
@@ -440,7 +443,15 @@ func (s *Store) Conflict(ctx context.Context, id int64) (*Conflict, error) {
 
 // ConflictIn is Conflict of a review item whose scope is known.
 func (s *Store) ConflictIn(ctx context.Context, scope string, id int64) (*Conflict, error) {
-	return one(ctx, s.db, "review item", scope, id, `SELECT `+strings.ReplaceAll(conflictColumns, "{scope}", "$1")+` FROM belief_conflict c WHERE c.scope = $1 AND c.id = $2`, scanConflict)
+	c, err := one(ctx, s.db, "review item", scope, id, `SELECT `+strings.ReplaceAll(conflictColumns, "{scope}", "$1")+` FROM belief_conflict c WHERE c.scope = $1 AND c.id = $2`, scanConflict)
+	if err != nil {
+		return nil, err
+	}
+	cs := []Conflict{*c}
+	if err := s.explain(ctx, scope, cs); err != nil {
+		return nil, err
+	}
+	return &cs[0], nil
 }
 
 // ActiveWithAttributes is, for a writer, up to limit active beliefs of scope filling

@@ -39,7 +39,9 @@ func conflictsCommand() command {
 					}
 					return printJSON(e.stdout, cs)
 				}
-				tw := table(e.stdout, "ID", "WHEN", "KIND", "ACTION", "BELIEF", "TARGET", "STATEMENT", "DETAIL", "RESOLUTION")
+				// The target's statement beside the proposal, and the cause in words: what a
+				// reviewer decides on without a second read (--json has the measures too).
+				tw := table(e.stdout, "ID", "WHEN", "KIND", "ACTION", "BELIEF", "TARGET", "TARGET NOW", "STATEMENT", "WHY", "RESOLUTION")
 				for _, c := range cs {
 					kind := string(c.Kind)
 					if c.Cause != nil {
@@ -49,8 +51,15 @@ func conflictsCommand() command {
 					if c.Resolution != nil {
 						resolution = string(*c.Resolution)
 					}
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.CreatedAt.Format(time.DateTime), kind, c.Action,
-						idOr(c.BeliefID), idOr(c.TargetID), clip(c.Statement), clip(c.Detail), resolution)
+					target, why := "-", c.Why
+					if c.Target != nil {
+						target = c.Target.Statement + " (" + string(c.Target.Status) + ")"
+					}
+					if why == "" {
+						why = c.Detail
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.CreatedAt.Format(time.DateTime), kind, c.Action,
+						idOr(c.BeliefID), idOr(c.TargetID), clip(target), clip(c.Statement), why, resolution)
 				}
 				return tw.Flush()
 			}

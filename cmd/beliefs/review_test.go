@@ -50,6 +50,11 @@ func TestConflictsAndResolve(t *testing.T) {
 	require.JSONEq(t, strconv.FormatInt(plan, 10), string(items[0]["target_id"]))
 	require.JSONEq(t, `"Account plan is Free"`, string(items[0]["statement"]))
 	require.JSONEq(t, `null`, string(items[0]["resolved_at"]))
+	require.Contains(t, string(items[0]["target"]), `"statement": "Account plan is Pro"`, "the target beside the proposal")
+	require.Contains(t, string(items[0]["why"]), "only an operator overrides it", "the cause in words")
+	text := c.mustRunOK("conflicts", "--scope", "acme/u1")
+	require.Contains(t, text, "Account plan is Pro (active)")
+	require.Contains(t, text, "is held more firmly than this revision (it is authoritative): only an operator overrides it.")
 
 	for _, args := range [][]string{
 		{"resolve", "--id", id},

@@ -196,7 +196,7 @@ func ranked(v any, kind string, ids map[string][]float64) any {
 				out[k] = rankOf(ids, kind, e.(float64))
 			case idKinds[k] != "":
 				out[k] = rankedIDs(e, idKinds[k], ids)
-			case k == "beliefs":
+			case k == "beliefs", k == "target": // a review item's target is a belief
 				out[k] = ranked(e, "belief", ids)
 			default:
 				out[k] = ranked(e, kind, ids)

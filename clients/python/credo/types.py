@@ -309,6 +309,23 @@ class Proposal:
     quote: str = ""
     at: Optional[datetime] = None
     merge: Optional[MergeProposal] = None
+    opinion: str = ""  # for cause second_opinion: the second opinion's reason
+
+
+@dataclass
+class ItemBelief:
+    """The belief a review item would revise, or the changed basis, as it is now."""
+
+    id: int
+    statement: str
+    subject: str
+    entity: str
+    attribute: str
+    kind: str
+    origin: str
+    status: str
+    valid_from: datetime
+    valid_until: Optional[datetime] = None
 
 
 @dataclass
@@ -333,6 +350,8 @@ class Conflict:
     resolved_at: Optional[datetime] = None
     resolution: Optional[str] = None
     note: Optional[str] = None
+    target: Optional[ItemBelief] = None  # what applying the item would revise, as it is now
+    why: str = ""  # the cause in words; detail keeps what was measured
 
 
 @dataclass
