@@ -26,6 +26,7 @@ func funcs() template.FuncMap {
 		"date":      date,
 		"when":      when,
 		"until":     until,
+		"valid":     valid,
 		"str":       deref,
 		// An episode's last error as a key sees it in the API: the kind of failure, not
 		// the model server's address or raw answer.
@@ -85,6 +86,16 @@ func until(t *time.Time) string {
 		return "now"
 	}
 	return date(*t)
+}
+
+// valid is a belief's valid time: "from → until", or one instant ("at 10:00") when it
+// ends where it starts, as when one transcript says a thing and corrects it at once;
+// "10:00 → 10:00" reads as an error.
+func valid(from time.Time, to *time.Time) string {
+	if to != nil && to.Equal(from) {
+		return "at " + date(from)
+	}
+	return date(from) + " → " + until(to)
 }
 
 // val is what a pointer points to, or "" for nil: the optional enums and times of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,6 +79,9 @@ type scopeView struct {
 	// names by key.
 	Entities []memory.Entity
 	names    map[string]string
+	// statements are the listed beliefs' statements by id, before the search: what
+	// replaced a superseded row is named by them.
+	statements map[int64]string
 	// Audit is how precise the scope's revisions were.
 	Audit *memory.Audit
 	// Policy is the organisation's policy in force in the scope (nil: none), shown to a
@@ -118,6 +122,12 @@ func (s *Server) scopePage(w http.ResponseWriter, r *http.Request, p *api.Princi
 		return err
 	}
 	v.Total = len(v.Beliefs)
+	v.statements = make(map[int64]string, len(v.Beliefs))
+	for _, b := range v.Beliefs {
+		if b.Status != memory.StatusForgotten { // a forgotten statement leaves every page
+			v.statements[b.ID] = b.Statement
+		}
+	}
 	v.Beliefs = search(v.Beliefs, v.Query)
 	if v.Head, err = s.scopeHead(ctx, p, scope, "beliefs"); err != nil {
 		return err
@@ -147,6 +157,15 @@ func (v scopeView) EntityName(key string) string {
 		return name
 	}
 	return key
+}
+
+// Successor names belief id, which replaced a row: its statement when the list has it
+// (history does), else its number.
+func (v scopeView) Successor(id int64) string {
+	if s, ok := v.statements[id]; ok {
+		return s
+	}
+	return "belief " + strconv.FormatInt(id, 10)
 }
 
 // search keeps the beliefs whose statement, attribute, subject or quote contains q,
