@@ -152,6 +152,12 @@ func (s *Store) Decide(ctx context.Context, d Decision) (*Decided, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The item as the queue shows it: its target after the decision, its cause in words.
+	items := []Conflict{out.Item}
+	if err := s.explain(ctx, scope, items); err != nil {
+		return nil, err
+	}
+	out.Item = items[0]
 	return out, nil
 }
 
