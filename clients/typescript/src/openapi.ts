@@ -879,11 +879,15 @@ export interface components {
             statement: string;
             /** @enum {string} */
             status: "open" | "resolved";
+            /** @description The belief of target_id as it is now: what applying the item would revise (or the changed basis). */
+            target?: components["schemas"]["ItemBelief"];
             /**
              * Format: int64
              * @description The belief the refused revision would have changed, or the changed basis (null once erased).
              */
             target_id: number | null;
+            /** @description The cause in words, for a reviewer; detail keeps what was measured. */
+            why?: string;
         };
         Conflicts: {
             /** @description Review items, oldest first: open ones, or all with all=true. */
@@ -1144,6 +1148,25 @@ export interface components {
             /** @description What each scope received, in the file's order. */
             scopes: components["schemas"]["ScopeImported"][];
         };
+        ItemBelief: {
+            attribute: string;
+            /** @description The key of the entity the belief is about (user for the user). */
+            entity: string;
+            /** Format: int64 */
+            id: number;
+            /** @enum {string} */
+            kind: "attribute" | "preference" | "relation" | "event" | "plan" | "other";
+            /** @enum {string} */
+            origin: "user_stated" | "inferred" | "authoritative" | "imported";
+            statement: string;
+            /** @enum {string} */
+            status: "active" | "superseded" | "retracted" | "forgotten" | "held";
+            subject: string;
+            /** Format: date-time */
+            valid_from: string;
+            /** Format: date-time */
+            valid_until: string | null;
+        };
         Match: {
             /**
              * Format: double
@@ -1269,6 +1292,8 @@ export interface components {
             kind?: string;
             /** @description For cause same_entity: the two entities, by key, that applying the item merges (as POST /v1/entities/merge). */
             merge?: components["schemas"]["MergeProposal"];
+            /** @description For cause second_opinion: the second opinion's reason, in the model's words. */
+            opinion?: string;
             origin?: string;
             quote?: string;
             statement?: string;
@@ -4682,7 +4707,7 @@ export const shapes: { readonly [name: string]: Shape } = {
     "Beliefs": {"type":"object","required":["mode","auto_history","ranked","beliefs"],"properties":{"auto_history":{"type":"boolean"},"beliefs":{"type":"array","items":{"$ref":"Belief"}},"did_you_mean":{"type":"string"},"mode":{"type":"string"},"ranked":{"type":"boolean"},"scope_known":{"type":"boolean"}}},
     "ChangeItem": {"type":"object","required":["type","scope","position","timestamp","data"],"properties":{"data":{},"position":{"type":"integer"},"scope":{"type":"string"},"timestamp":{"type":"string"},"type":{"type":"string"}}},
     "Changes": {"type":"object","required":["changes","cursor"],"properties":{"changes":{"type":"array","items":{"$ref":"ChangeItem"}},"cursor":{"type":"string"}}},
-    "Conflict": {"type":"object","required":["id","scope","kind","cause","origin","action","reason","belief_id","target_id","statement","detail","episode_id","status","created_at","resolved_at","resolution","note"],"properties":{"action":{"type":"string"},"belief_id":{"type":["integer","null"]},"cause":{"type":["string","null"]},"created_at":{"type":"string"},"detail":{"type":"string"},"episode_id":{"type":["integer","null"]},"id":{"type":"integer"},"kind":{"type":"string"},"note":{"type":["string","null"]},"origin":{"type":"string"},"proposed":{"$ref":"Proposal"},"reason":{"type":["string","null"]},"resolution":{"type":["string","null"]},"resolved_at":{"type":["string","null"]},"scope":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"target_id":{"type":["integer","null"]}}},
+    "Conflict": {"type":"object","required":["id","scope","kind","cause","origin","action","reason","belief_id","target_id","statement","detail","episode_id","status","created_at","resolved_at","resolution","note"],"properties":{"action":{"type":"string"},"belief_id":{"type":["integer","null"]},"cause":{"type":["string","null"]},"created_at":{"type":"string"},"detail":{"type":"string"},"episode_id":{"type":["integer","null"]},"id":{"type":"integer"},"kind":{"type":"string"},"note":{"type":["string","null"]},"origin":{"type":"string"},"proposed":{"$ref":"Proposal"},"reason":{"type":["string","null"]},"resolution":{"type":["string","null"]},"resolved_at":{"type":["string","null"]},"scope":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"target":{"$ref":"ItemBelief"},"target_id":{"type":["integer","null"]},"why":{"type":"string"}}},
     "Conflicts": {"type":"object","required":["conflicts"],"properties":{"conflicts":{"type":"array","items":{"$ref":"Conflict"}},"did_you_mean":{"type":"string"},"scope_known":{"type":"boolean"}}},
     "ContextAnswer": {"type":"object","required":["context","mode","beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}},"context":{"type":"string"},"did_you_mean":{"type":"string"},"mode":{"type":"string"},"scope_known":{"type":"boolean"}}},
     "Decided": {"type":"object","required":["conflict"],"properties":{"conflict":{"$ref":"Conflict"},"revision":{"$ref":"Revision"}}},
@@ -4696,13 +4721,14 @@ export const shapes: { readonly [name: string]: Shape } = {
     "Forgotten": {"type":"object","properties":{"forgotten":{"type":"array","items":{"type":"integer"}},"purged":{"$ref":"Purged"},"subtree":{"$ref":"Subtree"}}},
     "History": {"type":"object","required":["beliefs"],"properties":{"beliefs":{"type":"array","items":{"$ref":"Belief"}}}},
     "ImportReport": {"type":"object","required":["scopes","embedding_model","embedded_rows","embedding_calls","extraction_jobs","consolidation_jobs"],"properties":{"consolidation_jobs":{"type":"integer"},"embedded_rows":{"type":"integer"},"embedding_calls":{"type":"integer"},"embedding_error":{"type":"string"},"embedding_model":{"type":"string"},"extraction_jobs":{"type":"integer"},"scopes":{"type":"array","items":{"$ref":"ScopeImported"}}}},
+    "ItemBelief": {"type":"object","required":["id","statement","subject","entity","attribute","kind","origin","status","valid_from","valid_until"],"properties":{"attribute":{"type":"string"},"entity":{"type":"string"},"id":{"type":"integer"},"kind":{"type":"string"},"origin":{"type":"string"},"statement":{"type":"string"},"status":{"type":"string"},"subject":{"type":"string"},"valid_from":{"type":"string"},"valid_until":{"type":["string","null"]}}},
     "Match": {"type":"object","required":["vector","words","entity","fused"],"properties":{"entity":{"type":"number"},"entity_rank":{"type":"integer"},"fused":{"type":"number"},"vector":{"type":"number"},"vector_rank":{"type":"integer"},"words":{"type":"number"},"words_rank":{"type":"integer"},"words_score":{"type":"number"}}},
     "MergeProposal": {"type":"object","required":["into","other"],"properties":{"into":{"type":"string"},"other":{"type":"string"}}},
     "Merged": {"type":"object","required":["entity","moved","closed_items"],"properties":{"closed_items":{"type":"array","items":{"type":"integer"}},"entity":{"$ref":"EntityView"},"moved":{"type":"integer"}}},
     "Policies": {"type":"object","required":["policies"],"properties":{"policies":{"type":"array","items":{"$ref":"Policy"}},"scope":{"type":"string"}}},
     "Policy": {"type":"object","required":["scope_prefix","instructions","redact_patterns","redact","updated_at"],"properties":{"instructions":{"type":"string"},"redact":{"type":["string","null"]},"redact_patterns":{"type":"array","items":{"$ref":"PolicyPattern"}},"scope_prefix":{"type":"string"},"updated_at":{"type":"string"}}},
     "PolicyPattern": {"type":"object","required":["name","regex"],"properties":{"name":{"type":"string"},"regex":{"type":"string"}}},
-    "Proposal": {"type":"object","required":["confidence"],"properties":{"at":{"type":"string"},"attribute":{"type":"string"},"confidence":{"type":"number"},"kind":{"type":"string"},"merge":{"$ref":"MergeProposal"},"origin":{"type":"string"},"quote":{"type":"string"},"statement":{"type":"string"},"subject":{"type":"string"},"valid_from":{"type":"string"}}},
+    "Proposal": {"type":"object","required":["confidence"],"properties":{"at":{"type":"string"},"attribute":{"type":"string"},"confidence":{"type":"number"},"kind":{"type":"string"},"merge":{"$ref":"MergeProposal"},"opinion":{"type":"string"},"origin":{"type":"string"},"quote":{"type":"string"},"statement":{"type":"string"},"subject":{"type":"string"},"valid_from":{"type":"string"}}},
     "Purged": {"type":"object","required":["what","counts","relinked"],"properties":{"counts":{"type":"object","additionalProperties":{"type":"integer"}},"relinked":{"type":"integer"},"what":{"type":"string"}}},
     "Reverted": {"type":"object","required":["revert","event","restored","retracted","unreinforced"],"properties":{"event":{"$ref":"Event"},"restored":{"type":"array","items":{"type":"integer"}},"retracted":{"type":"array","items":{"type":"integer"}},"revert":{"$ref":"Event"},"unreinforced":{"type":["integer","null"]}}},
     "Revision": {"type":"object","required":["outcome"],"properties":{"belief_id":{"type":"integer"},"outcome":{"type":"string"},"target_id":{"type":"integer"}}},
