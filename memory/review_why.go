@@ -73,7 +73,7 @@ func (c *Conflict) because() string {
 	}
 	// "the target", not its id: the item shows it beside, and the sentence reads the
 	// same in an export imported elsewhere.
-	target := "the target"
+	const target = "the target"
 	if c.Kind == ConflictBasisChanged {
 		return "The belief this one was concluded from changed: does this one still hold without it?"
 	}
@@ -114,18 +114,18 @@ func (c *Conflict) because() string {
 		}
 		return "Two entities may be one."
 	case CauseEntrenchment:
-		return fmt.Sprintf("%s is held more firmly than this revision%s: only an operator overrides it.", upper(target), held(t, p))
+		return "The target is held more firmly than this revision" + held(t, p) + ": only an operator overrides it."
 	case CauseStaleTarget:
 		if t != nil && t.Status != StatusActive {
-			return fmt.Sprintf("%s is no longer current (%s): the revision came too late to %s it.", upper(target), t.Status, verb)
+			return fmt.Sprintf("The target is no longer current (%s): the revision came too late to %s it.", t.Status, verb)
 		}
-		return fmt.Sprintf("%s or its replacement changed while the revision was being made.", upper(target))
+		return "The target or its replacement changed while the revision was being made."
 	case CauseTimeOrder:
 		return fmt.Sprintf("The revision would end %s before it began.", target)
 	case CauseInvalidIndex:
 		return "The model named a belief it was not shown."
 	case CauseEvent:
-		return fmt.Sprintf("%s is an event: it happened, and a later event does not replace it.", upper(target))
+		return "The target is an event: it happened, and a later event does not replace it."
 	}
 	return ""
 }
@@ -172,11 +172,4 @@ func whom(subject, entity string) string {
 		return fmt.Sprintf("%q", entity)
 	}
 	return "another entity"
-}
-
-func upper(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
