@@ -334,14 +334,19 @@ func TestDeliveryRefusesInternalAddressWhenDialed(t *testing.T) {
 // text; the purge itself is delivered, counts only.
 func TestPurgeDuringBacklog(t *testing.T) {
 	t.Parallel()
-	var open atomic.Bool
-	rc := newReceiver(t, func(*http.Request, int) int {
-		if open.Load() {
-			return http.StatusOK
+	var open, late atomic.Bool
+	rc := newReceiver(t, func(r *http.Request, _ int) int {
+		if !open.Load() {
+			return http.StatusServiceUnavailable
 		}
-		return http.StatusServiceUnavailable
+		if !late.Swap(true) {
+			// The first answer once open comes after the sender gave up, as under load:
+			// recorded as delivered, and sent again (delivery is at least once).
+			<-r.Context().Done()
+		}
+		return http.StatusOK
 	})
-	s := newSetup(t, nil)
+	s := newSetup(t, func(c *webhook.WorkerConfig) { c.Timeout = 500 * time.Millisecond })
 	w, _ := s.create(t, rc.srv.URL, "acme/")
 	for _, city := range []string{"Miami", "Lisbon", "Kyoto"} {
 		s.supersede(t, "acme/user:1", "User lives in "+city)
@@ -357,17 +362,21 @@ func TestPurgeDuringBacklog(t *testing.T) {
 	open.Store(true)
 	s.drain(t)
 
-	var types []string
+	// What the contract promises, not how many sends it took: delivery is at least once,
+	// so under load a send whose answer came late is sent again, and a retry may land on
+	// either side of the snapshot above.
+	var user2 bool
 	for _, r := range rc.requests()[after:] {
 		for _, city := range []string{"Miami", "Lisbon", "Kyoto"} {
 			require.NotContains(t, string(r.Body), city, "sent after the purge returned")
 		}
-		if r.Answered == http.StatusOK {
-			types = append(types, decode(t, r).Type)
+		// An erased scope leaves no row naming it, so its purge is not announced.
+		require.NotContains(t, string(r.Body), "acme/user:1", "nothing of user:1 after its purge")
+		if m := decode(t, r); r.Answered == http.StatusOK && m.Type == "revision.applied" && m.Data["scope"] == "acme/user:2" {
+			user2 = true
 		}
 	}
-	// An erased scope leaves no row naming it, so its purge is not announced.
-	require.ElementsMatch(t, []string{"revision.applied"}, types, "user:2's change, nothing of user:1")
+	require.True(t, user2, "user:2's change is delivered")
 	got, err := s.webhooks.Get(context.Background(), w.ID)
 	require.NoError(t, err)
 	require.Zero(t, got.Status.Pending)
