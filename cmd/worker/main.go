@@ -13,6 +13,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -40,9 +43,13 @@ import (
 )
 
 func main() {
-	app.Main("worker", func(ctx context.Context) error {
-		return run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil)
-	})
+	// The worker watches its signals itself, not through app.Main's context: it says
+	// which one came, a second one stops at once, and a drain it stopped with work left
+	// exits ExitInterrupted.
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	err := runSignaled(context.Background(), signals, os.Args[1:], os.Getenv, os.Stderr, nil)
+	os.Exit(config.ExitCode("worker", err, os.Stderr))
 }
 
 const groups = config.GroupDB | config.GroupLLM | config.GroupWorker | config.GroupConsolidate | config.GroupRetention | config.GroupWebhooks
@@ -51,12 +58,38 @@ const groups = config.GroupDB | config.GroupLLM | config.GroupWorker | config.Gr
 // It returns when ctx is canceled (after a graceful stop) or, with --drain, when no job
 // is left.
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, ready func(addr string)) error {
+	return runSignaled(ctx, nil, args, getenv, stderr, ready)
+}
+
+// runSignaled is run stopped by signals too: the first stops it as ctx's end does, the
+// second at once (see watchSignals).
+func runSignaled(ctx context.Context, signals <-chan os.Signal, args []string, getenv func(string) string, stderr io.Writer,
+	ready func(addr string)) (err error) {
 	cfg, mode, err := parseFlags(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
 	drain := mode.drain
 	logger := app.Logger(cfg, stderr)
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	now, done := make(chan struct{}), make(chan struct{})
+	defer close(done)
+	if signals != nil {
+		go watchSignals(signals, logger, stop, now, done)
+	}
+	// A stopped drain run says whether work is left, whatever step the stop cut short:
+	// judged before the pool closes, or, stopped before it opened, here.
+	var (
+		store  *memory.Store
+		client *river.Client[pgx.Tx]
+		judged bool
+	)
+	defer func() {
+		if drain && ctx.Err() != nil && !judged {
+			err = drainOutcome(context.Cause(ctx), err, nil, nil)
+		}
+	}()
 	// Stopped last, after River and the HTTP server: the spans of the jobs and requests
 	// that ended during the stop are exported too.
 	tr, err := app.StartTracing(ctx, getenv)
@@ -74,6 +107,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	defer pool.Close()
+	defer func() {
+		if drain && ctx.Err() != nil {
+			judged = true
+			err = drainOutcome(context.Cause(ctx), err, client, store) //nolint:contextcheck // ctx is done: the look has its own
+		}
+	}()
 
 	chat, embed, err := app.Providers(cfg)
 	if err != nil {
@@ -84,7 +123,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	m := metrics.New()
 	chat, embed = tr.WrapProvider(m.WrapProvider(chat)), tr.WrapProvider(m.WrapProvider(embed))
-	store := memory.NewStore(pool, app.MemoryConfig(cfg, floor(cfg.ConfidenceFloor)))
+	store = memory.NewStore(pool, app.MemoryConfig(cfg, floor(cfg.ConfidenceFloor)))
 	m.WatchBacklog(store)
 	m.WatchReembed(store, cfg.EmbedModel)
 	m.WatchReverts(store)
@@ -92,7 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	client, err := newClient(cfg, pool, store, chat, embed, red, m, tr, logger, drain)
+	client, err = newClient(cfg, pool, store, chat, embed, red, m, tr, logger, drain)
 	if err != nil {
 		return err
 	}
@@ -138,7 +177,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	} else {
 		<-ctx.Done()
 	}
-	return errors.Join(runErr, shutdown(client, cfg.ShutdownTimeout, logger)) //nolint:contextcheck // ctx is done: the stop has its own
+	return errors.Join(runErr, shutdown(client, cfg.ShutdownTimeout, now, logger)) //nolint:contextcheck // ctx is done: the stop has its own
 }
 
 // runMode is how the worker runs, from its flags.
@@ -154,7 +193,9 @@ type runMode struct {
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (cfg *config.Config, mode runMode, err error) {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.BoolVar(&mode.drain, "drain", false, "exit once no job is left to run, retries included; serves no HTTP unless --http")
+	fs.BoolVar(&mode.drain, "drain", false, "exit once no job is left to run, retries included; serves no HTTP unless --http. "+
+		"SIGINT or SIGTERM stops it once running jobs finish, a second one at once; it then exits "+
+		strconv.Itoa(config.ExitInterrupted)+" when work is left")
 	fs.BoolVar(&mode.http, "http", false, "with --drain, serve the API, MCP, inspector, /healthz and /metrics at HTTP_ADDR too")
 	if cfg, err = config.Load(fs, groups, getenv); err != nil {
 		return nil, runMode{}, config.Usage(err)
@@ -365,14 +406,23 @@ func pollInterval(drain bool) time.Duration {
 
 // shutdown lets running jobs finish within timeout, then cancels them: a canceled job
 // returns an error and is retried later, so nothing is lost.
-func shutdown(client *river.Client[pgx.Tx], timeout time.Duration, logger *slog.Logger) error {
+func shutdown(client *river.Client[pgx.Tx], timeout time.Duration, now <-chan struct{}, logger *slog.Logger) error {
 	soft, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	go func() {
+		select {
+		case <-now: // a second signal: the soft stop ends here
+			cancel()
+		case <-soft.Done():
+		}
+	}()
 	err := client.Stop(soft)
 	if err == nil {
 		return nil
 	}
-	logger.Warn("jobs still running after the shutdown timeout; canceling them", "timeout", timeout)
+	if soft.Err() == context.DeadlineExceeded {
+		logger.Warn("jobs still running after the shutdown timeout; canceling them", "timeout", timeout)
+	}
 	hard, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := client.StopAndCancel(hard); err != nil {

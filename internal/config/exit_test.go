@@ -25,6 +25,7 @@ func TestExitCode(t *testing.T) {
 		{"usage printed", &UsageError{Err: errors.New("no file given"), Printed: true}, ExitUsage, ""},
 		{"not found", fmt.Errorf("belief 7: %w", errMissing), ExitNotFound, "cmd: belief 7: no such thing\n"},
 		{"failed", errors.New("boom"), ExitFailed, "cmd: boom\n"},
+		{"interrupted", fmt.Errorf("%w by SIGINT: 3 episodes left", ErrInterrupted), ExitInterrupted, "cmd: interrupted by SIGINT: 3 episodes left\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

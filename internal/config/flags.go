@@ -12,7 +12,14 @@ const (
 	ExitFailed   = 1 // the command ran and failed
 	ExitUsage    = 2 // bad usage, input or configuration: nothing was done
 	ExitNotFound = 3 // no such belief, review item or scope
+	// ExitInterrupted: a signal stopped the command before its work was done (a
+	// `worker --drain` with episodes or jobs left); running it again finishes it.
+	ExitInterrupted = 4
 )
+
+// ErrInterrupted is the error of a command a signal stopped with work left: it exits
+// ExitInterrupted.
+var ErrInterrupted = errors.New("interrupted")
 
 // UsageError is bad usage, input or configuration: the command exits ExitUsage. It is
 // the one usage error of every command; main finds it with errors.As (IsUsage).
