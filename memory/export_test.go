@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,6 +134,25 @@ func TestCheckImport(t *testing.T) {
 		"an item's lost target": {ScopeImport{Items: []ExportedItem{item(okItem)}}, "line 9: target_belief_id names belief 1, which the import does not hold"},
 		"a NUL": {ScopeImport{Beliefs: []ExportedBelief{func() ExportedBelief { b := belief(1, 2, StatusActive, nil); b.Statement = "a\x00b"; return b }()}},
 			"line 2: belief 1: statement contains a NUL character"},
+		// Sizes PostgreSQL would refuse once writing: the engine's limits, and an indexed
+		// value an index row of 2704 bytes would not hold.
+		"a long statement": {ScopeImport{Scope: "u", Beliefs: []ExportedBelief{func() ExportedBelief {
+			b := belief(1, 2, StatusActive, nil)
+			b.Statement = strings.Repeat("x", 3<<20)
+			return b
+		}()}}, "line 2: belief 1: statement is 3145728 characters; the limit is 2000"},
+		"a wide statement": {ScopeImport{Scope: "u", Beliefs: []ExportedBelief{func() ExportedBelief {
+			b := belief(1, 2, StatusActive, nil)
+			b.Statement = strings.Repeat("😀", 1000)
+			return b
+		}()}}, "line 2: belief 1: statement is 4000 bytes; PostgreSQL indexes it with the scope in at most 2704 bytes, so at most 2671 here"},
+		"a long attribute": {ScopeImport{Scope: "u", Beliefs: []ExportedBelief{func() ExportedBelief {
+			b := belief(1, 2, StatusActive, nil)
+			b.Attribute = strings.Repeat("x", 201)
+			return b
+		}()}}, "line 2: belief 1: attribute is 201 characters; the limit is 200"},
+		"a long content hash": {ScopeImport{Scope: "u", Episodes: []ExportedEpisode{{ID: 1, Line: 2, State: EpisodeApplied, Messages: json.RawMessage(`[]`),
+			ContentHash: strings.Repeat("f", 300), OccurredAt: at, ReceivedAt: at}}}, "line 2: episode 1: content_hash is 300 characters; the limit is 200"},
 		"a prior's episode": {ScopeImport{Beliefs: []ExportedBelief{belief(1, 2, StatusActive, nil)},
 			Events: []ExportedEvent{func() ExportedEvent { e := event(1, 3, nil); e.Prior = json.RawMessage(`{"episode_id":7}`); return e }()}},
 			"line 3: prior.episode_id names episode 7"},

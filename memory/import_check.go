@@ -127,7 +127,7 @@ func (sc *ScopeImport) check(columns map[string]bool) error {
 	episodes, beliefs, events, items := idSet{}, idSet{}, idSet{}, idSet{}
 	hashes := map[string]int{}
 	for _, e := range sc.Episodes {
-		if err := checkEpisode(e, episodes, hashes); err != nil {
+		if err := checkEpisode(sc.Scope, e, episodes, hashes); err != nil {
 			return err
 		}
 	}
@@ -137,7 +137,7 @@ func (sc *ScopeImport) check(columns map[string]bool) error {
 		}
 	}
 	for _, b := range sc.Beliefs {
-		if err := checkBelief(b, beliefs, episodes); err != nil {
+		if err := checkBelief(sc.Scope, b, beliefs, episodes); err != nil {
 			return err
 		}
 	}
@@ -185,7 +185,7 @@ func (sc *ScopeImport) check(columns map[string]bool) error {
 	return nil
 }
 
-func checkEpisode(e ExportedEpisode, episodes idSet, hashes map[string]int) error {
+func checkEpisode(scope string, e ExportedEpisode, episodes idSet, hashes map[string]int) error {
 	if err := episodes.add(e.Line, "episode", e.ID); err != nil {
 		return err
 	}
@@ -208,10 +208,14 @@ func checkEpisode(e ExportedEpisode, episodes idSet, hashes map[string]int) erro
 	if err := checkTimes(e.Line, "episode", e.ID, map[string]time.Time{"occurred_at": e.OccurredAt, "received_at": e.ReceivedAt}); err != nil {
 		return err
 	}
-	return checkStrings(e.Line, "episode", e.ID, map[string]*string{"content_hash": &e.ContentHash, "external_id": e.ExternalID, "last_error": e.LastError})
+	if err := checkStrings(e.Line, "episode", e.ID, map[string]*string{"external_id": e.ExternalID, "last_error": e.LastError}); err != nil {
+		return err
+	}
+	// Unique with the scope: a btree index holds it.
+	return checkSized(e.Line, "episode", e.ID, scope, []sized{{"content_hash", e.ContentHash, transcript.MaxIDLen, true}})
 }
 
-func checkBelief(b ExportedBelief, beliefs, episodes idSet) error {
+func checkBelief(scope string, b ExportedBelief, beliefs, episodes idSet) error {
 	id := b.ID
 	switch {
 	case !slices.Contains(Kinds, b.Kind):
@@ -247,8 +251,51 @@ func checkBelief(b ExportedBelief, beliefs, episodes idSet) error {
 		"last_seen_at": b.LastSeenAt, "updated_at": b.UpdatedAt}); err != nil {
 		return err
 	}
-	return checkStrings(b.Line, "belief", id, map[string]*string{"statement": &b.Statement, "subject": &b.Subject,
-		"attribute": &b.Attribute, "quote": b.Quote})
+	// The engine's limits, as every writer's (Batch); an active belief's statement and
+	// attribute are indexed with the scope, whose rows PostgreSQL bounds in bytes.
+	active := b.Status == StatusActive
+	return checkSized(b.Line, "belief", id, scope, []sized{{"statement", b.Statement, MaxStatementLen, active},
+		{"subject", b.Subject, MaxLabelLen, false}, {"attribute", b.Attribute, MaxLabelLen, active}, {"quote", deref(b.Quote), MaxQuoteLen, false}})
+}
+
+// indexRowMax is the most bytes a row of a btree index of PostgreSQL holds (version 4,
+// 8 kB pages). A longer one is refused when written ("index row size 3000 exceeds btree
+// version 4 maximum 2704", or "index row requires 36048 bytes" when even compressed it
+// fills more than a page); compression may let a longer value fit, but a check made
+// before writing cannot count on it.
+const indexRowMax = 2704
+
+// indexRowOverhead is an index row's header and its columns' length words and alignment,
+// with room to spare.
+const indexRowOverhead = 32
+
+// sized is a text field of a record: its value, its limit in characters, and whether a
+// btree index holds it with the scope.
+type sized struct {
+	name, value string
+	maxLen      int
+	indexed     bool
+}
+
+// checkSized refuses text PostgreSQL cannot store (invalid UTF-8, a NUL character), text
+// over its limit, and text an index row with scope would not hold, naming the line.
+func checkSized(line int, what string, id int64, scope string, fields []sized) error {
+	for _, f := range fields {
+		if err := checkText(f.name, f.value, f.maxLen); err != nil {
+			msg, _ := transcript.InputMessage(err)
+			return lineErrorf(line, "%s %d: %s", what, id, msg)
+		}
+		if !f.indexed {
+			continue
+		}
+		// lower() may lengthen text (an index keys the statement lowered).
+		n, most := max(len(f.value), len(strings.ToLower(f.value))), indexRowMax-indexRowOverhead-len(scope)
+		if n > most {
+			return lineErrorf(line, "%s %d: %s is %d bytes; PostgreSQL indexes it with the scope in at most %d bytes, so at most %d here",
+				what, id, f.name, n, indexRowMax, most)
+		}
+	}
+	return nil
 }
 
 // checkChains refuses a loop of superseded_by links: a chain has a head.

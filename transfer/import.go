@@ -132,13 +132,15 @@ func (e *NotEmbeddedError) Error() string {
 
 func (e *NotEmbeddedError) Unwrap() error { return e.Err }
 
-// Import reads a file from r and imports it, all or nothing as far as the file goes:
-// every record is read and checked, and every scope found empty, before the first is
-// written; a malformed record is a *transcript.InputError naming its line, a scope that
-// holds memory a *memory.NotEmptyError, and nothing is imported. Each scope is then
-// imported in one transaction, with the extraction job of its pending episodes; what
-// was imported is embedded in batches; the scopes of a mem0 import get a consolidation
-// pass. The import makes no chat call.
+// Import reads a file from r and imports it, all or nothing: every record is read and
+// checked (sizes included: what PostgreSQL would refuse is refused here, naming its
+// line), and every scope found empty, before the first is written; a malformed record
+// is a *transcript.InputError naming its line, a scope that holds memory a
+// *memory.NotEmptyError, and nothing is imported. Every scope is then imported in one
+// transaction, with the extraction jobs of the pending episodes, so that a failure
+// while writing leaves no scope half-imported and the run can simply be repeated. What
+// was imported is embedded in batches afterwards; the scopes of a mem0 import get a
+// consolidation pass. The import makes no chat call.
 func (im *Importer) Import(ctx context.Context, r io.Reader, p ImportParams) (rep *Report, err error) {
 	defer func() {
 		if rep != nil && im.cfg.Observer != nil {
@@ -172,16 +174,12 @@ func (im *Importer) Import(ctx context.Context, r io.Reader, p ImportParams) (re
 	if len(holding) > 0 {
 		return nil, &memory.NotEmptyError{Scopes: holding}
 	}
-	rep = &Report{Scopes: []ScopeReport{}}
-	for i, sc := range pl.scopes {
-		got, jobs, err := im.importScope(ctx, sc)
-		if err != nil {
-			// The scopes before are imported; this one and those after are not.
-			return rep, err
-		}
-		rep.ExtractionJobs += jobs
-		rep.Scopes = append(rep.Scopes, ScopeReport{ExportedAs: from[i], ScopeImported: *got})
-		im.cfg.Logger.InfoContext(ctx, "imported", "scope", sc.Scope, "beliefs", got.Beliefs, "events", got.Events, "episodes", got.Episodes)
+	rep, err = im.importScopes(ctx, pl.scopes, from)
+	if err != nil {
+		return nil, err
+	}
+	for _, sc := range rep.Scopes {
+		im.cfg.Logger.InfoContext(ctx, "imported", "scope", sc.Scope, "beliefs", sc.Beliefs, "events", sc.Events, "episodes", sc.Episodes)
 	}
 	embedErr := im.embed(ctx, rep)
 	if pl.mem0 {
@@ -244,27 +242,48 @@ func (im *Importer) place(pl *plan, p ImportParams) ([]string, error) {
 	return from, nil
 }
 
-// importScope imports sc in one transaction, with the extraction job of its pending
-// episodes: the queue lock comes first, as in every enqueue, and the job commits with
-// the episodes it extracts.
-func (im *Importer) importScope(ctx context.Context, sc *memory.ScopeImport) (*memory.ScopeImported, int, error) {
-	var (
-		got  *memory.ScopeImported
-		jobs int
-	)
-	err := im.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+// importScopes imports every scope in one transaction, with the extraction jobs of
+// their pending episodes: the queue locks come first, as in every enqueue, and the jobs
+// commit with the episodes they extract. The scopes are written (and so locked) in the
+// order of their names, as a subtree's purge locks them, so that two imports or an
+// import and a purge never wait on each other in turn; the report lists them as the
+// file does. On Citus the transaction spans the scopes' shards, each statement still
+// the work of one (a two-phase commit when they lie on several workers).
+func (im *Importer) importScopes(ctx context.Context, scopes []*memory.ScopeImport, from []string) (*Report, error) {
+	var pending []string
+	for _, sc := range scopes {
 		if sc.Pending() > 0 {
-			n, err := extract.ScheduleTx(ctx, tx, im.cfg.Jobs, []string{sc.Scope})
+			pending = append(pending, sc.Scope)
+		}
+	}
+	order := make([]int, len(scopes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(scopes[a].Scope, scopes[b].Scope) })
+	var rep *Report
+	err := im.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		rep = &Report{Scopes: make([]ScopeReport, len(scopes))}
+		if len(pending) > 0 {
+			n, err := extract.ScheduleTx(ctx, tx, im.cfg.Jobs, pending)
 			if err != nil {
 				return err
 			}
-			jobs = n
+			rep.ExtractionJobs = n
 		}
-		var err error
-		got, err = im.cfg.Store.ImportTx(ctx, tx, sc, im.cfg.Redact)
-		return err
+		for _, i := range order {
+			got, err := im.cfg.Store.ImportTx(ctx, tx, scopes[i], im.cfg.Redact)
+			if err != nil {
+				return err
+			}
+			rep.Scopes[i] = ScopeReport{ExportedAs: from[i], ScopeImported: *got}
+		}
+		return nil
 	})
-	return got, jobs, err
+	if err != nil {
+		return nil, fmt.Errorf("%w (nothing was imported)", err)
+	}
+	return rep, nil
 }
 
 // embed gives the imported rows vectors of the embedding model, Batch texts a call,

@@ -406,6 +406,15 @@ func TestImportRefusesBadFiles(t *testing.T) {
 		"a scope not listed": {edit(last, `"scope":"t/b"`, `"scope":"t/c"`), `scope "t/c" is not one of the header's scopes`},
 		"an empty file":      {[]string{""}, "the file is empty"},
 		"a basis not there":  {edit(dependency, `}`, `,"basis_id":999999}`), "basis_id names belief 999999, which the import does not hold"},
+		// What PostgreSQL would refuse once the first scope is written: a statement of 3 MB
+		// ("index row requires 36048 bytes"), or one of few characters but many bytes.
+		"a 3 MB statement": {edit(last, `"statement":"`, `"statement":"`+strings.Repeat("x", 3<<20)),
+			fmt.Sprintf("line %d: belief %s: statement is 31457", last+1, beliefID(t, lines[last]))},
+		"a statement too wide to index": {edit(last, `"statement":"`, `"statement":"`+strings.Repeat("😀", 1000)),
+			fmt.Sprintf("line %d: belief %s: statement is 40", last+1, beliefID(t, lines[last]))},
+		"a 1 MB attribute": {edit(last, `"attribute":"`, `"attribute":"`+strings.Repeat("x", 1<<20)), "attribute is 1048"},
+		"a 1 MB quote":     {edit(last, `"quote":"`, `"quote":"`+strings.Repeat("x", 1<<20)), "quote is 1048"},
+		"a 1 MB subject":   {edit(last, `"subject":"`, `"subject":"`+strings.Repeat("x", 1<<20)), "subject is 1048"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := filepath.Join(t.TempDir(), "bad.jsonl")
@@ -436,6 +445,67 @@ func TestImportRefusesBadFiles(t *testing.T) {
 	}
 	_, stderr, code = c.run("export", "--scope", "nobody")
 	require.Equal(t, config.ExitNotFound, code, stderr)
+}
+
+// beliefID is the id of the belief record line.
+func beliefID(t *testing.T, line string) string {
+	t.Helper()
+	var rec struct{ ID int64 }
+	require.NoError(t, json.Unmarshal([]byte(line), &rec))
+	return strconv.FormatInt(rec.ID, 10)
+}
+
+// An import of several scopes is all or nothing: when writing one fails (here, a writer
+// stored a belief in it after the import found it empty), the scopes written before it
+// are not imported either, and the same import runs again once the scope is purged.
+func TestImportIsAllOrNothing(t *testing.T) {
+	t.Parallel()
+	c := newAPICLI(t)
+	ctx := context.Background()
+	store := memory.NewStore(c.schema.Pool, nil)
+	seedHistory(t, store, "t/a")
+	seedHistory(t, store, "t/b")
+	file := filepath.Join(t.TempDir(), "ab.jsonl")
+	c.mustRunOK("export", "--scope-prefix", "t/", "--output", file)
+
+	// A writer of x/b holds its lock: the import writes x/a, then waits for x/b.
+	tx, err := c.schema.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = store.ApplyTx(ctx, tx, &memory.Batch{Scope: "x/b", Origin: memory.RevisionOperator, At: time.Now(),
+		Facts: []memory.Fact{{Statement: "User is new here", Attribute: "status", Confidence: 0.9, Origin: memory.OriginUserStated}}})
+	require.NoError(t, err)
+	type result struct {
+		stderr string
+		code   int
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, stderr, code := c.run("import", file, "--scope-map", "t=x")
+		done <- result{stderr, code}
+	}()
+	require.Eventually(t, func() bool {
+		var waiting bool
+		err := c.schema.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%' AND pid <> pg_backend_pid())`).Scan(&waiting)
+		return err == nil && waiting
+	}, time.Minute, 10*time.Millisecond, "the import waits for x/b")
+	require.NoError(t, tx.Commit(ctx))
+	got := <-done
+	require.Equal(t, config.ExitFailed, got.code, got.stderr)
+	require.Contains(t, got.stderr, "scope x/b already holds memory")
+	holding, err := store.HoldingMemory(ctx, []string{"x/a"})
+	require.NoError(t, err)
+	require.Empty(t, holding, "x/a, written before x/b failed, is not imported either")
+	require.Contains(t, got.stderr, "nothing was imported")
+
+	// Nothing to clean up: once x/b is empty again, the same import goes through.
+	_, err = store.Purge(ctx, memory.Selection{Scope: "x/b", All: true})
+	require.NoError(t, err)
+	c.mustRunOK("import", file, "--scope-map", "t=x")
+	holding, err = store.HoldingMemory(ctx, []string{"x/a", "x/b"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"x/a", "x/b"}, holding)
 }
 
 // exportSchema is the export's JSON Schema, as docs/api.md publishes it: its header and
