@@ -43,6 +43,7 @@ const (
 // read (store.Recall as the reader asks it), and the chat call. The API's pool has
 // the 16 connections the clients need, plus 4, as a worker's pool has its workers'.
 func BenchmarkAskUnderLoad(b *testing.B) {
+	askBeliefs, askReads, askWarmup := benchSize(askBeliefs, 20), benchSize(askReads, 16), benchSize(askWarmup, 4)
 	ctx := context.Background()
 	p := pipelinetest.New(b, nil)
 	for s := range askScopes {

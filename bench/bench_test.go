@@ -57,7 +57,7 @@ func BenchmarkCostPerEpisode(b *testing.B) {
 		c.Examples = learning.NewRetriever(c.Store, 0, "")
 	}})
 	p.LLM.Handle(cityAnswer)
-	const n = 400
+	n := benchSize(400, 8)
 	b.ResetTimer()
 	for range b.N {
 		p.Enqueue(b, episodes(n, 20)...)
@@ -159,7 +159,7 @@ func randomWord(rng *rand.Rand) string { return words[rng.IntN(len(words))] }
 // BenchmarkPromptSize: the extraction prompt of one transcript in a scope holding 10,
 // 1,000 and 100,000 beliefs.
 func BenchmarkPromptSize(b *testing.B) {
-	for _, n := range []int{10, 1000, 100000} {
+	for _, n := range benchSizes([]int{10, 1000, 100000}, []int{10}) {
 		b.Run(fmt.Sprintf("beliefs=%d", n), func(b *testing.B) {
 			obs := &pipelinetest.Reports{}
 			p := pipelinetest.New(b, &pipelinetest.Options{Extract: func(c *extract.Config) { c.Observer = obs }})
@@ -185,7 +185,7 @@ func BenchmarkPromptSize(b *testing.B) {
 // connections, as cmd/worker sizes it; procs > 1 runs that many clients on one
 // database, as that many worker processes would.
 func BenchmarkThroughput(b *testing.B) {
-	for _, tc := range []struct {
+	cases := []struct {
 		latency time.Duration
 		workers int
 		procs   int
@@ -197,7 +197,10 @@ func BenchmarkThroughput(b *testing.B) {
 		{250 * time.Millisecond, 16, 1, 800},
 		{250 * time.Millisecond, 16, 2, 1600},
 		{250 * time.Millisecond, 16, 4, 3200},
-	} {
+	}
+	// At tiny sizes: one case without latency, one with, and one of several processes.
+	cases = benchCases(cases, 0, 1, 4)
+	for _, tc := range cases {
 		name := fmt.Sprintf("llm=%s/workers=%d/procs=%d", tc.latency, tc.workers, tc.procs)
 		b.Run(name, func(b *testing.B) {
 			// The ledger accounts for the worker time of the runs with a model latency.
@@ -220,6 +223,7 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 			p.LLM.Handle(cityAnswer)
 			// Many users, a few episodes each: the pipeline's concurrency is across scopes.
+			tc.n = benchSize(tc.n, 16)
 			eps := episodes(tc.n, tc.n/4)
 			b.ResetTimer()
 			var elapsed, enqueueing time.Duration
@@ -261,7 +265,7 @@ func BenchmarkThroughput(b *testing.B) {
 // model with latency. Every episode must cost one chat call and at most one embedding
 // call, each scope's sessions extracted in conversation order.
 func BenchmarkBulkImport(b *testing.B) {
-	const scopes, sessions = 10, 27
+	scopes, sessions := benchSize(10, 2), benchSize(27, 3)
 	obs := &pipelinetest.Reports{}
 	p := pipelinetest.New(b, &pipelinetest.Options{Workers: 8, MaxConns: 12,
 		LLMOptions: []llmtest.Option{llmtest.WithLatency(30 * time.Millisecond), llmtest.WithEmbedLatency(5 * time.Millisecond)},
@@ -316,7 +320,7 @@ func BenchmarkBulkImport(b *testing.B) {
 // a zero-latency model: the scope is worked one episode at a time whatever the worker
 // count, and the cost of sequencing is the job's turns (none while no other job waits).
 func BenchmarkSingleScopeBacklog(b *testing.B) {
-	const n = 500
+	n := benchSize(500, 10)
 	p := pipelinetest.New(b, &pipelinetest.Options{Workers: 8, MaxConns: 12})
 	p.LLM.Handle(cityAnswer)
 	ts := episodes(n, 1)
@@ -352,7 +356,7 @@ func BenchmarkReadLatency(b *testing.B) {
 	p := pipelinetest.New(b, nil)
 	ctx := context.Background()
 	for s := range 20 {
-		seedBeliefs(b, p, fmt.Sprintf("user:%d", s), 10000)
+		seedBeliefs(b, p, fmt.Sprintf("user:%d", s), benchSize(10000, 20))
 	}
 	model := p.Provider.EmbedModel()
 	queries := make([][]float32, 200)
@@ -360,7 +364,7 @@ func BenchmarkReadLatency(b *testing.B) {
 		queries[i] = llmtest.Embed(fmt.Sprintf("which hobby like %s number %d", words[i%len(words)], i), llmtest.DefaultDim)
 	}
 	// Latency percentiles need many reads whatever b.N is.
-	const reads = 2000
+	reads := benchSize(2000, 20)
 	var lat []time.Duration
 	b.ResetTimer()
 	for range b.N {

@@ -28,8 +28,8 @@ import (
 // Pure Go: no database. Issue 35 asked for a read of codes re-ranked exactly, the
 // depth set from these margins.
 func BenchmarkCodeMargins(b *testing.B) {
-	for _, dim := range benchInts(b, "CREDO_BENCH_DIMS", []int{768}) {
-		for _, n := range benchInts(b, "CREDO_BENCH_SCOPES", []int{1_000, 10_000}) {
+	for _, dim := range benchInts(b, "CREDO_BENCH_DIMS", benchSizes([]int{768}, []int{64})) {
+		for _, n := range benchInts(b, "CREDO_BENCH_SCOPES", benchSizes([]int{1_000, 10_000}, []int{200})) {
 			b.Run(fmt.Sprintf("dim=%d/beliefs=%d", dim, n), func(b *testing.B) {
 				sc := newSearchScope(dim, n, searchTopicsOf(dim))
 				var rows []codedRow

@@ -54,6 +54,7 @@ func BenchmarkFootprint(b *testing.B) {
 	})
 	var ts []transcript.Transcript
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	footprintScopes, footprintSessions := benchSize(footprintScopes, 4), benchSize(footprintSessions, 2)
 	for s := range footprintScopes {
 		for n := range footprintSessions {
 			city := fmt.Sprintf("City%c%d", 'A'+n%26, s*footprintSessions+n)

@@ -31,7 +31,7 @@ func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil
 // extraction job per scope turn goes through; on Citus the table is local to the
 // coordinator, so this is the coordinator's ceiling too.
 func BenchmarkQueue(b *testing.B) {
-	const jobs = 20000
+	jobs := benchSize(20000, 200)
 	for _, procs := range []int{1, 4} {
 		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
 			ctx := context.Background()

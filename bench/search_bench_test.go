@@ -80,14 +80,14 @@ const (
 // among other users' writes are: a scope's rows share no page with one another, the
 // least favourable heap layout for a scan of one scope.
 func BenchmarkSearchAtScale(b *testing.B) {
-	crowd := searchCrowd
+	crowd := benchSize(searchCrowd, 2_000)
 	if s := os.Getenv("CREDO_BENCH_CROWD"); s != "" {
 		n, err := strconv.Atoi(s)
 		require.NoError(b, err, "CREDO_BENCH_CROWD")
 		crowd = n
 	}
-	sizes := benchInts(b, "CREDO_BENCH_SCOPES", searchScopes)
-	for _, dim := range benchInts(b, "CREDO_BENCH_DIMS", searchDims) {
+	sizes := benchInts(b, "CREDO_BENCH_SCOPES", benchSizes(searchScopes, []int{20}))
+	for _, dim := range benchInts(b, "CREDO_BENCH_DIMS", benchSizes(searchDims, []int{64})) {
 		b.Run(fmt.Sprintf("dim=%d", dim), func(b *testing.B) {
 			w := loadSearchWorld(b, dim, crowd, sizes)
 			b.Run("load", func(b *testing.B) {
@@ -130,6 +130,35 @@ func BenchmarkSearchAtScale(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchSize is full, or tiny when CREDO_BENCH_SMOKE is set: CI runs every benchmark once
+// at tiny sizes (-benchtime 1x) so that none can break unseen; those numbers mean nothing.
+func benchSize(full, tiny int) int {
+	if os.Getenv("CREDO_BENCH_SMOKE") != "" {
+		return tiny
+	}
+	return full
+}
+
+// benchSizes is benchSize for a list.
+func benchSizes(full, tiny []int) []int {
+	if os.Getenv("CREDO_BENCH_SMOKE") != "" {
+		return tiny
+	}
+	return full
+}
+
+// benchCases is cases, or only those at the indexes keep when CREDO_BENCH_SMOKE is set.
+func benchCases[T any](cases []T, keep ...int) []T {
+	if os.Getenv("CREDO_BENCH_SMOKE") == "" {
+		return cases
+	}
+	out := make([]T, len(keep))
+	for i, k := range keep {
+		out[i] = cases[k]
+	}
+	return out
 }
 
 // benchInts is the comma-separated integers of the variable name, or def when it is unset.

@@ -31,7 +31,7 @@ import (
 // transferSizes are the beliefs of the scope BenchmarkTransfer moves; CREDO_BENCH_TRANSFER
 // sets others (comma-separated), such as 100000.
 func transferSizes(b *testing.B) []int {
-	sizes := []int{1_000, 10_000}
+	sizes := benchSizes([]int{1_000, 10_000}, []int{50})
 	if v := os.Getenv("CREDO_BENCH_TRANSFER"); v != "" {
 		sizes = nil
 		for s := range strings.SplitSeq(v, ",") {
@@ -245,7 +245,7 @@ func BenchmarkImportMem0(b *testing.B) {
 	schema := dbtest.New(b)
 	srv := llmtest.NewServer(b)
 	im, _ := importer(b, schema, srv)
-	data := mem0Export(10, 100)
+	data := mem0Export(benchSize(10, 2), benchSize(100, 5))
 	var took time.Duration
 	var rep *transfer.Report
 	for i := range b.N {

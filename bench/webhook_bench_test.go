@@ -32,7 +32,8 @@ import (
 func BenchmarkWebhooks(b *testing.B) {
 	for _, subscribed := range []bool{false, true} {
 		b.Run(fmt.Sprintf("webhook=%t", subscribed), func(b *testing.B) {
-			const n, workers, senders = 1000, 20, 4
+			const workers, senders = 20, 4
+			n := benchSize(1000, 20)
 			const latency = 250 * time.Millisecond
 			var delivered atomic.Int64
 			var lastDelivery atomic.Int64
@@ -95,12 +96,12 @@ func BenchmarkWebhooks(b *testing.B) {
 func BenchmarkWebhookBacklog(b *testing.B) {
 	for _, senders := range []int{1, 4} {
 		b.Run(fmt.Sprintf("senders=%d", senders), func(b *testing.B) {
-			const n, scopes = 2000, 100
+			n, scopes := benchSize(2000, 40), benchSize(100, 4)
 			const key = "a benchmark key of thirty-two characters"
 			var delivered atomic.Int64
 			done := make(chan struct{})
 			rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				if delivered.Add(1) == n {
+				if delivered.Add(1) == int64(n) {
 					close(done)
 				}
 				w.WriteHeader(http.StatusNoContent)

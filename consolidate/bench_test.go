@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,13 +39,14 @@ const (
 // lookup. No LLM call, nothing applied. Scopes are read exactly, as by default, except
 // the one whose operator opted in to an index of its own (EXACT_SEARCH_LIMIT).
 func BenchmarkClustering(b *testing.B) {
-	for _, c := range []struct {
+	type clusteringCase struct {
 		beliefs, seeds int
 		// indexLimit is the store's ExactSearchLimit: 0 reads exactly at every size.
 		indexLimit int
 		// dim is the vectors' dimension: benchDim unless set.
 		dim int
-	}{
+	}
+	cases := []clusteringCase{
 		{beliefs: 1_000, seeds: 1_000},
 		{beliefs: 10_000, seeds: 10_000},
 		// A periodic pass at the default: MaxSeeds changed beliefs, read exactly.
@@ -54,7 +56,13 @@ func BenchmarkClustering(b *testing.B) {
 		{beliefs: 100_000, seeds: DefaultMaxSeeds, dim: 768},
 		// A first pass where every belief is a seed, through the scope's own index.
 		{beliefs: 100_000, seeds: 100_000, indexLimit: 50_000},
-	} {
+	}
+	if os.Getenv("CREDO_BENCH_SMOKE") != "" {
+		// CI runs every benchmark once at tiny sizes (bench.benchSize): read exactly, and
+		// through the scope's own index.
+		cases = []clusteringCase{{beliefs: 200, seeds: 200}, {beliefs: 200, seeds: 200, indexLimit: 100}}
+	}
+	for _, c := range cases {
 		dim := cmp.Or(c.dim, benchDim)
 		model := fmt.Sprintf("bench-%d", dim)
 		name := fmt.Sprintf("beliefs=%d/seeds=%d/index=%t/dim=%d", c.beliefs, c.seeds, c.indexLimit > 0, dim)
