@@ -450,7 +450,9 @@ func TestImportRefusesBadFiles(t *testing.T) {
 // beliefID is the id of the belief record line.
 func beliefID(t *testing.T, line string) string {
 	t.Helper()
-	var rec struct{ ID int64 }
+	var rec struct {
+		ID int64 `json:"id"`
+	}
 	require.NoError(t, json.Unmarshal([]byte(line), &rec))
 	return strconv.FormatInt(rec.ID, 10)
 }

@@ -87,7 +87,7 @@ func runSignaled(ctx context.Context, signals <-chan os.Signal, args []string, g
 	)
 	defer func() {
 		if drain && ctx.Err() != nil && !judged {
-			err = drainOutcome(context.Cause(ctx), err, nil, nil)
+			err = drainOutcome(context.Cause(ctx), err, nil, nil) //nolint:contextcheck // ctx is done: the look has its own
 		}
 	}()
 	// Stopped last, after River and the HTTP server: the spans of the jobs and requests

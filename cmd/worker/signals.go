@@ -17,10 +17,10 @@ import (
 	"github.com/credohq/credo/memory"
 )
 
-// stopSignal is the cause of a run's context that a signal canceled.
-type stopSignal struct{ sig os.Signal }
+// signalError is the cause of a run's context that a signal canceled.
+type signalError struct{ sig os.Signal }
 
-func (s *stopSignal) Error() string { return "stopped by " + signalName(s.sig) }
+func (s *signalError) Error() string { return "stopped by " + signalName(s.sig) }
 
 func signalName(s os.Signal) string {
 	switch s {
@@ -39,7 +39,7 @@ func signalName(s os.Signal) string {
 func watchSignals(signals <-chan os.Signal, logger *slog.Logger, stop context.CancelCauseFunc, now chan<- struct{}, done <-chan struct{}) {
 	select {
 	case s := <-signals:
-		stop(&stopSignal{sig: s})
+		stop(&signalError{sig: s})
 		logger.Info("stopping: running jobs finish first; a second signal stops at once", "signal", signalName(s))
 	case <-done:
 		return
@@ -62,18 +62,18 @@ func drainOutcome(cause error, err error, jobs *river.Client[pgx.Tx], store *mem
 		err = nil
 	}
 	if store == nil || jobs == nil {
-		return errors.Join(err, fmt.Errorf("%w (%v) before the drain began", config.ErrInterrupted, cause))
+		return errors.Join(err, fmt.Errorf("%w (%s) before the drain began", config.ErrInterrupted, cause.Error()))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	left, lerr := riverjobs.AnyUnfinished(ctx, jobs)
 	b, berr := store.Backlog(ctx)
 	if lerr != nil || berr != nil {
-		return errors.Join(err, fmt.Errorf("%w (%v), and what is left is unknown: %w", config.ErrInterrupted, cause, errors.Join(lerr, berr)))
+		return errors.Join(err, fmt.Errorf("%w (%s), and what is left is unknown: %w", config.ErrInterrupted, cause.Error(), errors.Join(lerr, berr)))
 	}
 	if !left && b.Pending == 0 {
 		return err
 	}
-	return errors.Join(err, fmt.Errorf("%w (%v) with work left: %d episodes pending; run it again to finish",
-		config.ErrInterrupted, cause, b.Pending))
+	return errors.Join(err, fmt.Errorf("%w (%s) with work left: %d episodes pending; run it again to finish",
+		config.ErrInterrupted, cause.Error(), b.Pending))
 }
