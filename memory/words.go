@@ -76,23 +76,22 @@ const MaxTermBeliefs = 64
 // (the column words, 0..1): the weights of the terms it holds over those of every term
 // counted. A term weighs ln(1 + MaxTermBeliefs/n), n the beliefs of the view holding it
 // (BM25's inverse document frequency with MaxTermBeliefs for the scope's size, and no
-// term counts or lengths: statements are a sentence each). Each term's n is counted up to
-// MaxTermBeliefs + 1 only, on the GIN index of migration 030, so the read costs what the
-// rare terms' beliefs do, not the scope's size. A text of no term reads nothing.
+// term counts or lengths: statements are a sentence each). Each term's beliefs are read
+// up to MaxTermBeliefs + 1 only, on the GIN index of migration 030, so the read costs
+// what the rare terms' beliefs do, not the scope's size. A text of no term reads nothing.
 func queueWords(b *pgx.Batch, q rankQuery, out *[]Belief) {
 	terms := strings.ReplaceAll(fmt.Sprintf(queryTermsSQL, MaxQueryTerms), "$T", q.param(1))
 	sql := fmt.Sprintf(`WITH t AS MATERIALIZED (SELECT quote_literal(t.lexeme)::tsquery AS tq FROM (%[1]s) t),
-		df AS MATERIALIZED (SELECT t.tq, (SELECT count(*) FROM (SELECT 1 FROM belief b WHERE %[2]s AND b.words @@ t.tq
-			LIMIT %[3]d) x) AS n FROM t),
-		kept AS MATERIALIZED (SELECT df.tq, ln(1 + %[4]d / df.n::float8) AS w FROM df WHERE df.n BETWEEN 1 AND %[4]d),
-		m AS MATERIALIZED (SELECT b.id, b.words FROM belief b
-			WHERE %[2]s AND b.words @@ (SELECT coalesce(string_agg(kept.tq::text, ' | '), '')::tsquery FROM kept)),
-		s AS (SELECT m.id, sum(kept.w) / (SELECT sum(w) FROM kept) AS score
-			FROM m JOIN kept ON m.words @@ kept.tq GROUP BY m.id ORDER BY score DESC, m.id DESC LIMIT %[5]s)
+		hits AS MATERIALIZED (SELECT h.ids FROM t CROSS JOIN LATERAL (SELECT array_agg(x.id) AS ids FROM (
+			SELECT b.id FROM belief b WHERE %[2]s AND b.words @@ t.tq LIMIT %[3]d) x) h),
+		kept AS MATERIALIZED (SELECT hits.ids, ln(1 + %[4]d / cardinality(hits.ids)::float8) AS w FROM hits
+			WHERE cardinality(hits.ids) BETWEEN 1 AND %[4]d),
+		s AS (SELECT u.id, sum(kept.w) / (SELECT sum(w) FROM kept) AS score
+			FROM kept CROSS JOIN LATERAL unnest(kept.ids) u (id) GROUP BY u.id ORDER BY score DESC, u.id DESC LIMIT %[5]s)
 		SELECT %[6]s, s.score AS words, %[7]s AS distance FROM s JOIN belief b ON b.scope = $1 AND b.id = s.id
 		ORDER BY s.score DESC, b.id DESC`,
 		terms, q.view, MaxTermBeliefs+1, MaxTermBeliefs, q.param(4), q.columns, q.distance(2))
-	args := append(append([]any{}, q.args...), q.text, q.vector(), q.model, q.k)
+	args := append(append([]any{}, q.args...), q.text, q.vector(), q.model, min(q.k, MaxWordsRanked))
 	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
 		var err error
 		*out, err = pgx.CollectRows(rows, scanBelief)
@@ -100,20 +99,26 @@ func queueWords(b *pgx.Batch, q rankQuery, out *[]Belief) {
 	})
 }
 
+// MaxWordsRanked bounds the beliefs the words and entity rankings each add to a read, of
+// any k: what they add beyond the vector ranking's own is the few beliefs a code or a
+// name points at.
+const MaxWordsRanked = 10
+
 // queueEntities queues the entity ranking on b, into out once b is sent: the beliefs of
 // q.view about the entities whose names or aliases q.text says as words (the user
 // aside: every scope is mostly about them), nearest to the query vector first, then the
-// newest. The scope's names are few; the text is parsed once.
+// newest. The scope's names are few; the text is parsed once. When the text names none,
+// the uncorrelated EXISTS is a one-time filter: the scope's beliefs are not read.
 func queueEntities(b *pgx.Batch, q rankQuery, out *[]Belief) {
 	sql := fmt.Sprintf(`WITH t AS MATERIALIZED (SELECT to_tsvector('simple'::regconfig, replace(%s, '-', ' ')) AS v),
 		named AS MATERIALIZED (SELECT DISTINCT a.entity FROM entity_alias a, t
 			WHERE a.scope = $1 AND a.entity <> 'user'
 				AND t.v @@ phraseto_tsquery('simple'::regconfig, replace(a.alias, '-', ' ')))
 		SELECT %s, %s AS distance FROM belief b
-		WHERE %s AND b.entity IN (SELECT entity FROM named)
+		WHERE EXISTS (SELECT 1 FROM named) AND %s AND b.entity IN (SELECT entity FROM named)
 		ORDER BY distance NULLS LAST, b.valid_from DESC, b.id DESC LIMIT %s`,
 		q.param(1), q.columns, q.distance(2), q.view, q.param(4))
-	args := append(append([]any{}, q.args...), q.text, q.vector(), q.model, q.k)
+	args := append(append([]any{}, q.args...), q.text, q.vector(), q.model, min(q.k, MaxWordsRanked))
 	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
 		var err error
 		*out, err = pgx.CollectRows(rows, scanBelief)
