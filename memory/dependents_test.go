@@ -163,3 +163,32 @@ func TestDependsOnItsOwnTargetIsDropped(t *testing.T) {
 	require.Nil(t, got.DependsOn)
 	require.False(t, got.NeedsReview)
 }
+
+// A purge by id erases the purged text from the beliefs concluded from it too: their
+// statements go on to review prompts, webhooks and extraction prompts.
+func TestPurgeRedactsDependentStatements(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, bundle := setup(t)
+	const code = "User's locker code is 5190-KX"
+	basis := mustApply(t, store, embeddedBatch(extraction("u", "2026-01-10", nil,
+		embedded(fact(code, "locker_code", ""), vecLocation)))).Facts[0].BeliefID
+	gear := embedded(fact("User keeps gym gear at the club ("+code+")", "gym_gear", ""), vecCoffee)
+	gear.Origin, gear.DependsOn = OriginInferred, []int{0}
+	dependent := mustApply(t, store, embeddedBatch(extraction("u", "2026-01-20", []int64{basis}, gear))).Facts[0].BeliefID
+
+	purged, err := store.Purge(ctx, Selection{Scope: "u", IDs: []int64{basis}})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), purged.Counts[CountRedactedBeliefs])
+	require.Empty(t, mentions(t, bundle, "5190-KX"), "no row keeps the purged text")
+	got, err := store.Get(ctx, dependent)
+	require.NoError(t, err)
+	require.Equal(t, "User keeps gym gear at the club ([redacted])", got.Statement)
+	require.True(t, got.NeedsReview, "its basis went: it awaits review")
+	require.Equal(t, 0, count(t, bundle, "belief WHERE embedding IS NOT NULL AND statement LIKE '%redacted%'"),
+		"the vector of the old statement goes with it")
+	items, err := store.Conflicts(ctx, "u", false)
+	require.NoError(t, err)
+	require.Len(t, items, 1)
+	require.Equal(t, got.Statement, items[0].Statement)
+}

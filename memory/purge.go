@@ -143,7 +143,7 @@ func (p *purge) run(ctx context.Context) error {
 		}
 		p.entity = e.Key
 	}
-	for _, step := range []func(context.Context) error{p.riverJobs, p.events, p.conflicts, p.dependents, p.relink, p.deleteBeliefs,
+	for _, step := range []func(context.Context) error{p.riverJobs, p.events, p.conflicts, p.redactSurvivors, p.dependents, p.relink, p.deleteBeliefs,
 		p.entities, p.scrubKept, p.redactEpisodes, p.deleteEpisodes, p.consolidation} {
 		if err := step(ctx); err != nil {
 			return err
@@ -230,6 +230,44 @@ func (p *purge) conflicts(ctx context.Context) error {
 			OR `+mentionsText("c.detail", "$3")+`
 		OR (c.episode_id = ANY($5) AND (`+mentionsJSON("c.proposed", "$6")+` OR `+mentionsText("c.detail", "$6")+`)))`,
 		p.sel.Scope, p.beliefs, p.needles, p.sel.All, p.episodes, p.purgedQuotes())
+}
+
+// redactSurvivors replaces the purged text in the statements of the beliefs that stay,
+// before they are flagged: a belief concluded from a purged one may quote it ("...
+// (User's locker code is 5190-KX)"), and its statement goes on to review prompts,
+// webhooks (built from the rows when sent) and extraction prompts. A statement that
+// changed loses its vector, which was of the purged words: the scope's next extraction
+// or read embeds it again.
+func (p *purge) redactSurvivors(ctx context.Context) error {
+	if p.sel.All || len(p.needles) == 0 {
+		return nil
+	}
+	rows, err := p.tx.Query(ctx, `SELECT id, statement FROM belief b WHERE b.scope = $1 AND NOT b.id = ANY($2)
+		AND `+mentionsText("b.statement", "$3"), p.sel.Scope, p.beliefs, p.needles)
+	if err != nil {
+		return fmt.Errorf("find statements quoting the purged text: %w", err)
+	}
+	type copied struct {
+		ID        int64
+		Statement string
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[copied])
+	if err != nil || len(found) == 0 {
+		return err
+	}
+	patterns, err := spanPatterns(nil, p.needles)
+	if err != nil {
+		return err
+	}
+	for _, c := range found {
+		_, err := p.tx.Exec(ctx, `UPDATE belief SET statement = $2, embedding = NULL, embed_model = NULL, updated_at = $3
+			WHERE scope = $4 AND id = $1`, c.ID, redactText(c.Statement, patterns, nil), p.now, p.sel.Scope)
+		if err != nil {
+			return fmt.Errorf("redact the statement of %d: %w", c.ID, err)
+		}
+	}
+	p.out.Counts[CountRedactedBeliefs] = int64(len(found))
+	return nil
 }
 
 // dependents flags the surviving beliefs concluded from purged ones, with items that

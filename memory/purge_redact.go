@@ -19,6 +19,10 @@ const redactedMarker = "[redacted]"
 // the episodes redacted rather than removed.
 const CountRedactedEpisodes = "episode_redacted"
 
+// CountRedactedBeliefs is the key of Purged.Counts, and of the tombstone's counts, for
+// the kept beliefs whose statement quoted the purged text and was redacted.
+const CountRedactedBeliefs = "belief_redacted"
+
 // episodeQuotes is what an episode said of the purged beliefs, as the beliefs and their
 // reinforcement events quote it.
 type episodeQuotes struct {
