@@ -121,6 +121,9 @@ type curation struct {
 	// or review items named them: the episodes to remove once nothing kept comes from
 	// them.
 	sources []int64
+	// redaction redacts the curated beliefs' words in the source episodes that stay, as a
+	// purge of those beliefs by id does.
+	redaction *purge
 }
 
 // run curates the scope, and commits unless it is a dry run or nothing was due (a
@@ -133,14 +136,16 @@ func (c *curation) run(ctx context.Context, s *Store) error {
 	// The end of a dry run, or of a failed one; a no-op after Commit.
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	c.tx = tx
+	c.redaction = &purge{store: s, tx: tx, sel: Selection{Scope: c.scope}, now: c.now,
+		out: &Purged{What: PurgedHistory, Counts: c.out.Counts}}
 	if err := lockScope(ctx, tx, c.scope); err != nil {
 		return err
 	}
 	if err := c.findBeliefs(ctx); err != nil || len(c.out.BeliefIDs) == 0 {
 		return err
 	}
-	for _, step := range []func(context.Context) error{c.findSources, c.keepOpenItems, c.events, c.conflicts, c.relink,
-		c.deleteBeliefs, c.entities, c.deleteEpisodes, c.riverJobs, c.consolidation} {
+	for _, step := range []func(context.Context) error{c.findSources, c.findQuotes, c.keepOpenItems, c.events, c.conflicts, c.relink,
+		c.deleteBeliefs, c.entities, c.redactKept, c.deleteEpisodes, c.riverJobs, c.consolidation} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -189,6 +194,41 @@ func (c *curation) findSources(ctx context.Context) error {
 	return nil
 }
 
+// findQuotes reads, before the beliefs and their events go, their statements and what
+// they quoted of each source episode: the spans a redaction of a kept episode replaces.
+func (c *curation) findQuotes(ctx context.Context) error {
+	p := c.redaction
+	p.beliefs, p.sel.IDs = c.out.BeliefIDs, c.out.BeliefIDs
+	if err := p.findNeedles(ctx); err != nil {
+		return err
+	}
+	// The sources that hold their words: those they were drawn from or that restated
+	// them, and those whose transcript holds a statement.
+	rows, err := c.tx.Query(ctx, `SELECT e.id FROM episode e WHERE e.scope = $2 AND e.id = ANY($1) AND e.state <> 'pending'
+			AND (e.id IN (SELECT episode_id FROM belief WHERE scope = $2 AND id = ANY($3))
+				OR e.id IN (SELECT episode_id FROM revision_event WHERE scope = $2 AND action = 'reinforce' AND old_belief_id = ANY($3))
+				OR `+mentionsJSON("e.messages", "$4")+`)
+		ORDER BY e.id`, c.sources, c.scope, c.out.BeliefIDs, p.needles)
+	if err != nil {
+		return fmt.Errorf("read source episodes: %w", err)
+	}
+	if p.episodes, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+		return fmt.Errorf("read source episodes: %w", err)
+	}
+	return p.findQuotes(ctx)
+}
+
+// redactKept redacts the curated beliefs' words in the source episodes that kept beliefs
+// still come from, and in the kept beliefs' quotes and events' excerpts copied from
+// them, as a purge does ("every copy of their text"); such an episode that cannot be
+// redacted completely is deleted with the others.
+func (c *curation) redactKept(ctx context.Context) error {
+	if err := c.redaction.scrubKept(ctx); err != nil {
+		return err
+	}
+	return c.redaction.redactEpisodes(ctx)
+}
+
 // keepOpenItems unlinks the open review items of kept beliefs from the bases that go:
 // the belief still awaits its review (and keeps its needs_review flag), and the item
 // names no removed id, in its columns or its detail.
@@ -232,12 +272,14 @@ func (c *curation) deleteBeliefs(ctx context.Context) error {
 	return c.exec(ctx, "belief", "DELETE FROM belief WHERE scope = $2 AND id = ANY($1)", c.out.BeliefIDs, c.scope)
 }
 
-// deleteEpisodes removes the source episodes no kept belief comes from. A pending
-// episode stays: it is still to be extracted.
+// deleteEpisodes removes the source episodes no kept belief comes from, and those that
+// held the removed beliefs' words and could not be redacted. A pending episode stays: it
+// is still to be extracted.
 func (c *curation) deleteEpisodes(ctx context.Context) error {
 	rows, err := c.tx.Query(ctx, `SELECT e.id FROM episode e WHERE e.id = ANY($1) AND e.scope = $2 AND e.state <> 'pending'
-			AND NOT EXISTS (SELECT 1 FROM belief b WHERE b.scope = $2 AND b.episode_id = e.id)
-		ORDER BY e.id FOR UPDATE`, c.sources, c.scope)
+			AND NOT e.id = ANY($3)
+			AND (e.id = ANY($4) OR NOT EXISTS (SELECT 1 FROM belief b WHERE b.scope = $2 AND b.episode_id = e.id))
+		ORDER BY e.id FOR UPDATE`, c.sources, c.scope, append([]int64{}, c.redaction.redacted...), append([]int64{}, c.redaction.episodes...))
 	if err != nil {
 		return fmt.Errorf("purge episode: %w", err)
 	}

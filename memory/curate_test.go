@@ -74,8 +74,10 @@ func setupCurate(t *testing.T) *curateBundle {
 	b.code = at("2025-01-25", b.codeEp, extraction(scope, "2025-01-25", nil, fact(codeStatement, "gate_code", ""))).Facts[0].BeliefID
 
 	b.bostonEp = episode("I moved to Boston. I like tea.", "2025-02-10")
+	boston := fact(bostonStatement, "location", "2025-02-01")
+	boston.Quote = "I moved to Boston"
 	res := at("2025-02-10", b.bostonEp, extraction(scope, "2025-02-10", []int64{b.nyc},
-		resolves(fact(bostonStatement, "location", "2025-02-01"), 0, ActionSupersede, ReasonTemporal), fact("User likes tea", "drink", "")))
+		resolves(boston, 0, ActionSupersede, ReasonTemporal), fact("User likes tea", "drink", "")))
 	b.boston, b.tea = res.Facts[0].BeliefID, res.Facts[1].BeliefID
 	b.miamiEp = episode("I moved to Miami.", "2025-03-10")
 	b.miami = at("2025-03-10", b.miamiEp, extraction(scope, "2025-03-10", []int64{b.boston},
@@ -201,7 +203,7 @@ func TestCurate(t *testing.T) {
 		BeliefIDs:  []int64{b.nyc, b.initech, b.code, b.boston},
 		EpisodeIDs: []int64{b.nycEp, b.guessEp, b.jobEp, b.quitEp},
 		Counts: map[string]int64{"belief": 4, "revision_event": 4, "belief_conflict": 1, "episode": 4, "river_job": 2,
-			"consolidation_judgment": 1, "entity": 0, "entity_alias": 0},
+			"consolidation_judgment": 1, "entity": 0, "entity_alias": 0, CountRedactedEpisodes: 1},
 		Relinked: 1}
 	bob := CuratedScope{Scope: "user:bob", BeliefIDs: []int64{b.cat}, EpisodeIDs: []int64{},
 		Counts: map[string]int64{"belief": 1, "revision_event": 1, "belief_conflict": 0, "episode": 0, "river_job": 0,
@@ -218,6 +220,11 @@ func TestCurate(t *testing.T) {
 	for _, s := range purged {
 		require.Empty(t, mentions(t, b.testBundle, s), "%q is nowhere in the database", s)
 	}
+	// The transcript tea still comes from no longer says what Boston quoted of it.
+	require.Empty(t, mentions(t, b.testBundle, "moved to Boston"))
+	var redacted string
+	require.NoError(t, b.schema.Pool.QueryRow(ctx, "SELECT messages->0->>'content' FROM episode WHERE id = $1", b.bostonEp).Scan(&redacted))
+	require.Equal(t, "[redacted]. I like tea.", redacted)
 
 	// Current beliefs and history within the period are untouched; Philadelphia, whose
 	// successor NYC went, now leads to Miami.
