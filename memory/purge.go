@@ -113,7 +113,16 @@ func (p *purge) run(ctx context.Context) error {
 	if err := lockScope(ctx, p.tx, p.sel.Scope); err != nil {
 		return err
 	}
-	if len(p.sel.IDs) == 0 {
+	if p.sel.All {
+		// A scope that partial purges emptied is still erasable whole: any row naming it is.
+		named, err := p.store.namedScopes(ctx, p.tx, ScopeNames{Scope: p.sel.Scope})
+		if err != nil {
+			return err
+		}
+		if len(named) == 0 {
+			return fmt.Errorf("scope %q: %w", p.sel.Scope, ErrNotFound)
+		}
+	} else if len(p.sel.IDs) == 0 {
 		err := checkScope(ctx, p.tx, p.sel.Scope,
 			"SELECT 1 FROM belief WHERE scope = $1 UNION ALL SELECT 1 FROM episode WHERE scope = $1")
 		if err != nil {

@@ -49,7 +49,7 @@ func (s *Store) PurgeSubtree(ctx context.Context, prefix string) (*SubtreePurged
 	if strings.ContainsRune(prefix, 0) {
 		return nil, transcript.InputErrorf(ErrSelection, "prefix", "contains a NUL character")
 	}
-	scopes, err := s.SubtreeScopes(ctx, prefix)
+	scopes, err := s.ErasableScopes(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}

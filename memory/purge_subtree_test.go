@@ -48,3 +48,39 @@ func TestPurgeSubtree(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, again.Scopes, "nothing left to erase")
 }
+
+// A scope whose last belief and episode went in partial purges is still named by rows
+// (its watermark, its user entity, a job): a whole-scope purge, of it or of its subtree,
+// erases them, and only then is it unknown.
+func TestPurgeWholeScopeEmptiedByPartialPurges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, bundle := setup(t)
+	for _, scope := range []string{"acme/user:zeb", "acme/user:amy"} {
+		mustApply(t, store, extraction(scope, "2026-01-05", nil, fact("User's locker is 12", "locker", "")))
+		_, err := bundle.schema.Pool.Exec(ctx, "INSERT INTO scope_consolidation (scope, watermark) VALUES ($1, now())", scope)
+		require.NoError(t, err)
+		insertJob(t, bundle, "credo.consolidate", map[string]string{"scope": scope})
+		_, err = store.Purge(ctx, Selection{Scope: scope, Match: "locker"})
+		require.NoError(t, err)
+		require.Zero(t, count(t, bundle, "belief WHERE scope = '"+scope+"'"))
+		require.NotEmpty(t, mentions(t, bundle, scope), "rows still name it")
+	}
+
+	scopes, err := store.ErasableScopes(ctx, "acme/")
+	require.NoError(t, err)
+	require.Equal(t, []string{"acme/user:amy", "acme/user:zeb"}, scopes)
+
+	purged, err := store.Purge(ctx, Selection{Scope: "acme/user:zeb", All: true})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, purged.Counts["scope_consolidation"])
+	require.Empty(t, mentions(t, bundle, "acme/user:zeb"))
+	_, err = store.Purge(ctx, Selection{Scope: "acme/user:zeb", All: true})
+	require.ErrorIs(t, err, ErrNotFound, "nothing names it any more")
+
+	sub, err := store.PurgeSubtree(ctx, "acme/")
+	require.NoError(t, err)
+	require.Len(t, sub.Scopes, 1)
+	require.Equal(t, "acme/user:amy", sub.Scopes[0].Scope)
+	require.Empty(t, mentions(t, bundle, "acme/"))
+}

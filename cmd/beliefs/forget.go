@@ -118,7 +118,7 @@ func forget(ctx context.Context, e *env, ops *operator.Operator, sel memory.Sele
 func purgeBeliefs(ctx context.Context, e *env, ops *operator.Operator, sel memory.Selection, yes bool) error {
 	if sel.All {
 		// A mistyped scope is reported as such, before any question.
-		if scopes, err := e.store.SubtreeScopes(ctx, sel.Scope); err != nil {
+		if scopes, err := e.store.ErasableScopes(ctx, sel.Scope); err != nil {
 			return err
 		} else if !slices.Contains(scopes, sel.Scope) {
 			return fmt.Errorf("scope %q: %w", sel.Scope, memory.ErrNotFound)
@@ -173,7 +173,7 @@ func purgeSubtree(ctx context.Context, e *env, prefix string, yes bool) error {
 	if err != nil {
 		return err
 	}
-	scopes, err := e.store.SubtreeScopes(ctx, prefix)
+	scopes, err := e.store.ErasableScopes(ctx, prefix)
 	if err != nil {
 		return err
 	}
