@@ -90,4 +90,3 @@ func (s *Store) ErasableScopes(ctx context.Context, prefix string) ([]string, er
 	}
 	return scopes, nil
 }
-
