@@ -26,7 +26,7 @@ type CuratedScope struct {
 	// ascending.
 	BeliefIDs  []int64 `json:"belief_ids"`
 	EpisodeIDs []int64 `json:"episode_ids"`
-	// Counts is the number of rows removed per table, as the tombstone records it.
+	// Counts is the number of rows removed per table; the tombstone does not keep it.
 	Counts map[string]int64 `json:"counts"`
 	// Relinked counts the kept beliefs whose successor was removed, which now lead to
 	// the next kept belief of their chain, or to none.
@@ -153,7 +153,7 @@ func (c *curation) run(ctx context.Context, s *Store) error {
 	if c.dryRun {
 		return nil
 	}
-	if c.out.TombstoneID, err = writeTombstone(ctx, tx, PurgedHistory, c.out.Counts, c.now); err != nil {
+	if c.out.TombstoneID, err = writeTombstone(ctx, tx, PurgedHistory, c.now); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)

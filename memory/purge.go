@@ -2,8 +2,9 @@ package memory
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/rand"
 	"fmt"
+	"math/big"
 	"slices"
 	"time"
 
@@ -23,7 +24,7 @@ const (
 type Purged struct {
 	// What is PurgedBeliefs or PurgedScope.
 	What string
-	// Counts is the number of rows removed per table, as the tombstone records it.
+	// Counts is the number of rows removed per table; the tombstone does not keep it.
 	Counts map[string]int64
 	// Relinked is the number of beliefs whose successor was purged and that now lead to
 	// the next surviving belief of their chain, or to none.
@@ -59,9 +60,9 @@ type Purged struct {
 // the kept beliefs' quotes and kept events' excerpts from such an episode lose the same
 // spans: a model's quotes may overlap.
 //
-// One purge_tombstone row records that a purge happened, on which day, with the counts
-// (deleted rows per table, and episode_redacted when episodes were redacted), never the
-// scope or what was purged. Deleted rows, and the old versions of redacted ones, leave the
+// One purge_tombstone row, of a random id, records that a purge happened and on which
+// day, never the scope, what was purged or the counts (deleted rows per table, and
+// episode_redacted and belief_redacted when rows were redacted), which Purged gives. Deleted rows, and the old versions of redacted ones, leave the
 // disk when Postgres vacuums.
 func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
 	if err := sel.normalize(); err != nil {
@@ -434,31 +435,37 @@ func (p *purge) consolidation(ctx context.Context) error {
 }
 
 func (p *purge) tombstone(ctx context.Context) error {
-	id, err := writeTombstone(ctx, p.tx, p.out.What, p.out.Counts, p.now)
+	id, err := writeTombstone(ctx, p.tx, p.out.What, p.now)
 	p.out.TombstoneID = id
 	return err
 }
 
-// writeTombstone records that rows were purged: what, how many per table and on which
-// day (UTC), with no trace of the scope. A scope's name is guessable (user:1234), so a
-// hash of it, even salted with a secret in the same database, would give it back to
-// whoever reads the database; the caller gets the tombstone's id, to keep the link to the
+// writeTombstone records that rows were purged: what, and on which day (UTC), with no
+// trace of the scope. A scope's name is guessable (user:1234), so a hash of it, even
+// salted with a secret in the same database, would give it back to whoever reads the
+// database; the caller gets the tombstone's id and the counts, to keep the link to the
 // scope elsewhere. The day, not the time: the purge's time is also on rows it leaves in
-// the scope (a redacted episode's redacted_at, a relinked belief's updated_at), and would
-// match the tombstone to them.
-func writeTombstone(ctx context.Context, tx pgx.Tx, what string, counts map[string]int64, now time.Time) (int64, error) {
-	raw, err := json.Marshal(counts)
-	if err != nil {
-		return 0, fmt.Errorf("encode counts: %w", err)
-	}
+// the scope (a redacted episode's redacted_at, a relinked belief's updated_at), and on
+// the scope.purged change a partial purge announces. No counts: that change, which
+// names the scope, carries them. A random id: sequential ids would order tombstones as
+// the feed orders purges. It stays below 2^53, which JSON numbers hold exactly.
+func writeTombstone(ctx context.Context, tx pgx.Tx, what string, now time.Time) (int64, error) {
 	y, m, d := now.UTC().Date()
-	var id int64
-	err = tx.QueryRow(ctx, `INSERT INTO purge_tombstone (what, counts, created_at)
-		VALUES ($1, $2, $3) RETURNING id`, what, raw, time.Date(y, m, d, 0, 0, 0, 0, time.UTC)).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("write tombstone: %w", err)
+	for {
+		n, err := rand.Int(rand.Reader, big.NewInt(1<<53-1))
+		if err != nil {
+			return 0, fmt.Errorf("write tombstone: %w", err)
+		}
+		id := n.Int64() + 1
+		tag, err := tx.Exec(ctx, `INSERT INTO purge_tombstone (id, what, created_at) VALUES ($1, $2, $3)
+			ON CONFLICT (id) DO NOTHING`, id, what, time.Date(y, m, d, 0, 0, 0, 0, time.UTC))
+		if err != nil {
+			return 0, fmt.Errorf("write tombstone: %w", err)
+		}
+		if tag.RowsAffected() == 1 {
+			return id, nil
+		}
 	}
-	return id, nil
 }
 
 func (p *purge) exec(ctx context.Context, table, sql string, args ...any) error {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -130,20 +131,44 @@ func TestPurgeErasesEveryCopy(t *testing.T) {
 // the scope or of the words.
 func requireTombstone(t *testing.T, bundle *testBundle, purged *Purged, scope, what string, counts map[string]int64, words ...string) {
 	t.Helper()
+	require.Equal(t, counts, purged.Counts, "the caller gets the counts")
 	var (
 		gotWhat, row string
-		gotCounts    map[string]int64
+		keys         []string
+		at           time.Time
 	)
-	err := bundle.schema.Pool.QueryRow(context.Background(), "SELECT what, counts, to_jsonb(t)::text FROM purge_tombstone t WHERE id = $1",
-		purged.TombstoneID).Scan(&gotWhat, &gotCounts, &row)
+	err := bundle.schema.Pool.QueryRow(context.Background(), `SELECT what, to_jsonb(t)::text,
+			(SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(to_jsonb(t)) k), created_at FROM purge_tombstone t WHERE id = $1`,
+		purged.TombstoneID).Scan(&gotWhat, &row, &keys, &at)
 	require.NoError(t, err)
 	require.Equal(t, what, gotWhat)
-	require.Equal(t, counts, gotCounts)
+	// Nothing the scope's scope.purged change also holds: no counts, no time of day.
+	require.Equal(t, []string{"created_at", "id", "what"}, keys)
+	require.Equal(t, at.UTC().Truncate(24*time.Hour), at.UTC(), "the day only")
 	requireNoScopeTrace(t, row, scope)
 	for _, w := range words {
 		require.NotContains(t, row, w)
 	}
 	require.Equal(t, 1, count(t, bundle, "purge_tombstone"))
+}
+
+// Tombstones' ids are random: sequential ones would order them as the change feed
+// orders the purges it announces, scope by scope.
+func TestTombstoneIDsAreNotSequential(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, _ := setup(t)
+	var ids []int64
+	for i := range 3 {
+		scope := fmt.Sprintf("user:%d", i)
+		mustApply(t, store, extraction(scope, "2026-01-05", nil, fact("User likes tea", "drink", "")))
+		p, err := store.Purge(ctx, Selection{Scope: scope, Match: "tea"})
+		require.NoError(t, err)
+		require.Positive(t, p.TombstoneID)
+		require.Less(t, p.TombstoneID, int64(1)<<53, "exact as a JSON number")
+		ids = append(ids, p.TombstoneID)
+	}
+	require.False(t, ids[1] == ids[0]+1 && ids[2] == ids[1]+1, "ids %v follow each other", ids)
 }
 
 // requireNoScopeTrace checks that a tombstone's row holds neither the scope nor a hash
