@@ -133,7 +133,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 			return fmt.Errorf("complete job %d: %w", job.ID, err)
 		}
 		if !more {
-			return nil
+			// The row of a job whose scope was erased meanwhile goes with it.
+			_, err := w.cfg.Store.DropJobOfErasedScope(ctx, tx, job.ID, job.Args.Scope)
+			return err
 		}
 		// Completed above, this job no longer counts for uniqueness: the follow-up
 		// can be inserted in the same transaction.
@@ -290,6 +292,15 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 		return judgedNow > 0, nil
 	}
 	err = w.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		// A purge of the whole scope that committed during the pass leaves it erased:
+		// no watermark names it again, and no follow-up job.
+		erased, err := memory.ScopeErasedTx(ctx, tx, scope)
+		if err != nil {
+			return err
+		}
+		if erased {
+			more, rep.More, p.next = false, false, time.Time{}
+		}
 		if !p.next.IsZero() {
 			wm, err := memory.AdvanceWatermarkTx(ctx, tx, scope, p.next)
 			if err != nil {

@@ -78,10 +78,17 @@ func (w *Worker) indexScope(ctx context.Context, scope string) error {
 		return err
 	}
 	if client, err := river.ClientFromContextSafely[pgx.Tx](ctx); err == nil {
-		if _, err := client.Insert(ctx, IndexArgs{Scope: scope}, nil); err != nil {
-			return fmt.Errorf("enqueue the index of %q: %w", scope, err)
-		}
-		return nil
+		// Under the scope's lock: a purge of the scope that committed since the count
+		// leaves no job naming it.
+		return w.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+			if erased, err := memory.ScopeErasedTx(ctx, tx, scope); err != nil || erased {
+				return err
+			}
+			if _, err := client.InsertTx(ctx, tx, IndexArgs{Scope: scope}, nil); err != nil {
+				return fmt.Errorf("enqueue the index of %q: %w", scope, err)
+			}
+			return nil
+		})
 	}
 	_, err = w.cfg.Store.IndexScope(ctx, scope, w.cfg.EmbedModel)
 	return err

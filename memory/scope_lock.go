@@ -21,3 +21,21 @@ func lockScope(ctx context.Context, tx pgx.Tx, scope string) error {
 	}
 	return nil
 }
+
+// ScopeErasedTx takes the scope's lock in tx and says whether the scope holds no belief
+// and no episode: a whole-scope purge erased it (or it never held any). A writer that
+// worked on the scope outside the lock (a consolidation pass, an index build) asks it
+// before it writes a row naming the scope, or enqueues a job that names it, so that
+// nothing names the scope after its purge returned.
+func ScopeErasedTx(ctx context.Context, tx pgx.Tx, scope string) (bool, error) {
+	if err := lockScope(ctx, tx, scope); err != nil {
+		return false, err
+	}
+	var held bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM belief WHERE scope = $1)
+		OR EXISTS (SELECT 1 FROM episode WHERE scope = $1)`, scope).Scan(&held)
+	if err != nil {
+		return false, fmt.Errorf("look up scope %q: %w", scope, err)
+	}
+	return !held, nil
+}
