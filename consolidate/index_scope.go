@@ -93,3 +93,43 @@ func (w *Worker) indexScope(ctx context.Context, scope string) error {
 	_, err = w.cfg.Store.IndexScope(ctx, scope, w.cfg.EmbedModel)
 	return err
 }
+
+// DropIndexesArgs is the job that drops the scope indexes left to drop
+// (memory.Store.DropErasedIndexes), enqueued by a sweep that finds some.
+type DropIndexesArgs struct{}
+
+// Kind is the River job kind.
+func (DropIndexesArgs) Kind() string { return "credo.drop_scope_indexes" }
+
+// InsertOpts puts the job on the consolidation queue, once while it waits or runs.
+func (DropIndexesArgs) InsertOpts() river.InsertOpts {
+	return riverjobs.OnceOnQueue(Queue)
+}
+
+// DropIndexesWorker is the River worker of DropIndexesArgs.
+type DropIndexesWorker struct {
+	river.WorkerDefaults[DropIndexesArgs]
+	store *memory.Store
+	log   *slog.Logger
+}
+
+// NewDropIndexesWorker returns the worker that drops erased scopes' indexes; logger may
+// be nil.
+func NewDropIndexesWorker(store *memory.Store, logger *slog.Logger) *DropIndexesWorker {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &DropIndexesWorker{store: store, log: logger}
+}
+
+// Timeout is IndexTimeout: a drop waits for any index build on the table.
+func (w *DropIndexesWorker) Timeout(*river.Job[DropIndexesArgs]) time.Duration { return IndexTimeout }
+
+// Work drops the indexes left to drop; one that a build still holds is left to it.
+func (w *DropIndexesWorker) Work(ctx context.Context, _ *river.Job[DropIndexesArgs]) error {
+	res, err := w.store.DropErasedIndexes(ctx)
+	if res.Dropped > 0 || res.Left > 0 {
+		w.log.InfoContext(ctx, "erased scope indexes", "dropped", res.Dropped, "left", res.Left)
+	}
+	return err
+}

@@ -55,12 +55,26 @@ func Enqueue(ctx context.Context, tx pgx.Tx, jobs Inserter, scopes ...string) (i
 // after the scope's watermark (or never consolidated), and returns how many it
 // inserted. Beliefs that a pass superseded are not active, so a pass's own revisions
 // do not bring its scope back.
+//
+// It also enqueues the drop of erased scopes' indexes when some are left to do (a purge
+// whose caller went before it could drop them): their definitions name the scopes.
 func Sweep(ctx context.Context, tx pgx.Tx, jobs Inserter) (int, error) {
 	scopes, err := memory.ChangedScopesTx(ctx, tx)
 	if err != nil {
 		return 0, err
 	}
-	return Enqueue(ctx, tx, jobs, scopes...)
+	n, err := Enqueue(ctx, tx, jobs, scopes...)
+	if err != nil {
+		return n, err
+	}
+	pending, err := memory.IndexDropsPendingTx(ctx, tx)
+	if err != nil || !pending {
+		return n, err
+	}
+	if _, err := jobs.InsertManyTx(ctx, tx, []river.InsertManyParams{{Args: DropIndexesArgs{}}}); err != nil {
+		return n, fmt.Errorf("enqueue the drop of erased indexes: %w", err)
+	}
+	return n, nil
 }
 
 // SweepWorker is the River worker of SweepArgs: it enqueues the changed scopes and

@@ -30,6 +30,10 @@ type Purged struct {
 	// the next surviving belief of their chain, or to none.
 	Relinked    int
 	TombstoneID int64
+	// IndexesLeft says the scope's own vector indexes, whose definitions name it, could
+	// not be dropped at once (another index build held the table): the worker drops
+	// them, at its next consolidation sweep.
+	IndexesLeft bool
 }
 
 // Purge erases the selected beliefs and every copy of their content, for good, in one
@@ -82,9 +86,13 @@ func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
 	if err != nil {
 		return nil, fmt.Errorf("purge beliefs of %q: %w", sel.Scope, err)
 	}
-	if sel.All {
-		if err := s.unindexScope(ctx, sel.Scope); err != nil {
-			return nil, fmt.Errorf("purge scope %q: %w", sel.Scope, err)
+	if p.indexes > 0 {
+		// Not cancelled with the caller: the index names the scope. What this cannot
+		// drop now (another build holds the table) the worker drops (DropErasedIndexes).
+		dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.indexDropWait)
+		defer cancel()
+		if _, err := s.DropErasedIndexes(dropCtx); err != nil {
+			p.out.IndexesLeft = true
 		}
 	}
 	return p.out, nil
@@ -108,7 +116,13 @@ type purge struct {
 	needles []string
 	// entity is the key of the entity a purge by entity erases.
 	entity string
+	// indexes counts the scope's own indexes a scope purge unregistered.
+	indexes int
 }
+
+// defaultIndexDropWait bounds how long Purge waits to drop an erased scope's indexes
+// itself: a drop waits for any index build on the table, which may take minutes.
+const defaultIndexDropWait = 30 * time.Second
 
 func (p *purge) run(ctx context.Context) error {
 	if err := lockScope(ctx, p.tx, p.sel.Scope); err != nil {
@@ -154,7 +168,7 @@ func (p *purge) run(ctx context.Context) error {
 		p.entity = e.Key
 	}
 	for _, step := range []func(context.Context) error{p.riverJobs, p.events, p.conflicts, p.redactSurvivors, p.dependents, p.relink, p.deleteBeliefs,
-		p.entities, p.scrubKept, p.redactEpisodes, p.deleteEpisodes, p.consolidation} {
+		p.entities, p.scrubKept, p.redactEpisodes, p.deleteEpisodes, p.consolidation, p.scopeIndexes} {
 		if err := step(ctx); err != nil {
 			return err
 		}

@@ -2,7 +2,7 @@ package memory
 
 import (
 	"context"
-	"crypto/sha256"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 )
 
@@ -329,7 +330,8 @@ type ScopeIndexResult struct {
 // nothing changes, so a scope near the limit is not indexed and dropped by turns. The
 // index is built CONCURRENTLY, so writers of every scope go on meanwhile; it can take
 // minutes for a large scope (BENCHMARKS.md), so a worker runs it as a job of its own
-// (see ScopeIndexDue). A build that failed half way is dropped and built again. Callers
+// (see ScopeIndexDue). An index is named at random, and a build cut short leaves a drop
+// to do (DropErasedIndexes) rather than an index nobody knows of. Callers
 // for one scope take turns. A model never registered has nothing to index.
 func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeIndexResult, error) {
 	res := &ScopeIndexResult{Rows: map[string]int{}}
@@ -360,28 +362,31 @@ func (s *Store) IndexScope(ctx context.Context, scope, model string) (*ScopeInde
 	}
 	for _, st := range states {
 		res.Rows[string(st.table)] = st.rows
-		name := scopeIndexName(st.table, scope, model, dim)
 		switch st.change(s.exactLimit) {
 		case indexBuild:
-			err := retryingDeadlocks(ctx, func() error { return buildScopeIndex(ctx, conn, st.table, scope, model, dim, name) })
+			built, err := s.buildScopeIndex(ctx, conn, st.table, scope, model, dim)
 			if err != nil {
 				return nil, fmt.Errorf("index scope %q: %w", scope, err)
 			}
-			res.Created = append(res.Created, string(st.table))
-		case indexDrop:
-			// Unregistered first: from then on reads scan exactly, and the index can go.
-			if _, err := conn.Exec(ctx, "DELETE FROM scope_vector_index WHERE scope = $1 AND tbl = $2 AND model = $3",
-				scope, string(st.table), model); err != nil {
-				return nil, fmt.Errorf("index scope %q: %w", scope, err)
+			if built {
+				res.Created = append(res.Created, string(st.table))
 			}
-			// Dropped again if a deadlock aborted it: the registration is gone already, so
-			// a later run would not find the index to drop.
-			err := retryingDeadlocks(ctx, func() error {
-				_, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+pgx.Identifier{name}.Sanitize())
-				return err
+		case indexDrop:
+			// Unregistered first, in the transaction that records the drop to do: from
+			// then on reads scan exactly, and the index goes even if this call does not
+			// get to drop it.
+			err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+				names, err := unregisterScopeIndexes(ctx, tx, scope, st.table, model)
+				if err != nil {
+					return err
+				}
+				return recordIndexDrops(ctx, tx, names)
 			})
 			if err != nil {
-				return nil, fmt.Errorf("index scope %q: drop %s: %w", scope, name, err)
+				return nil, fmt.Errorf("index scope %q: %w", scope, err)
+			}
+			if _, err := s.DropErasedIndexes(ctx); err != nil {
+				return nil, fmt.Errorf("index scope %q: %w", scope, err)
 			}
 			res.Dropped = append(res.Dropped, string(st.table))
 		}
@@ -478,56 +483,83 @@ func (s *Store) scopeIndexStates(ctx context.Context, db querier, scope, model s
 	return out, nil
 }
 
-// unindexScope removes the indexes of a scope that was erased: their definitions name
-// the scope, which must not outlive its purge.
-func (s *Store) unindexScope(ctx context.Context, scope string) error {
-	rows, err := s.pool.Query(ctx, "SELECT DISTINCT model FROM scope_vector_index WHERE scope = $1", scope)
-	if err != nil {
-		return fmt.Errorf("indexes of %q: %w", scope, err)
-	}
-	models, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return fmt.Errorf("indexes of %q: %w", scope, err)
-	}
-	for _, m := range models {
-		if _, err := s.IndexScope(ctx, scope, m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // The build parameters of a scope's own HNSW index.
 const (
 	scopeIndexM              = 32
 	scopeIndexEfConstruction = 128
 )
 
-// buildScopeIndex builds the scope's index on table, then registers it: reads use it
-// only once it is complete.
-func buildScopeIndex(ctx context.Context, conn querier, table searchTable, scope, model string, dim int, name string) error {
-	ident := pgx.Identifier{name}.Sanitize()
-	// An earlier build cut short leaves an invalid index of the same name.
-	if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+ident); err != nil {
-		return fmt.Errorf("drop an unfinished %s: %w", name, err)
+// buildScopeIndex builds the scope's index on table under a random name, then registers
+// it, and reports whether it did. The name is recorded as a drop to do before the build
+// starts, and the record goes when the index is registered: a build cut short (a crash,
+// a cancel) leaves an index that DropErasedIndexes removes. The session lock of the name,
+// held from before the record to the end, keeps DropErasedIndexes off a build in
+// progress. The index is registered under the scope's lock, only if the scope still
+// holds the rows: a purge that committed during the build leaves no registration, and
+// the index is dropped at once.
+func (s *Store) buildScopeIndex(ctx context.Context, conn *pgxpool.Conn, table searchTable, scope, model string, dim int) (bool, error) {
+	name, err := scopeIndexName(table)
+	if err != nil {
+		return false, err
 	}
+	if err := trySessionLock(ctx, conn, indexLockKey(name)); err != nil {
+		return false, err
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext($1))", indexLockKey(name))
+	}()
+	if err := recordIndexDrops(ctx, conn, []string{name}); err != nil {
+		return false, err
+	}
+	ident := pgx.Identifier{name}.Sanitize()
 	// A graph larger than maintenance_work_mem is built on disk, many times slower;
 	// 512 MB holds a scope of 100,000 vectors of 768 dimensions. Denser links than
 	// pgvector's defaults (m 16, ef_construction 64) buy the recall a scope's reads
 	// promise (BENCHMARKS.md) for a slower build, which runs in the background.
 	if _, err := conn.Exec(ctx, "SET maintenance_work_mem = '512MB'"); err != nil {
-		return err
+		return false, err
 	}
 	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "RESET maintenance_work_mem") }()
 	sql := fmt.Sprintf(`CREATE INDEX CONCURRENTLY %s ON %s USING hnsw ((embedding::vector(%d)) vector_cosine_ops)
 		WITH (m = %d, ef_construction = %d) WHERE scope = %s AND embed_model = %s`,
 		ident, table, dim, scopeIndexM, scopeIndexEfConstruction, quoteLiteral(scope), quoteLiteral(model))
-	if _, err := conn.Exec(ctx, sql); err != nil {
-		return fmt.Errorf("build %s: %w", name, err)
+	err = retryingDeadlocks(ctx, func() error {
+		// A build that a deadlock aborted leaves an invalid index of the name.
+		if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+ident); err != nil {
+			return err
+		}
+		_, err := conn.Exec(ctx, sql)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("build %s: %w", name, err)
 	}
-	_, err := conn.Exec(ctx, `INSERT INTO scope_vector_index (scope, tbl, model, name) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (scope, tbl, model) DO NOTHING`, scope, string(table), model, name)
-	return err
+	var registered bool
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		erased, err := ScopeErasedTx(ctx, tx, scope)
+		if err != nil || erased {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO scope_vector_index (scope, tbl, model, name) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (scope, tbl, model) DO NOTHING`, scope, string(table), model, name)
+		if err != nil {
+			return err
+		}
+		if registered = tag.RowsAffected() == 1; !registered {
+			return nil // another build registered its own: this one goes
+		}
+		_, err = tx.Exec(ctx, "DELETE FROM scope_index_drop WHERE name = $1", name)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("register %s: %w", name, err)
+	}
+	if !registered {
+		if err := dropIndex(ctx, conn, name); err != nil {
+			return false, err
+		}
+	}
+	return registered, nil
 }
 
 // IndexedScopes is the scopes that have an index of their own, for model.
@@ -539,9 +571,14 @@ func (s *Store) IndexedScopes(ctx context.Context, model string) ([]string, erro
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-func scopeIndexName(table searchTable, scope, model string, dim int) string {
-	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%d", scope, model, dim)))
-	return string(table) + "_scope_" + hex.EncodeToString(h[:8]) + "_idx"
+// scopeIndexName is a new random name for a scope's index on table: nothing in it can
+// be recomputed from the scope's name.
+func scopeIndexName(table searchTable) (string, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("name a scope index: %w", err)
+	}
+	return string(table) + "_scope_" + hex.EncodeToString(b) + "_idx", nil
 }
 
 // errNoScope guards a nearestQuery built without its scope condition.

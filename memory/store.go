@@ -84,6 +84,9 @@ type Store struct {
 	models *modelCache
 	// exactLimit is Config.ExactSearchLimit.
 	exactLimit int
+	// indexDropWait is how long Purge waits to drop an erased scope's indexes itself
+	// (defaultIndexDropWait; tests shorten it).
+	indexDropWait time.Duration
 	// fullScan is Config.FullScan.
 	fullScan bool
 	// containment configures the guards on a model's destructive directives.
@@ -105,7 +108,7 @@ func NewStore(pool *pgxpool.Pool, cfg *Config) *Store {
 	}
 	c = c.withDefaults()
 	return &Store{pool: pool, db: pool, floor: c.ConfidenceFloor, now: c.Now,
-		models: &modelCache{dims: map[string]int{}}, exactLimit: c.ExactSearchLimit, fullScan: c.FullScan, containment: c.Containment,
+		models: &modelCache{dims: map[string]int{}}, exactLimit: c.ExactSearchLimit, indexDropWait: defaultIndexDropWait, fullScan: c.FullScan, containment: c.Containment,
 		announcer: c.Announcer}
 }
 

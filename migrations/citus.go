@@ -24,7 +24,7 @@ var distributed = []string{"episode", "belief", "revision_event", "belief_confli
 // shard's queries or by the coordinator alone (scope_policy: a few rows per
 // organisation, read by the prefixes of a scope). Tables a later migration adds are listed
 // here or above; one that does not exist yet is passed over.
-var reference = []string{"embedding_model", "api_key", "purge_tombstone", "inspector_session", "scope_policy", "webhook"}
+var reference = []string{"embedding_model", "api_key", "purge_tombstone", "inspector_session", "scope_policy", "webhook", "scope_index_drop"}
 
 // distribute shards credo's tables when the database has the citus extension, and does
 // nothing on plain PostgreSQL. River's tables stay local to the coordinator: its queue is

@@ -68,14 +68,14 @@ func TestCitusDistribute(t *testing.T) {
 			require.Equal(t, group, p.Group, "%s is co-located with episode", table)
 			require.Equal(t, dbtest.ShardCount, p.Shards, table)
 		}
-		for _, table := range []string{"embedding_model", "api_key", "purge_tombstone", "inspector_session", "scope_policy", "webhook"} {
+		for _, table := range []string{"embedding_model", "api_key", "purge_tombstone", "inspector_session", "scope_policy", "webhook", "scope_index_drop"} {
 			require.Equal(t, "n", got[table].Method, "%s is a reference table", table)
 		}
 		for _, table := range []string{"river_job", "river_leader", "river_queue", "river_migration"} {
 			_, ok := got[table]
 			require.False(t, ok, "River's %s stays local to the coordinator", table)
 		}
-		require.Len(t, got, 20, "every table of credo is in Citus's metadata")
+		require.Len(t, got, 21, "every table of credo is in Citus's metadata")
 	}
 	check()
 

@@ -189,6 +189,7 @@ func (p *Pipeline) AddClient(tb testing.TB) *river.Client[pgx.Tx] {
 		river.AddWorker(workers, cw)
 		river.AddWorker(workers, consolidate.NewSweepWorker(p.Schema.Pool, nil))
 		river.AddWorker(workers, consolidate.NewIndexWorker(store, p.Provider.EmbedModel(), nil))
+		river.AddWorker(workers, consolidate.NewDropIndexesWorker(store, nil))
 		queues[consolidate.Queue] = river.QueueConfig{MaxWorkers: 1}
 	}
 	if opts.AddWorkers != nil {

@@ -366,6 +366,9 @@ func addConsolidation(workers *river.Workers, cfg *config.Config, pool *pgxpool.
 	if err := river.AddWorkerSafely(workers, consolidate.NewIndexWorker(store, embed.EmbedModel(), logger)); err != nil {
 		return nil, err
 	}
+	if err := river.AddWorkerSafely(workers, consolidate.NewDropIndexesWorker(store, logger)); err != nil {
+		return nil, err
+	}
 	if drain {
 		return nil, nil
 	}
