@@ -205,6 +205,9 @@ func (im *importer) run(ctx context.Context) error {
 		return err
 	}
 	im.reg = reg
+	if err := lockImportTx(ctx, im.tx); err != nil {
+		return err
+	}
 	if err := lockScope(ctx, im.tx, scope); err != nil {
 		return err
 	}

@@ -69,8 +69,21 @@ type Purged struct {
 // episode_redacted and belief_redacted when rows were redacted), which Purged gives. Deleted rows, and the old versions of redacted ones, leave the
 // disk when Postgres vacuums.
 func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
-	if err := sel.normalize(); err != nil {
+	out, indexes, err := s.purge(ctx, sel)
+	if err != nil {
 		return nil, err
+	}
+	if indexes > 0 {
+		out.IndexesLeft = !s.dropErasedIndexesNow(ctx)
+	}
+	return out, nil
+}
+
+// purge is Purge but for the drop of the erased scope's indexes, which it leaves to do
+// (scope_index_drop) and counts.
+func (s *Store) purge(ctx context.Context, sel Selection) (*Purged, int, error) {
+	if err := sel.normalize(); err != nil {
+		return nil, 0, err
 	}
 	var p *purge
 	err := s.inTxRetryingDeadlocks(ctx, func(tx pgx.Tx) error {
@@ -81,21 +94,23 @@ func (s *Store) Purge(ctx context.Context, sel Selection) (*Purged, error) {
 		return p.run(ctx)
 	})
 	if err != nil && sel.All {
-		return nil, fmt.Errorf("purge scope %q: %w", sel.Scope, err)
+		return nil, 0, fmt.Errorf("purge scope %q: %w", sel.Scope, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("purge beliefs of %q: %w", sel.Scope, err)
+		return nil, 0, fmt.Errorf("purge beliefs of %q: %w", sel.Scope, err)
 	}
-	if p.indexes > 0 {
-		// Not cancelled with the caller: the index names the scope. What this cannot
-		// drop now (another build holds the table) the worker drops (DropErasedIndexes).
-		dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.indexDropWait)
-		defer cancel()
-		if _, err := s.DropErasedIndexes(dropCtx); err != nil {
-			p.out.IndexesLeft = true
-		}
-	}
-	return p.out, nil
+	return p.out, p.indexes, nil
+}
+
+// dropErasedIndexesNow drops the indexes left to drop, and says whether none is left.
+// It is not cancelled with the caller, whose purge's indexes name the scope, and waits
+// at most indexDropWait: what it cannot drop now (another index build holds the
+// table) the worker drops at its next sweep (DropErasedIndexes).
+func (s *Store) dropErasedIndexesNow(ctx context.Context) bool {
+	dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.indexDropWait)
+	defer cancel()
+	res, err := s.DropErasedIndexes(dropCtx)
+	return err == nil && res.Left == 0
 }
 
 // purge is one Purge's transaction.

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -83,4 +84,44 @@ func TestPurgeWholeScopeEmptiedByPartialPurges(t *testing.T) {
 	require.Len(t, sub.Scopes, 1)
 	require.Equal(t, "acme/user:amy", sub.Scopes[0].Scope)
 	require.Empty(t, mentions(t, bundle, "acme/"))
+}
+
+// A subtree purge that starts while an import writes into the subtree waits for it and
+// erases what it imported: it never answers that nothing was there while the import
+// then commits.
+func TestPurgeSubtreeWaitsForAnImport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, bundle := setup(t)
+	mustApply(t, store, extraction("src", "2026-01-05", nil, fact("User keeps bees", "hobby", "")))
+	sc, _ := exportOf(t, store, "src", "acme/user:new")
+	require.NoError(t, store.CheckImport(ctx, []*ScopeImport{sc}))
+
+	tx, err := bundle.schema.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = store.ImportTx(ctx, tx, sc, nil)
+	require.NoError(t, err)
+
+	type result struct {
+		out *SubtreePurged
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := store.PurgeSubtree(ctx, "acme/")
+		done <- result{out, err}
+	}()
+	var got result
+	select {
+	case got = <-done: // it answered while the import was still writing: wrong
+	case <-time.After(500 * time.Millisecond):
+		// Still waiting, as it must: the import commits, then the purge goes on.
+		require.NoError(t, tx.Commit(ctx))
+		got = <-done
+	}
+	require.NoError(t, got.err)
+	require.Len(t, got.out.Scopes, 1, "the import committed first: its scope is erased")
+	require.Equal(t, "acme/user:new", got.out.Scopes[0].Scope)
+	require.Empty(t, mentions(t, bundle, "acme/user:new"))
 }
