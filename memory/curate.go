@@ -55,7 +55,10 @@ func (c *Curated) Total(table string) int64 {
 //     review is lost;
 //   - the episodes that produced them, or caused revisions or review items about them,
 //     once no kept belief comes from the episode (and it is not pending), with the
-//     River jobs of those episodes that are not running;
+//     River jobs of those episodes that are not running; such an episode that a kept
+//     belief still comes from is redacted as a purge by id redacts it (their quotes and
+//     statements become [redacted], in it and in what kept rows copied of them), or
+//     removed when that cannot be complete;
 //   - the scope's consolidation judgments, which may have judged them.
 //
 // A dry run goes the same way and rolls each scope back: it reports exactly what a run

@@ -37,8 +37,11 @@ type Purged struct {
 }
 
 // Purge erases the selected beliefs and every copy of their content, for good, in one
-// transaction holding the scope's lock. A purge of All erases the whole scope: its
-// beliefs, revision events, conflicts, episodes, consolidation state and River jobs.
+// transaction holding the scope's lock. A purge of All erases the whole scope, whatever
+// names it (namedScopes; ErrNotFound when nothing does): its beliefs, revision events,
+// conflicts, episodes, entities, consolidation state, River jobs, the announcer's rows,
+// and its own vector indexes, whose drop is recorded in the transaction and done once
+// it committed (dropErasedIndexesNow; the worker finishes what is left).
 //
 // A purge of some beliefs erases:
 //   - the beliefs, with their embeddings; beliefs they superseded are relinked to the
@@ -51,7 +54,9 @@ type Purged struct {
 //     transcript contains the purged text: a transcript holds the same words;
 //   - the River jobs of those episodes, and jobs whose args, errors, metadata or tags
 //     contain the purged text, unless they belong to another scope;
-//   - the scope's consolidation judgments, which may have judged them.
+//   - the scope's consolidation judgments, which may have judged them;
+//   - the purged text in the statements of the beliefs that stay (a belief concluded
+//     from a purged one may quote it), replaced with [redacted].
 //
 // Such an episode that a kept belief still comes from (extracted from it, or restated
 // by it) is redacted instead of deleted, when that can be complete: every occurrence of

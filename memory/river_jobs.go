@@ -100,3 +100,26 @@ func (s *Store) DropJobOfErasedScope(ctx context.Context, tx pgx.Tx, jobID int64
 	}
 	return tag.RowsAffected() > 0, nil
 }
+
+// jobScopes is the scopes that River's jobs name in their scope argument, as q asks
+// (namedScopes), of the jobs a purge of the scope deletes: not a running one, let
+// finish, nor a completed one, which River's cleaner removes. River's table is the
+// coordinator's on Citus: a statement of its own. One scope is found by River's GIN
+// index on args.
+func jobScopes(ctx context.Context, tx pgx.Tx, q ScopeNames) ([]string, error) {
+	sql, arg := `SELECT DISTINCT args->>'scope' FROM river_job
+		WHERE starts_with(args->>'scope', $1) AND state NOT IN ('running', 'completed')`, q.Prefix
+	if q.Scope != "" {
+		sql, arg = `SELECT $1::text WHERE EXISTS (SELECT 1 FROM river_job
+			WHERE args @> jsonb_build_object('scope', $1::text) AND state NOT IN ('running', 'completed'))`, q.Scope
+	}
+	rows, err := tx.Query(ctx, sql, arg)
+	if err != nil {
+		return nil, fmt.Errorf("scopes of jobs: %w", err)
+	}
+	scopes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("scopes of jobs: %w", err)
+	}
+	return scopes, nil
+}

@@ -35,14 +35,12 @@ var scopeTables = []string{"belief", "episode", "revision_event", "belief_confli
 // works on each: nothing naming the scope outlives it.
 func (s *Store) namedScopes(ctx context.Context, tx pgx.Tx, q ScopeNames) ([]string, error) {
 	var (
-		parts     []string
-		arg, jobs = q.Prefix, `SELECT DISTINCT args->>'scope' FROM river_job
-			WHERE starts_with(args->>'scope', $1) AND state NOT IN ('running', 'completed')`
+		parts []string
+		arg   = q.Prefix
 	)
 	if q.Scope != "" {
-		// One router probe per table on Citus; River's job by its GIN index on args.
-		arg, jobs = q.Scope, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM river_job
-			WHERE args @> jsonb_build_object('scope', $1::text) AND state NOT IN ('running', 'completed'))`
+		// One router probe per table on Citus.
+		arg = q.Scope
 		for _, t := range scopeTables {
 			parts = append(parts, fmt.Sprintf("SELECT $1::text WHERE EXISTS (SELECT 1 FROM %s WHERE scope = $1)", t))
 		}
@@ -51,19 +49,19 @@ func (s *Store) namedScopes(ctx context.Context, tx pgx.Tx, q ScopeNames) ([]str
 			parts = append(parts, fmt.Sprintf("SELECT DISTINCT scope FROM %s WHERE starts_with(scope, $1)", t))
 		}
 	}
-	var scopes []string
-	// River's table is the coordinator's on Citus: a statement of its own.
-	for _, sql := range []string{strings.Join(parts, " UNION "), jobs} {
-		rows, err := tx.Query(ctx, sql, arg)
-		if err != nil {
-			return nil, fmt.Errorf("scopes named: %w", err)
-		}
-		found, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return nil, fmt.Errorf("scopes named: %w", err)
-		}
-		scopes = append(scopes, found...)
+	rows, err := tx.Query(ctx, strings.Join(parts, " UNION "), arg)
+	if err != nil {
+		return nil, fmt.Errorf("scopes named: %w", err)
 	}
+	scopes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("scopes named: %w", err)
+	}
+	jobs, err := jobScopes(ctx, tx, q)
+	if err != nil {
+		return nil, err
+	}
+	scopes = append(scopes, jobs...)
 	if namer, ok := s.announcer.(ScopeNamer); ok {
 		more, err := namer.NamedScopesTx(ctx, tx, q)
 		if err != nil {
