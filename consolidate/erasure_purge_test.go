@@ -70,3 +70,37 @@ func TestPurgeDuringAPassLeavesNoFollowUp(t *testing.T) {
 	require.Equal(t, 1, bundle.llm.ChatCount(), "the purge ran during the model's call")
 	require.Empty(t, bundle.schema.Mentions(t, "user:1"), "no row names the erased scope")
 }
+
+// A drop of an erased scope's index left to do (the purge could not drop it) is
+// enqueued by the next sweep, and its job drops it.
+func TestSweepEnqueuesLeftIndexDrops(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, bundle := setup(t)
+	client := bundle.insertClient(t)
+	bundle.sweep(t, client)
+	require.Zero(t, bundle.jobsOf(t, DropIndexesArgs{}.Kind()), "nothing to drop, no job")
+
+	_, err := bundle.schema.Pool.Exec(ctx, "CREATE INDEX belief_scope_0123456789abcdef_idx ON belief (id) WHERE scope = 'user:gone'")
+	require.NoError(t, err)
+	_, err = bundle.schema.Pool.Exec(ctx, "INSERT INTO scope_index_drop (name) VALUES ('belief_scope_0123456789abcdef_idx')")
+	require.NoError(t, err)
+	bundle.sweep(t, client)
+	bundle.sweep(t, client)
+	require.Equal(t, 1, bundle.jobsOf(t, DropIndexesArgs{}.Kind()), "one job while it waits")
+
+	require.NoError(t, NewDropIndexesWorker(bundle.store, nil).Work(ctx, nil))
+	require.Empty(t, bundle.schema.Mentions(t, "user:gone"))
+	var left int
+	require.NoError(t, bundle.schema.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes
+		WHERE schemaname = current_schema() AND indexname = 'belief_scope_0123456789abcdef_idx'`).Scan(&left))
+	require.Zero(t, left, "the index is dropped")
+}
+
+// jobsOf counts the jobs of kind.
+func (b *testBundle) jobsOf(t *testing.T, kind string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.schema.Pool.QueryRow(context.Background(), "SELECT count(*) FROM river_job WHERE kind = $1", kind).Scan(&n))
+	return n
+}
