@@ -482,7 +482,8 @@ func (p *purge) tombstone(ctx context.Context) error {
 // the scope (a redacted episode's redacted_at, a relinked belief's updated_at), and on
 // the scope.purged change a partial purge announces. No counts: that change, which
 // names the scope, carries them. A random id: sequential ids would order tombstones as
-// the feed orders purges. It stays below 2^53, which JSON numbers hold exactly.
+// the feed orders purges (it overrides the column's identity, which Citus cannot drop
+// from a reference table). It stays below 2^53, which JSON numbers hold exactly.
 func writeTombstone(ctx context.Context, tx pgx.Tx, what string, now time.Time) (int64, error) {
 	y, m, d := now.UTC().Date()
 	for {
@@ -491,7 +492,7 @@ func writeTombstone(ctx context.Context, tx pgx.Tx, what string, now time.Time) 
 			return 0, fmt.Errorf("write tombstone: %w", err)
 		}
 		id := n.Int64() + 1
-		tag, err := tx.Exec(ctx, `INSERT INTO purge_tombstone (id, what, created_at) VALUES ($1, $2, $3)
+		tag, err := tx.Exec(ctx, `INSERT INTO purge_tombstone (id, what, created_at) OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3)
 			ON CONFLICT (id) DO NOTHING`, id, what, time.Date(y, m, d, 0, 0, 0, 0, time.UTC))
 		if err != nil {
 			return 0, fmt.Errorf("write tombstone: %w", err)

@@ -157,7 +157,7 @@ func TestCitusMoveDatabase(t *testing.T) {
 
 	require.NoError(t, migrations.MigrateWithConfig(ctx, moved, &migrations.Config{ShardCount: dbtest.ShardCount}))
 	got := placements(t, moved, dst)
-	require.Len(t, got, 20)
+	require.Len(t, got, 21)
 	require.Equal(t, "h", got["belief_dependency"].Method)
 	require.Equal(t, got["episode"].Group, got["belief_dependency"].Group)
 	require.Equal(t, "n", got["embedding_model"].Method)
