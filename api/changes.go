@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ const MaxWait = 30 * time.Second
 
 type changesInput struct {
 	Scope       string `query:"scope" maxLength:"200" doc:"Read this scope's changes. Exactly one of scope and scope_prefix."`
-	ScopePrefix string `query:"scope_prefix" maxLength:"200" doc:"Read the changes of every scope starting with this prefix; it must start with one of the key's scope prefixes."`
+	ScopePrefix string `query:"scope_prefix" maxLength:"200" doc:"Read the changes of every scope starting with this prefix; it must start with one of the key's scope prefixes. * reads every scope of the key's prefixes."`
 	HasPrefix   bool   `query:"-"`
 	After       string `query:"after" maxLength:"100000" doc:"The cursor a previous read answered: the changes after it. Absent: from the first change kept."`
 	Limit       int    `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"At most this many changes."`
@@ -35,11 +36,11 @@ func (in *changesInput) Resolve(ctx huma.Context) []error {
 // ChangeItem is one change of the feed, and the body of a webhook's delivery (without
 // scope and position, which the data carries).
 type ChangeItem struct {
-	Type      string    `json:"type" enum:"revision.applied,revision.reverted,review.opened,review.resolved,episode.failed,scope.purged" doc:"What changed."`
+	Type      string    `json:"type" enum:"belief.created,belief.forgotten,revision.applied,revision.reverted,review.opened,review.resolved,episode.failed,scope.purged" doc:"What changed."`
 	Scope     string    `json:"scope"`
 	Position  int64     `json:"position" doc:"The change's place in its scope: commit order."`
 	Timestamp time.Time `json:"timestamp" doc:"When the change was made."`
-	Data      any       `json:"data" doc:"As the API gives the row: an event of GET /v1/events (revision.*), an item of GET /v1/conflicts (review.*), an episode of GET /v1/episodes/{id} (episode.failed), or the purge's counts (scope.purged)."`
+	Data      any       `json:"data" doc:"As the API gives the row: a belief of GET /v1/beliefs (belief.*; a forgotten one without its words), an event of GET /v1/events (revision.*), an item of GET /v1/conflicts (review.*), an episode of GET /v1/episodes/{id} (episode.failed), or the purge's counts (scope.purged)."`
 }
 
 // Purge is the data of a scope.purged change: counts only.
@@ -58,7 +59,7 @@ type Changes struct {
 func (s *Server) registerChanges() {
 	huma.Register(s.api, s.op(huma.Operation{
 		OperationID: "listChanges", Method: http.MethodGet, Path: "/v1/changes", Tags: []string{"revisions"},
-		Summary: "What changed: revisions, reverts, review items, failed episodes, purges",
+		Summary: "What changed: beliefs created and forgotten, revisions, reverts, review items, failed episodes, purges",
 		Description: "The change feed of one scope, or of every scope under a prefix, in commit order, after a cursor; with wait, an empty read waits up to that many seconds for a change. " +
 			"The cursor resumes exactly: nothing missed, nothing twice. A change whose row a purge erased since is left out; the purge itself is a scope.purged change with counts only. Needs the read right.",
 	}, http.StatusBadRequest, http.StatusForbidden), func(ctx context.Context, in *changesInput) (*output[Changes], error) {
@@ -67,14 +68,21 @@ func (s *Server) registerChanges() {
 }
 
 func (s *Server) changes(ctx context.Context, p *Principal, in changesInput) (*Changes, error) {
-	q := changes.Query{Scope: in.Scope, Prefix: in.ScopePrefix, IsPrefix: in.HasPrefix, Limit: in.Limit}
+	q := changes.Query{Scope: in.Scope, Limit: in.Limit}
 	switch {
 	case in.HasPrefix == (in.Scope != ""):
 		return nil, invalid("give exactly one of scope and scope_prefix")
+	case in.HasPrefix && in.ScopePrefix == AllScopes:
+		// As webhooks and policies read it: every scope the key may read.
+		if err := s.need(p, RightRead); err != nil {
+			return nil, err
+		}
+		q.Prefixes = everyScope(p)
 	case in.HasPrefix:
 		if err := s.prefix(p, RightRead, in.ScopePrefix); err != nil {
 			return nil, err
 		}
+		q.Prefixes = []string{in.ScopePrefix}
 	default:
 		if err := s.scope(p, RightRead, in.Scope); err != nil {
 			return nil, err
@@ -91,7 +99,10 @@ func (s *Server) changes(ctx context.Context, p *Principal, in changesInput) (*C
 	if wait > 0 {
 		var cancel func()
 		wake, cancel = s.listener.Subscribe(ctx, func(scope string) bool {
-			return strings.HasPrefix(scope, in.ScopePrefix) && (in.HasPrefix || scope == in.Scope)
+			if q.Prefixes == nil {
+				return scope == q.Scope
+			}
+			return slices.ContainsFunc(q.Prefixes, func(p string) bool { return strings.HasPrefix(scope, p) })
 		})
 		defer cancel()
 	}
@@ -118,6 +129,23 @@ func (s *Server) changes(ctx context.Context, p *Principal, in changesInput) (*C
 	}
 }
 
+// withheld is a forgotten belief as the feed tells its forgetting: as the API gave it,
+// but its words, which no read of the API shows once it is forgotten.
+func withheld(b memory.Belief) Belief {
+	out := beliefOf(b)
+	out.Subject, out.Entity, out.Attribute, out.Statement, out.Quote = "", "", "", "", nil
+	return out
+}
+
+// everyScope is the prefixes of every scope p may read: its own, or every scope for a
+// key of *.
+func everyScope(p *Principal) []string {
+	if slices.Contains(p.Scopes, AllScopes) {
+		return []string{""}
+	}
+	return slices.Clone(p.Scopes)
+}
+
 func changesCursor(c *Changes) changes.Cursor {
 	cur, _ := changes.ParseCursor(c.Cursor) // made by this feed: it parses
 	return cur
@@ -127,6 +155,10 @@ func changesCursor(c *Changes) changes.Cursor {
 // is left out, and the cursor passes it.
 func (s *Server) readChanges(ctx context.Context, q changes.Query) (*Changes, error) {
 	page, err := s.feed.Read(ctx, q)
+	var ahead *changes.AheadError
+	if errors.As(err, &ahead) {
+		return nil, invalid("after: " + ahead.Error() + ": not a cursor this feed gave (of another database, or altered)")
+	}
 	if err != nil {
 		return nil, s.internal(ctx, err)
 	}
@@ -149,6 +181,18 @@ func RenderChange(ctx context.Context, store *memory.Store, c changes.Change) (*
 	item := &ChangeItem{Type: string(c.Kind), Scope: c.Scope, Position: c.Position, Timestamp: c.At.UTC()}
 	var err error
 	switch c.Kind {
+	case memory.ChangeBeliefCreated, memory.ChangeBeliefForgotten:
+		var b *memory.Belief
+		b, err = store.GetIn(ctx, c.Scope, c.RefID)
+		switch {
+		case err != nil:
+		case b.Status != memory.StatusForgotten:
+			item.Data = beliefOf(*b)
+		case c.Kind == memory.ChangeBeliefCreated:
+			return nil, nil //nolint:nilnil // forgotten since: the API gives it no more
+		default:
+			item.Data = withheld(*b)
+		}
 	case memory.ChangeRevisionApplied, memory.ChangeRevisionReverted:
 		var e *memory.Event
 		if e, err = store.EventIn(ctx, c.Scope, c.RefID); err == nil {

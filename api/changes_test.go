@@ -1,6 +1,8 @@
 package api
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -29,10 +31,11 @@ func TestChangeFeed(t *testing.T) {
 
 	var page Changes
 	h.ok("GET", "/v1/changes?scope="+url.QueryEscape(scope), key, nil, 200, &page)
-	require.Len(t, page.Changes, 1)
-	c := page.Changes[0]
-	require.Equal(t, "revision.applied", c.Type)
-	require.Equal(t, int64(1), c.Position)
+	require.Equal(t, []string{"belief.created", "belief.created", "revision.applied"}, changeTypes(page.Changes))
+	require.Equal(t, float64(*added.BeliefID), page.Changes[0].Data.(map[string]any)["id"])
+	require.Equal(t, "User works at Globex", page.Changes[1].Data.(map[string]any)["statement"])
+	c := page.Changes[2]
+	require.Greater(t, c.Position, page.Changes[1].Position)
 	data := c.Data.(map[string]any)
 	require.Equal(t, "supersede", data["action"])
 	require.Equal(t, "User works at Acme", data["old_statement"])
@@ -135,4 +138,73 @@ func TestWebhooksAPI(t *testing.T) {
 	bare := newHarness(t)
 	k := bare.key("tenant:a/", RightOperate)
 	bare.fail("POST", "/v1/webhooks", k, map[string]any{"url": rc.URL, "scope_prefix": "tenant:a/"}, 503, CodeAPIDisabled)
+}
+
+func changeTypes(cs []ChangeItem) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Type
+	}
+	return out
+}
+
+// The feed announces every writer's new beliefs and soft forgets, the beliefs as GET
+// /v1/beliefs gives them; scope_prefix=* reads every scope of the key; a cursor naming
+// a position the feed never gave is refused.
+func TestChangeFeedTightened(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	key := h.key("tenant:a/,tenant:c/", RightRead, RightOperate)
+	star := h.key("*", RightRead)
+	const scope = "tenant:a/feed"
+
+	var forgotten, kept Revision
+	h.ok("POST", "/v1/beliefs", key, map[string]any{"scope": scope, "statement": "User works at Acme", "attribute": "employer"}, 200, &forgotten)
+	h.ok("POST", "/v1/beliefs", key, map[string]any{"scope": "tenant:c/x", "statement": "User likes tea", "attribute": "drink"}, 200, nil)
+	h.ok("POST", "/v1/beliefs", h.key("tenant:b/", RightOperate), map[string]any{"scope": "tenant:b/x", "statement": "User likes rain", "attribute": "weather"}, 200, nil)
+	h.ok("POST", "/v1/beliefs", key, map[string]any{"scope": scope, "statement": "User likes chess", "attribute": "game"}, 200, &kept)
+	var forgot Forgotten
+	h.ok("POST", "/v1/forget", key, map[string]any{"scope": scope, "ids": []int64{*forgotten.BeliefID}}, 200, &forgot)
+
+	// The forgotten belief's creation is left out, as the API gives it no more; its
+	// forgetting names it, without its words.
+	var page Changes
+	h.ok("GET", "/v1/changes?scope="+url.QueryEscape(scope), key, nil, 200, &page)
+	require.Equal(t, []string{"belief.created", "belief.forgotten"}, changeTypes(page.Changes))
+	var current Beliefs
+	h.ok("GET", "/v1/beliefs?scope="+url.QueryEscape(scope), key, nil, 200, &current)
+	require.Len(t, current.Beliefs, 1)
+	want, err := json.Marshal(current.Beliefs[0])
+	require.NoError(t, err)
+	got, err := json.Marshal(page.Changes[0].Data)
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), string(got), "the belief as GET /v1/beliefs gives it")
+	gone := page.Changes[1].Data.(map[string]any)
+	require.Equal(t, float64(*forgotten.BeliefID), gone["id"])
+	require.Equal(t, "forgotten", gone["status"])
+	require.Empty(t, gone["statement"])
+	raw, err := json.Marshal(page)
+	require.NoError(t, err)
+	require.NotContains(t, string(raw), "Acme")
+
+	// * is every scope of the key: its two prefixes, not another tenant's.
+	var mine Changes
+	h.ok("GET", "/v1/changes?scope_prefix=*", key, nil, 200, &mine)
+	scopes := map[string]bool{}
+	for _, c := range mine.Changes {
+		scopes[c.Scope] = true
+	}
+	require.Equal(t, map[string]bool{scope: true, "tenant:c/x": true}, scopes)
+	var every Changes
+	h.ok("GET", "/v1/changes?scope_prefix=*", star, nil, 200, &every)
+	require.Len(t, every.Changes, 4, "a key of * reads every scope")
+	h.fail("GET", "/v1/changes?scope_prefix=*", h.key("tenant:a/", RightOperate), nil, 403, CodeForbidden)
+
+	// A cursor past the scope's last change: refused, naming it.
+	last := page.Changes[len(page.Changes)-1].Position
+	ahead := base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, `{"v":1,"p":{%q:%d}}`, scope, last+1))
+	r := h.fail("GET", "/v1/changes?scope="+url.QueryEscape(scope)+"&after="+ahead, key, nil, 400, CodeInvalidRequest)
+	require.Contains(t, string(r.Body), "past its last change")
+	h.fail("GET", "/v1/changes?scope_prefix=*&after="+ahead, key, nil, 400, CodeInvalidRequest)
+	h.ok("GET", "/v1/changes?scope_prefix=tenant:c/&after="+ahead, key, nil, 200, nil)
 }

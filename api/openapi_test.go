@@ -10,6 +10,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/memory"
 )
 
 // TestOpenAPI: the document served at /v1/openapi.json validates, documents every route
@@ -82,4 +84,23 @@ func TestOpenAPI(t *testing.T) {
 			require.Equal(t, CodeNoRoute, res.code(t), path)
 		}
 	}
+}
+
+// TestChangeTypesDocumented: the feed's types and those a webhook may subscribe to, as
+// the document lists them, are every kind memory announces.
+func TestChangeTypesDocumented(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.do("GET", OpenAPIPath, "", nil)
+	require.Equal(t, 200, r.Status, "%s", r)
+	doc, err := openapi3.NewLoader().LoadFromData(r.Body)
+	require.NoError(t, err)
+	want := make([]any, len(memory.ChangeKinds))
+	for i, k := range memory.ChangeKinds {
+		want[i] = string(k)
+	}
+	schemas := doc.Components.Schemas
+	require.Equal(t, want, schemas["ChangeItem"].Value.Properties["type"].Value.Enum)
+	require.Equal(t, want, schemas["WebhookRequest"].Value.Properties["events"].Value.Items.Value.Enum)
+	require.Equal(t, want, schemas["Webhook"].Value.Properties["events"].Value.Items.Value.Enum)
 }

@@ -17,7 +17,7 @@ import (
 type WebhookRequest struct {
 	URL         string   `json:"url" minLength:"1" maxLength:"2000" doc:"Where deliveries are posted: https, on a host that resolves to public addresses only (unless the worker runs with WEBHOOK_ALLOW_PRIVATE=true)."`
 	ScopePrefix string   `json:"scope_prefix" maxLength:"200" doc:"The changes of every scope starting with it are delivered; it must start with one of the key's scope prefixes."`
-	Events      []string `json:"events,omitempty" doc:"The types to deliver: revision.applied, revision.reverted, review.opened, review.resolved, episode.failed, scope.purged. Absent or empty: all."`
+	Events      []string `json:"events,omitempty" enum:"belief.created,belief.forgotten,revision.applied,revision.reverted,review.opened,review.resolved,episode.failed,scope.purged" doc:"The types to deliver (the feed's). Absent or empty: all."`
 }
 
 // Webhook is a subscription as the API shows it; the secret only when created or
@@ -26,7 +26,7 @@ type Webhook struct {
 	ID          int64     `json:"id"`
 	URL         string    `json:"url"`
 	ScopePrefix string    `json:"scope_prefix"`
-	Events      []string  `json:"events" nullable:"false" doc:"Empty: every type."`
+	Events      []string  `json:"events" nullable:"false" enum:"belief.created,belief.forgotten,revision.applied,revision.reverted,review.opened,review.resolved,episode.failed,scope.purged" doc:"Empty: every type."`
 	CreatedAt   time.Time `json:"created_at"`
 	Secret      string    `json:"secret,omitempty" doc:"whsec_ and base64: the key that signs deliveries (Standard Webhooks). Shown once, when the webhook is created or its secret rotated."`
 	// Status.

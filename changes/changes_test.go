@@ -64,10 +64,22 @@ func (s *setup) readAll(t *testing.T, q changes.Query) ([]changes.Change, change
 	}
 }
 
-func refs(cs []changes.Change) []int64 {
+// refs is the rows that the changes of kind among cs name, in order.
+func refs(cs []changes.Change, kind memory.ChangeKind) []int64 {
+	var out []int64
+	for _, c := range cs {
+		if c.Kind == kind {
+			out = append(out, c.RefID)
+		}
+	}
+	return out
+}
+
+// positions is the positions of cs, in order.
+func positions(cs []changes.Change) []int64 {
 	out := make([]int64, len(cs))
 	for i, c := range cs {
-		out[i] = c.RefID
+		out[i] = c.Position
 	}
 	return out
 }
@@ -80,16 +92,16 @@ func TestFeedResumesFromCursor(t *testing.T) {
 	s.accept(t, "user:2", "User likes rain")
 
 	got, cur := s.readAll(t, changes.Query{Scope: "user:1", Limit: 1})
-	require.Equal(t, []int64{e1, e2}, refs(got))
-	require.Equal(t, []int64{1, 2}, []int64{got[0].Position, got[1].Position})
-	require.Equal(t, memory.ChangeRevisionApplied, got[0].Kind)
+	require.Equal(t, []int64{e1, e2}, refs(got, memory.ChangeRevisionApplied))
+	require.Len(t, refs(got, memory.ChangeBeliefCreated), 4, "each accept stores two beliefs")
+	require.True(t, slices.IsSorted(positions(got)))
 
 	// The cursor survives its text: a reader restarted with it reads what follows only.
 	again, err := changes.ParseCursor(cur.String())
 	require.NoError(t, err)
 	e3 := s.accept(t, "user:1", "User likes go")
 	got, _ = s.readAll(t, changes.Query{Scope: "user:1", After: again})
-	require.Equal(t, []int64{e3}, refs(got))
+	require.Equal(t, []int64{e3}, refs(got, memory.ChangeRevisionApplied))
 
 	_, err = changes.ParseCursor("not a cursor")
 	require.ErrorIs(t, err, changes.ErrCursor)
@@ -103,17 +115,21 @@ func TestPrefixFeedKeepsToItsScopes(t *testing.T) {
 	s.accept(t, "other/user:1", "User likes rain")
 	c := s.accept(t, "acme/user:1", "User likes go")
 
-	got, cur := s.readAll(t, changes.Query{Prefix: "acme/", IsPrefix: true, Limit: 2})
-	require.ElementsMatch(t, []int64{a, b, c}, refs(got))
+	got, cur := s.readAll(t, changes.Query{Prefixes: []string{"acme/"}, Limit: 2})
+	require.ElementsMatch(t, []int64{a, b, c}, refs(got, memory.ChangeRevisionApplied))
 	// Within a scope, position order.
-	var one []int64
+	var one []changes.Change
 	for _, ch := range got {
 		if ch.Scope == "acme/user:1" {
-			one = append(one, ch.RefID)
+			one = append(one, ch)
 		}
 	}
-	require.Equal(t, []int64{a, c}, one)
-	require.Equal(t, changes.Cursor{"acme/user:1": 2, "acme/user:2": 1}, cur)
+	require.Equal(t, []int64{a, c}, refs(one, memory.ChangeRevisionApplied))
+	require.True(t, slices.IsSorted(positions(one)))
+	last := got[len(got)-1]
+	require.Len(t, cur, 2)
+	require.Equal(t, one[len(one)-1].Position, cur["acme/user:1"])
+	require.Equal(t, last.Position, cur[last.Scope])
 }
 
 // Writers of one scope race; a reader reading beside them, a few at a time, ends with
@@ -149,20 +165,17 @@ func TestConcurrentWritersNothingMissedNothingTwice(t *testing.T) {
 			break
 		}
 	}
-	require.Len(t, got, writers*each)
-	positions := make([]int64, len(got))
-	for i, c := range got {
-		positions[i] = c.Position
-	}
-	require.True(t, slices.IsSorted(positions))
-	require.Len(t, slices.Compact(slices.Clone(positions)), writers*each, "no change twice")
+	require.Len(t, got, 3*writers*each, "two beliefs and a revision each")
+	ps := positions(got)
+	require.True(t, slices.IsSorted(ps))
+	require.Len(t, slices.Compact(slices.Clone(ps)), 3*writers*each, "no change twice")
 	evs, err := s.store.Events(context.Background(), "user:1", 1000)
 	require.NoError(t, err)
 	var want []int64
 	for _, e := range evs {
 		want = append(want, e.ID)
 	}
-	require.ElementsMatch(t, want, refs(got))
+	require.ElementsMatch(t, want, refs(got, memory.ChangeRevisionApplied))
 }
 
 // An erased scope leaves no row that names it: its feed goes with it.
@@ -241,7 +254,9 @@ func TestReviewItemsOfEveryWriterAreAnnounced(t *testing.T) {
 	require.Len(t, items, 1)
 	item := items[0].ID
 	got, cur := s.readAll(t, changes.Query{Scope: "user:1"})
-	require.Equal(t, []string{fmt.Sprintf("review.opened %d", item)}, kinds(got), "a forget flags the dependent")
+	require.Equal(t, []string{fmt.Sprintf("belief.created %d", basis), fmt.Sprintf("belief.created %d", tz),
+		fmt.Sprintf("belief.forgotten %d", basis), fmt.Sprintf("review.opened %d", item)}, kinds(got),
+		"a forget is announced, then the dependent it flags")
 
 	// The dependent retracted: its item closes with it, implicitly.
 	res, err := s.store.Apply(ctx, &memory.Batch{Scope: "user:1", Origin: memory.RevisionExtraction, At: date("2026-03-01"),
@@ -253,12 +268,109 @@ func TestReviewItemsOfEveryWriterAreAnnounced(t *testing.T) {
 	require.Equal(t, []string{fmt.Sprintf("revision.applied %d", res.Facts[0].EventID), fmt.Sprintf("review.resolved %d", item)}, kinds(got))
 
 	// A purge of the basis: the survivor it flags is announced before the purge.
-	basis, _ = s.dependent(t, "user:2")
+	basis, tz = s.dependent(t, "user:2")
 	_, err = s.store.Purge(ctx, memory.Selection{Scope: "user:2", IDs: []int64{basis}})
 	require.NoError(t, err)
 	items, err = s.store.Conflicts(ctx, "user:2", false)
 	require.NoError(t, err)
 	require.Len(t, items, 1)
 	got, _ = s.readAll(t, changes.Query{Scope: "user:2"})
-	require.Equal(t, []string{fmt.Sprintf("review.opened %d", items[0].ID), "scope.purged 0"}, kinds(got))
+	require.Equal(t, []string{fmt.Sprintf("belief.created %d", basis), fmt.Sprintf("belief.created %d", tz),
+		fmt.Sprintf("review.opened %d", items[0].ID), "scope.purged 0"}, kinds(got))
+}
+
+// A cursor held across a whole-scope purge and the scope's next changes (an import in
+// between is not announced) reads them: the scope's positions never go back, though
+// the purge left no row naming the scope.
+func TestPositionsNeverGoBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSetup(t)
+	s.accept(t, "acme/user:1", "User likes tea")
+	s.accept(t, "acme/user:2", "User likes rain")
+	_, one := s.readAll(t, changes.Query{Scope: "acme/user:1"})
+	_, all := s.readAll(t, changes.Query{Prefixes: []string{"acme/"}})
+
+	_, err := s.store.Purge(ctx, memory.Selection{Scope: "acme/user:1", All: true})
+	require.NoError(t, err)
+	require.Empty(t, s.schema.Mentions(t, "acme/user:1"))
+	got, _ := s.readAll(t, changes.Query{Scope: "acme/user:1", After: one})
+	require.Empty(t, got, "a cursor from before the purge is still one of the feed")
+
+	e := s.accept(t, "acme/user:1", "User likes chess")
+	got, _ = s.readAll(t, changes.Query{Scope: "acme/user:1", After: one})
+	require.Equal(t, []int64{e}, refs(got, memory.ChangeRevisionApplied))
+	require.Len(t, got, 3, "its two beliefs and its revision")
+	require.Greater(t, got[0].Position, one["acme/user:1"])
+	got, _ = s.readAll(t, changes.Query{Prefixes: []string{"acme/"}, After: all})
+	require.Equal(t, []int64{e}, refs(got, memory.ChangeRevisionApplied))
+}
+
+// A cursor naming a position that a scope of the read never had is refused, not read
+// as "nothing new"; positions of scopes outside the read are not the read's business.
+func TestCursorNamingUnknownPositionsIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSetup(t)
+	s.accept(t, "user:1", "User likes tea")
+	_, cur := s.readAll(t, changes.Query{Scope: "user:1"})
+	last := cur["user:1"]
+
+	for _, q := range []changes.Query{
+		{Scope: "user:1", After: changes.Cursor{"user:1": last + 1}},
+		{Prefixes: []string{"user:"}, After: changes.Cursor{"user:1": last + 1}},
+		{Prefixes: []string{"nobody/", "user:"}, After: changes.Cursor{"user:1": last + 1}},
+		// A scope without changes: no position past the clock was ever given.
+		{Scope: "user:9", After: changes.Cursor{"user:9": 1 << 60}},
+		{Prefixes: []string{""}, After: changes.Cursor{"user:9": 1 << 60}},
+	} {
+		_, err := s.reader.Read(ctx, q)
+		var ahead *changes.AheadError
+		require.ErrorAs(t, err, &ahead, "%+v", q)
+		require.ErrorIs(t, err, changes.ErrCursor)
+		require.Equal(t, q.After[ahead.Scope], ahead.Position)
+	}
+	for _, q := range []changes.Query{
+		{Scope: "user:1", After: cur},
+		{Scope: "user:1", After: changes.Cursor{"user:1": last, "other:1": 1 << 60}},
+		{Prefixes: []string{"user:"}, After: changes.Cursor{"user:1": last, "other:1": 1 << 60}},
+		// Positions an old scope of the name may have had before a purge.
+		{Scope: "user:9", After: changes.Cursor{"user:9": last}},
+	} {
+		page, err := s.reader.Read(ctx, q)
+		require.NoError(t, err, "%+v", q)
+		require.Empty(t, page.Changes)
+		require.Equal(t, q.After, page.Next)
+	}
+}
+
+// Every writer's new belief is announced, with the belief's id, in the transaction
+// that stores it; a soft forget is announced belief by belief.
+func TestBeliefsCreatedAndForgottenAreAnnounced(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSetup(t)
+	var created []int64
+	for _, origin := range []memory.RevisionOrigin{memory.RevisionExtraction, memory.RevisionOperator, memory.RevisionConsolidation} {
+		res, err := s.store.Apply(ctx, &memory.Batch{Scope: "user:1", Origin: origin, At: date("2026-01-15"),
+			Facts: []memory.Fact{
+				{Statement: "User likes " + string(origin), Attribute: "likes_" + string(origin), Confidence: 0.9, Origin: memory.OriginUserStated},
+				{Statement: "User plays " + string(origin), Attribute: "plays_" + string(origin), Confidence: 0.9, Origin: memory.OriginUserStated},
+			}})
+		require.NoError(t, err)
+		for _, f := range res.Facts {
+			require.Equal(t, memory.OutcomeAccepted, f.Kind, f.Detail)
+			created = append(created, f.BeliefID)
+		}
+	}
+	got, cur := s.readAll(t, changes.Query{Scope: "user:1"})
+	require.Equal(t, created, refs(got, memory.ChangeBeliefCreated))
+	require.Len(t, got, len(created), "nothing else")
+
+	forgotten, err := s.store.Forget(ctx, memory.Selection{Scope: "user:1", Match: "plays"})
+	require.NoError(t, err)
+	require.Len(t, forgotten, 3)
+	got, _ = s.readAll(t, changes.Query{Scope: "user:1", After: cur})
+	require.Equal(t, forgotten, refs(got, memory.ChangeBeliefForgotten))
+	require.Len(t, got, len(forgotten))
 }

@@ -19,4 +19,23 @@
 // (a prefix's cursor one per scope with changes), so it resumes exactly, across restarts
 // and any number of workers. Across scopes the feed is ordered by the time of each
 // change; no global order is promised, nor needed to miss nothing.
+//
+// # Positions never go back
+//
+// A whole-scope purge leaves no row naming the scope, its head included, so the head
+// cannot remember where the scope's positions were. A position is therefore the
+// database's clock in microseconds when the change is written, or the head's next when
+// that is later (many changes within a microsecond): after a purge, and an import of
+// the same scope name (unannounced), the next change's position is the clock's, past
+// every position given before, and a cursor held across them reads it. A sequence
+// would do as well, but would tell each tenant how many changes every other made; the
+// clock tells what each change's timestamp already does. The clock is the
+// coordinator's on Citus (it evaluates the statement's functions before routing it), so
+// every scope's positions come from one clock; a clock set back by more than the time
+// between a purge and the scope's next change would break the promise. Positions stay
+// below 2^53, exact in JSON and JavaScript, until the year 2255.
+//
+// For the same reason a cursor naming a position that the feed never gave (past the
+// scope's last, or, for a scope without changes, past the clock) is refused: a cursor of
+// another database, or a forged one, would otherwise read nothing, silently.
 package changes

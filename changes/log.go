@@ -138,8 +138,12 @@ func writeScope(ctx context.Context, tx pgx.Tx, scope string, cs []memory.Change
 	cs = dedupe(cs)
 	now := cs[len(cs)-1].At
 	var last int64
-	err := tx.QueryRow(ctx, `INSERT INTO change_head (scope, position, updated_at) VALUES ($1, $2, $3)
-		ON CONFLICT (scope) DO UPDATE SET position = change_head.position + $2, updated_at = $3
+	// The first position is the database's clock, in microseconds, or the head's next
+	// when that is later: a scope's positions grow, and go on growing after a purge
+	// dropped its head (see the package's documentation). On Citus the coordinator
+	// evaluates the clock: one clock for every scope.
+	err := tx.QueryRow(ctx, `INSERT INTO change_head (scope, position, updated_at) VALUES ($1, `+clockSQL+` + $2 - 1, $3)
+		ON CONFLICT (scope) DO UPDATE SET position = greatest(change_head.position + $2, excluded.position), updated_at = $3
 		RETURNING position`, scope, int64(len(cs)), now).Scan(&last)
 	if err != nil {
 		return nil, fmt.Errorf("take positions of %q: %w", scope, err)

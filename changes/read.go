@@ -6,18 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Query is a read of the feed: one scope, or every scope starting with Prefix.
+// Query is a read of the feed: one scope, or every scope starting with one of Prefixes.
 type Query struct {
-	Scope  string
-	Prefix string
-	// IsPrefix says Prefix is set (an empty prefix is every scope).
-	IsPrefix bool
+	Scope string
+	// Prefixes, when not nil, make the read a prefix read: every scope starting with one
+	// of them (an empty prefix is every scope).
+	Prefixes []string
 	After    Cursor
 	Limit    int
 }
@@ -29,6 +30,30 @@ type Page struct {
 	Next    Cursor
 }
 
+// clockSQL is the database's clock in microseconds: the first position of a scope's
+// changes, and the bound of the positions that may exist.
+const clockSQL = "(extract(epoch FROM statement_timestamp()) * 1000000)::bigint"
+
+// AheadError is a cursor naming a position of a scope that its feed never gave: past
+// the scope's last change, or, for a scope with none kept, past the database's clock.
+// It is an ErrCursor.
+type AheadError struct {
+	Scope    string
+	Position int64
+	// Last is the scope's last position, zero when it has none kept.
+	Last int64
+}
+
+func (e *AheadError) Error() string {
+	if e.Last == 0 {
+		return fmt.Sprintf("the cursor names position %d of %q, which no change of it has had yet", e.Position, e.Scope)
+	}
+	return fmt.Sprintf("the cursor names position %d of %q, past its last change (%d)", e.Position, e.Scope, e.Last)
+}
+
+// Is makes an AheadError an ErrCursor.
+func (e *AheadError) Is(target error) bool { return target == ErrCursor }
+
 // Reader reads the feed.
 type Reader struct {
 	pool *pgxpool.Pool
@@ -39,24 +64,25 @@ func NewReader(pool *pgxpool.Pool) *Reader { return &Reader{pool: pool} }
 
 // Read reads one page. A scope's changes come in position order; a prefix's scopes are
 // read one by one (router work on Citus), and merged by time. Positions in the cursor
-// of scopes outside q are kept, untouched.
+// of scopes outside q are kept, untouched. A position of a scope of q that its feed
+// never gave is an *AheadError.
 func (r *Reader) Read(ctx context.Context, q Query) (*Page, error) {
 	q.Limit = cmp.Or(q.Limit, 100)
 	next := q.After.clone()
 	if next == nil {
 		next = Cursor{}
 	}
-	scopes := []string{q.Scope}
-	if q.IsPrefix {
-		heads, err := r.heads(ctx, q.Prefix)
-		if err != nil {
-			return nil, err
-		}
-		scopes = scopes[:0]
-		for _, h := range heads {
-			if h.position > next[h.scope] {
-				scopes = append(scopes, h.scope)
-			}
+	heads, err := r.heads(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if err := heads.check(q, next); err != nil {
+		return nil, err
+	}
+	var scopes []string
+	for s, last := range heads.last {
+		if last > next[s] {
+			scopes = append(scopes, s)
 		}
 	}
 	lists := make([][]Change, 0, len(scopes))
@@ -100,26 +126,64 @@ func merge(lists [][]Change, limit int) []Change {
 	return out
 }
 
-type head struct {
-	scope    string
-	position int64
+// heads is what a read starts from: the last position of each scope of the read that
+// has changes, and the database's clock.
+type heads struct {
+	last map[string]int64
+	now  int64
 }
 
-// heads are the last positions of the scopes starting with prefix: the one read of
-// every shard on Citus, one small row per scope.
-func (r *Reader) heads(ctx context.Context, prefix string) ([]head, error) {
-	rows, err := r.pool.Query(ctx, "SELECT scope, position FROM change_head WHERE starts_with(scope, $1)", prefix)
-	if err != nil {
-		return nil, fmt.Errorf("read change heads under %q: %w", prefix, err)
+// heads reads the last positions of q's scopes, and the clock, in one round trip: for a
+// prefix, the one read of every shard on Citus, one small row per scope.
+func (r *Reader) heads(ctx context.Context, q Query) (*heads, error) {
+	h := &heads{last: map[string]int64{}}
+	collect := func(rows pgx.Rows) error {
+		var (
+			scope string
+			last  int64
+		)
+		_, err := pgx.ForEachRow(rows, []any{&scope, &last}, func() error {
+			h.last[scope] = last
+			return nil
+		})
+		return err
 	}
-	hs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (head, error) {
-		var h head
-		return h, row.Scan(&h.scope, &h.position)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read change heads under %q: %w", prefix, err)
+	b := &pgx.Batch{}
+	if q.Prefixes == nil {
+		b.Queue("SELECT scope, position FROM change_head WHERE scope = $1", q.Scope).Query(collect)
 	}
-	return hs, nil
+	for _, p := range q.Prefixes {
+		b.Queue("SELECT scope, position FROM change_head WHERE starts_with(scope, $1)", p).Query(collect)
+	}
+	// No table: on Citus the coordinator's clock, which gave the positions.
+	b.Queue("SELECT " + clockSQL).QueryRow(func(row pgx.Row) error { return row.Scan(&h.now) })
+	if err := r.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("read the change heads: %w", err)
+	}
+	return h, nil
+}
+
+// check refuses a cursor naming a position of one of q's scopes that was never given: a
+// scope's positions never pass its last, nor, once a purge dropped them, the clock.
+func (h *heads) check(q Query, c Cursor) error {
+	for scope, pos := range c {
+		if !q.covers(scope) {
+			continue
+		}
+		last, ok := h.last[scope]
+		if (ok && pos > last) || (!ok && pos > h.now) {
+			return &AheadError{Scope: scope, Position: pos, Last: last}
+		}
+	}
+	return nil
+}
+
+// covers is whether scope is one of q's.
+func (q Query) covers(scope string) bool {
+	if q.Prefixes == nil {
+		return scope == q.Scope
+	}
+	return slices.ContainsFunc(q.Prefixes, func(p string) bool { return strings.HasPrefix(scope, p) })
 }
 
 // scope reads at most limit changes of scope after position.

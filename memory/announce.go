@@ -20,17 +20,23 @@ const (
 	ChangeReviewResolved   ChangeKind = "review.resolved"
 	ChangeEpisodeFailed    ChangeKind = "episode.failed"
 	ChangeScopePurged      ChangeKind = "scope.purged"
+	// ChangeBeliefCreated is a belief stored by any writer but an import: extraction,
+	// an operator, consolidation; whatever its status (a held replacement, history
+	// stored already ended).
+	ChangeBeliefCreated ChangeKind = "belief.created"
+	// ChangeBeliefForgotten is a belief soft-forgotten.
+	ChangeBeliefForgotten ChangeKind = "belief.forgotten"
 )
 
 // ChangeKinds are every kind, in the order the documentation lists them.
-var ChangeKinds = []ChangeKind{ChangeRevisionApplied, ChangeRevisionReverted, ChangeReviewOpened, ChangeReviewResolved,
-	ChangeEpisodeFailed, ChangeScopePurged}
+var ChangeKinds = []ChangeKind{ChangeBeliefCreated, ChangeBeliefForgotten, ChangeRevisionApplied, ChangeRevisionReverted,
+	ChangeReviewOpened, ChangeReviewResolved, ChangeEpisodeFailed, ChangeScopePurged}
 
 // Change is one change memory committed: which row tells it, never its text.
 type Change struct {
 	Scope string
 	Kind  ChangeKind
-	// ID is the revision event, review item or episode; zero for a purge.
+	// ID is the belief, revision event, review item or episode; zero for a purge.
 	ID int64
 	At time.Time
 	// Purged is a purge's counts, for ChangeScopePurged; All when the whole scope went.

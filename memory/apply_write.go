@@ -58,6 +58,10 @@ func (a *applier) writeBelief(ctx context.Context, p beliefParams) (int64, error
 		"superseded_by": supersededBy, "episode_id": a.b.EpisodeID, "quote": nullText(p.Fact.Quote),
 		"last_seen_at": a.b.At, "embedding": embedding, "embed_model": model, "entity": p.Fact.entity,
 	}}, &id)
+	if err == nil {
+		// Announced with the batch's other changes, in its one write of the feed.
+		a.note(ChangeBeliefCreated, id)
+	}
 	if err == nil && len(p.Bases) > 0 {
 		a.exec("insert dependencies", "INSERT INTO belief_dependency (scope, belief_id, basis_id) SELECT $1, $2, unnest($3::bigint[])",
 			a.b.Scope, id, p.Bases)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -89,6 +90,7 @@ func (s *Store) Forget(ctx context.Context, sel Selection) ([]int64, error) {
 		if forgotten, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil || len(forgotten) == 0 {
 			return err
 		}
+		slices.Sort(forgotten)
 		if err := closeItems(ctx, tx, sel.Scope, forgotten, ResolvedForgotten, now); err != nil {
 			return err
 		}
@@ -97,13 +99,29 @@ func (s *Store) Forget(ctx context.Context, sel Selection) ([]int64, error) {
 		if err != nil {
 			return err
 		}
-		return s.announceReviewTx(ctx, tx, sel.Scope, now)
+		return s.announceForgottenTx(ctx, tx, sel.Scope, forgotten, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("forget beliefs of %q: %w", sel.Scope, err)
 	}
-	slices.Sort(forgotten)
 	return forgotten, nil
+}
+
+// announceForgottenTx announces the beliefs ids of scope (ascending) forgotten at time at, then
+// the review items that closed with them or that they flagged.
+func (s *Store) announceForgottenTx(ctx context.Context, tx pgx.Tx, scope string, ids []int64, at time.Time) error {
+	if s.announcer == nil {
+		return nil
+	}
+	cs := make([]Change, len(ids), len(ids)+1)
+	for i, id := range ids {
+		cs[i] = Change{Scope: scope, Kind: ChangeBeliefForgotten, ID: id, At: at}
+	}
+	items, err := reviewChanges(ctx, tx, scope, at, 0)
+	if err != nil {
+		return err
+	}
+	return s.announceTx(ctx, tx, append(cs, items...))
 }
 
 // selectBeliefs is the ids of the beliefs sel names, forgotten ones included, ascending.

@@ -219,7 +219,7 @@ func TestSupersessionIsDeliveredSignedAndRetriedWithTheSameID(t *testing.T) {
 	})
 	s := newSetup(t, nil)
 	_, secret := s.create(t, rc.srv.URL+"/hook", "acme/", memory.ChangeRevisionApplied)
-	other, _ := s.create(t, rc.srv.URL+"/other", "globex/")
+	other, _ := s.create(t, rc.srv.URL+"/other", "globex/", memory.ChangeRevisionApplied)
 	eventID := s.supersede(t, "acme/user:1", "User lives in Miami")
 	s.supersede(t, "globex/user:1", "User lives in Oslo")
 	s.supersede(t, "initech/user:1", "User lives in Rome")
@@ -280,7 +280,7 @@ func TestOrderPerScopeThroughRetriesAndTimeouts(t *testing.T) {
 		return http.StatusBadGateway
 	})
 	s := newSetup(t, func(c *webhook.WorkerConfig) { c.Timeout = 300 * time.Millisecond })
-	s.create(t, rc.srv.URL, "acme/")
+	s.create(t, rc.srv.URL, "acme/", memory.ChangeRevisionApplied)
 	const n = 6
 	var want []int64
 	for i := range n {
@@ -305,7 +305,7 @@ func TestDeliveryRefusesInternalAddressWhenDialed(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, func(*http.Request, int) int { return http.StatusOK })
 	s := newSetup(t, func(c *webhook.WorkerConfig) { c.Guard = webhook.Guard{} })
-	w, _ := s.create(t, rc.srv.URL, "acme/")
+	w, _ := s.create(t, rc.srv.URL, "acme/", memory.ChangeRevisionApplied)
 	s.supersede(t, "acme/user:1", "User lives in Miami")
 	require.Eventually(t, func() bool {
 		got, err := s.webhooks.Get(context.Background(), w.ID)
@@ -347,7 +347,7 @@ func TestPurgeDuringBacklog(t *testing.T) {
 		return http.StatusOK
 	})
 	s := newSetup(t, func(c *webhook.WorkerConfig) { c.Timeout = 500 * time.Millisecond })
-	w, _ := s.create(t, rc.srv.URL, "acme/")
+	w, _ := s.create(t, rc.srv.URL, "acme/", memory.ChangeRevisionApplied)
 	for _, city := range []string{"Miami", "Lisbon", "Kyoto"} {
 		s.supersede(t, "acme/user:1", "User lives in "+city)
 	}
@@ -397,7 +397,7 @@ func TestDeliveryOutlivesAStoppedWorker(t *testing.T) {
 		return http.StatusOK
 	})
 	s := newSetup(t, nil)
-	s.create(t, rc.srv.URL, "acme/")
+	s.create(t, rc.srv.URL, "acme/", memory.ChangeRevisionApplied)
 	s.supersede(t, "acme/user:1", "User lives in Miami")
 	<-first
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -410,4 +410,34 @@ func TestDeliveryOutlivesAStoppedWorker(t *testing.T) {
 	require.GreaterOrEqual(t, len(got), 2)
 	require.Equal(t, got[0].ID, got[len(got)-1].ID, "the same message, again")
 	require.Len(t, rc.delivered(), len(got)-1)
+}
+
+// A webhook subscribes to new beliefs and soft forgets: each is delivered with the
+// belief as the API gives it (a forgotten one without its words).
+func TestBeliefsCreatedAndForgottenAreDelivered(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, func(*http.Request, int) int { return http.StatusNoContent })
+	s := newSetup(t, nil)
+	s.create(t, rc.srv.URL, "acme/", memory.ChangeBeliefCreated, memory.ChangeBeliefForgotten)
+	ctx := context.Background()
+	res, err := s.store.Apply(ctx, &memory.Batch{Scope: "acme/user:1", Origin: memory.RevisionExtraction, At: date("2026-01-15"),
+		Facts: []memory.Fact{{Statement: "User lives in Miami", Attribute: "location", Confidence: 0.9, Origin: memory.OriginUserStated}}})
+	require.NoError(t, err)
+	id := res.Facts[0].BeliefID
+	s.drain(t)
+	_, err = s.store.Forget(ctx, memory.Selection{Scope: "acme/user:1", IDs: []int64{id}})
+	require.NoError(t, err)
+	s.drain(t)
+
+	got := rc.delivered()
+	require.Len(t, got, 2)
+	created, forgotten := decode(t, got[0]), decode(t, got[1])
+	require.Equal(t, "belief.created", created.Type)
+	require.InDelta(t, float64(id), created.Data["id"], 0)
+	require.Equal(t, "User lives in Miami", created.Data["statement"])
+	require.Equal(t, "active", created.Data["status"])
+	require.Equal(t, "belief.forgotten", forgotten.Type)
+	require.InDelta(t, float64(id), forgotten.Data["id"], 0)
+	require.Equal(t, "forgotten", forgotten.Data["status"])
+	require.NotContains(t, string(got[1].Body), "Miami")
 }

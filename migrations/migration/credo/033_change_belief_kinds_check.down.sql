@@ -1,0 +1,1 @@
+ALTER TABLE change DROP CONSTRAINT change_kind_check;
