@@ -21,6 +21,7 @@ from .errors import (
     InvalidResponse,
     NotFound,
     RateLimited,
+    Redirected,
     Refused,
     ServerError,
     Timeout,
@@ -74,8 +75,8 @@ __version__ = "1.0.0"
 
 __all__ = [
     "Client",
-    "APIError", "CredoError", "Forbidden", "InvalidRequest", "InvalidResponse", "NotFound", "RateLimited", "Refused",
-    "ServerError", "Timeout", "TransportError", "Unauthorized",
+    "APIError", "CredoError", "Forbidden", "InvalidRequest", "InvalidResponse", "NotFound", "RateLimited", "Redirected",
+    "Refused", "ServerError", "Timeout", "TransportError", "Unauthorized",
     "Answer", "Audit", "AuditOrigin", "AuditRefusals", "AuditRevisions", "Belief", "Beliefs", "Conflict", "Context",
     "Decided", "Enqueued", "Entity", "EntityView", "Episode", "Event", "Forgotten", "ImportReport",
     "ItemBelief", "Merged",

@@ -110,6 +110,21 @@ class _HTTPHandler(urllib.request.HTTPHandler):
         return self.do_open(functools.partial(_HTTPConnection, deadline=self.deadline), req)
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: a 3xx comes back as the answer (an HTTPError), so that the
+    key and the request never go where a server points (urllib's own handler sends the
+    Authorization header to any host, and turns a POST into a GET)."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> None:
+        return None
+
+
+def open_once(req: urllib.request.Request, timeout: float) -> Any:
+    """urllib's urlopen without redirects (see _NoRedirect), for a streamed answer."""
+    return urllib.request.build_opener(_NoRedirect).open(req, timeout=timeout)
+
+
 _HANDLERS: Tuple[Any, ...] = (_HTTPHandler,)
 
 if hasattr(http.client, "HTTPSConnection"):  # Python built with ssl
@@ -128,20 +143,21 @@ if hasattr(http.client, "HTTPSConnection"):  # Python built with ssl
 
 
 def _opener(deadline: float) -> urllib.request.OpenerDirector:
-    """urllib's opener (proxies from the environment, redirects, errors as HTTPError)
-    with connections that keep to deadline."""
+    """urllib's opener (proxies from the environment, errors as HTTPError; no
+    redirects) with connections that keep to deadline."""
     handlers = []
     for cls in _HANDLERS:
         h = cls()
         h.deadline = deadline
         handlers.append(h)
-    return urllib.request.build_opener(*handlers)
+    return urllib.request.build_opener(*handlers, _NoRedirect)
 
 
 def exchange(req: urllib.request.Request, deadline: float, what: str,
              seconds: float) -> Tuple[int, Mapping[str, str], bytes]:
     """Sends req and reads its whole answer by deadline: the status, headers and body of
-    any status (an error answer's body up to MAX_ERROR_BODY bytes). Raises Timeout when
+    any status (an error answer's body up to MAX_ERROR_BODY bytes; a redirect is an
+    answer, never followed). Raises Timeout when
     the deadline (``seconds`` after the call began) passes first, TransportError when
     there is no complete answer (refused, reset, cut short); ``what`` names the request
     in their messages."""

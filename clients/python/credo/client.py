@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 
-from ._http import exchange
-from .errors import CredoError, InvalidResponse, RateLimited, ServerError, Timeout, TransportError, api_error
+from ._http import exchange, open_once
+from .errors import (CredoError, InvalidResponse, RateLimited, ServerError, Timeout, TransportError, api_error,
+                     redirected)
 from .types import (
     Answer,
     Audit,
@@ -69,7 +70,9 @@ class Client:
     exponential backoff from ``backoff`` seconds, for requests that are safe to repeat
     (reads, questions, and transcripts, which the server deduplicates); ``max_retries``
     bounds the retries of one call, and a wait that would end past the call's timeout
-    is not made: the failure is raised at once. Every failure is a
+    is not made: the failure is raised at once. No redirect is followed, to another
+    host or to the API's own: a 3xx raises :class:`~credo.Redirected` naming where it
+    pointed, so the key and the request never go elsewhere. Every failure is a
     :class:`~credo.CredoError`. Retries are logged on the ``credo`` logger.
     """
 
@@ -281,10 +284,11 @@ class Client:
         url = self.url + "/v1/export?" + urllib.parse.urlencode(q)
         req = urllib.request.Request(url, method="GET", headers=self._headers("application/x-ndjson"))
         try:
-            res = urllib.request.urlopen(req, timeout=self.timeout)
+            res = open_once(req, timeout=self.timeout)
         except urllib.error.HTTPError as e:
-            err = api_error(e.code, e.headers, e.read())
-            e.close()
+            with e:
+                err = redirected(e.code, e.headers, "GET /v1/export") if 300 <= e.code < 400 else \
+                    api_error(e.code, e.headers, e.read())
             raise err from None
         except (urllib.error.URLError, OSError) as e:
             raise TransportError(f"GET /v1/export: {getattr(e, 'reason', e)}") from e
@@ -489,6 +493,8 @@ class Client:
             else:
                 if 200 <= status < 300:
                     return status, got, raw
+                if 300 <= status < 400:
+                    raise redirected(status, got, what)
                 failure = api_error(status, got, raw)
             if not _retried(failure, idempotent) or attempt >= self.max_retries:
                 raise failure

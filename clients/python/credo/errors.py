@@ -37,6 +37,25 @@ class InvalidResponse(CredoError):
         self.status = status
 
 
+class Redirected(InvalidResponse):
+    """A redirect (3xx), which the client never follows, to another host or its own:
+    following one would take the key, and the request, wherever the answer points (and
+    a POST would come back a GET). ``location`` is where it pointed (None when not
+    said). Give the client the API's own URL. Not retried."""
+
+    def __init__(self, status: int, location: Optional[str], message: str) -> None:
+        super().__init__(status, message)
+        self.location = location
+
+
+def redirected(status: int, headers: Mapping[str, str], what: str) -> Redirected:
+    """The exception for a redirect answer to request ``what``."""
+    location = headers.get("Location")
+    where = f"to {location}" if location else "with no Location"
+    return Redirected(status, location, f"{what}: the server answered {status}, a redirect {where}; the client follows "
+                      "no redirect (it would take the key and the request there): give it the API's own URL")
+
+
 class APIError(CredoError):
     """An error answer of the API: ``{"error": {"code", "message", "details"}}``.
 

@@ -632,10 +632,11 @@ __all__ = [
 
 @dataclass
 class Change:
-    """One change of the feed: ``type`` (revision.applied, revision.reverted,
-    review.opened, review.resolved, episode.failed, scope.purged), its scope and place
-    (``position``, commit order within the scope), and ``data``: the event, review item,
-    episode or purge counts as the API gives them."""
+    """One change of the feed: ``type`` (belief.created, belief.forgotten,
+    revision.applied, revision.reverted, review.opened, review.resolved, episode.failed,
+    scope.purged), its scope and place (``position``, commit order within the scope,
+    never going back), and ``data``: the belief, event, review item, episode or purge
+    counts as the API gives them."""
 
     type: str
     scope: str

@@ -206,3 +206,45 @@ class NotTheAnswer(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Redirects(unittest.TestCase):
+    """No redirect is followed: the old client sent the key to the host a 301 named,
+    turned a POST into a GET, and reported that host's 404 as NotFound."""
+
+    def other_host(self) -> Tuple[Server, List[str]]:
+        """A server of another origin that records the Authorization header of each
+        request, and answers 404 as that host would."""
+        keys: List[str] = []
+
+        def answer(h: BaseHTTPRequestHandler) -> None:
+            keys.append(h.headers.get("Authorization") or "")
+            error_answer(404, "not_found")(h)
+        return Server.start(self, answer), keys
+
+    def test_to_another_host(self) -> None:
+        other, keys = self.other_host()
+        for status in (301, 302, 303, 307, 308):
+            for name, call in (("GET", lambda c: c.beliefs("user:1")),
+                               ("POST", lambda c: c.assert_belief("user:1", "User is tall", "height")),
+                               ("export", lambda c: list(c.export("user:1")))):
+                with self.subTest(status=status, call=name):
+                    s = Server.start(self, lambda h, status=status: send(
+                        h, status, b"", (("Location", other.url + "/v1/beliefs"),)))
+                    with self.assertRaises(credo.Redirected) as raised:
+                        call(credo.Client(s.url, "credo_secret", max_retries=3, backoff=0.001))
+                    self.assertEqual(status, raised.exception.status)
+                    self.assertEqual(other.url + "/v1/beliefs", raised.exception.location)
+                    self.assertIn(other.url, str(raised.exception))
+                    self.assertNotIsInstance(raised.exception, credo.APIError)
+                    self.assertEqual(1, len(s.requests), "not retried")
+        self.assertEqual([], other.requests, "the other host got no request")
+        self.assertEqual([], keys, "nor the key")
+
+    def test_to_the_same_host(self) -> None:
+        # The API never redirects: a redirect is a proxy's or a wrong URL's, said at once.
+        s = Server.start(self, lambda h: send(h, 308, b"", (("Location", "/api/v1/beliefs"),)))
+        with self.assertRaises(credo.Redirected) as raised:
+            credo.Client(s.url, "k").assert_belief("user:1", "User is tall", "height")
+        self.assertEqual("/api/v1/beliefs", raised.exception.location)
+        self.assertEqual(["POST /v1/beliefs"], s.requests)

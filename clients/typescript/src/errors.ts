@@ -36,6 +36,37 @@ export class InvalidResponse extends CredoError {
   }
 }
 
+/**
+ * A redirect (3xx), which the client never follows, to another host or its own:
+ * following one would take the key, and the request, wherever the answer points (and a
+ * POST would come back a GET). location is where it pointed, when the runtime shows it
+ * (a browser's fetch hides it). Give the client the API's own URL. Not retried.
+ */
+export class Redirected extends InvalidResponse {
+  override name = "Redirected";
+
+  constructor(
+    status: number,
+    /** Where the redirect pointed; undefined when not said or not shown. */
+    readonly location: string | undefined,
+    message: string,
+  ) {
+    super(status, message);
+  }
+}
+
+/** The error for a redirect answer to request what. */
+export function redirected(what: string, res: Response): Redirected {
+  const location = res.headers.get("Location") ?? undefined;
+  const where = location === undefined ? "with no Location shown" : `to ${location}`;
+  return new Redirected(
+    res.status,
+    location,
+    `${what}: the server answered ${res.status || "a redirect"}, a redirect ${where}; the client follows no redirect ` +
+      "(it would take the key and the request there): give it the API's own URL",
+  );
+}
+
 /** An error answer of the API: {"error": {"code", "message", "details"}}. */
 export class APIError extends CredoError {
   override name = "APIError";

@@ -1,7 +1,17 @@
 // A client of credo's HTTP API (docs/api.md): one method per operation, on fetch, with
 // the types generated from the API's OpenAPI document (src/openapi.ts).
 import { mismatch } from "./check.js";
-import { APIError, InvalidResponse, RateLimited, ServerError, TimeoutError, TransportError, apiError } from "./errors.js";
+import {
+  APIError,
+  InvalidResponse,
+  RateLimited,
+  Redirected,
+  ServerError,
+  TimeoutError,
+  TransportError,
+  apiError,
+  redirected,
+} from "./errors.js";
 import { answers, type components, type operations } from "./openapi.js";
 
 export * from "./errors.js";
@@ -134,9 +144,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * server does. A 429 is retried after the server's Retry-After; a 5xx answer or a broken
  * connection is retried, with exponential backoff, for calls that are safe to repeat
  * (reads, questions, and transcripts, which the server deduplicates); a wait that would
- * end past the call's timeout is not made: the failure is thrown at once. Every failure
- * is a CredoError: API errors are APIError subclasses with the API's code, an answer of
- * another shape is an InvalidResponse.
+ * end past the call's timeout is not made: the failure is thrown at once. No redirect is
+ * followed, to another host or to the API's own: a 3xx throws Redirected, naming where it
+ * pointed. Every failure is a CredoError: API errors are APIError subclasses with the
+ * API's code, an answer of another shape is an InvalidResponse.
  */
 export class Client {
   readonly url: string;
@@ -614,7 +625,13 @@ export class Client {
         const left = Math.max(0, Math.ceil(deadline - performance.now()));
         const timer = setTimeout(() => abort.abort(new DOMException("no answer in time", "TimeoutError")), left);
         try {
-          const res = await this.fetch(url, { method, headers, body, signal: abort.signal });
+          // Never followed (see Redirected): fetch's own following keeps the key for the
+          // same origin only, but turns a POST into a GET and answers for another host.
+          const res = await this.fetch(url, { method, headers, body, signal: abort.signal, redirect: "manual" });
+          if (res.type === "opaqueredirect" || (res.status >= 300 && res.status < 400)) {
+            await res.body?.cancel().catch(() => {});
+            throw redirected(`${method} ${path}`, res);
+          }
           if (options.stream && res.ok) return { status: res.status, headers: res.headers, text: "", stream: res.body };
           // The signal ends the body's reading too: the whole exchange is within the deadline.
           const text = await res.text();
@@ -624,6 +641,7 @@ export class Client {
           clearTimeout(timer);
         }
       } catch (e) {
+        if (e instanceof Redirected) throw e;
         failure = transportError(method, path, timeout, e);
       }
       if (!retried(failure, idempotent) || attempt >= this.maxRetries) throw failure;

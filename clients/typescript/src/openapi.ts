@@ -114,7 +114,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * What changed: revisions, reverts, review items, failed episodes, purges
+         * What changed: beliefs created and forgotten, revisions, reverts, review items, failed episodes, purges
          * @description The change feed of one scope, or of every scope under a prefix, in commit order, after a cursor; with wait, an empty read waits up to that many seconds for a change. The cursor resumes exactly: nothing missed, nothing twice. A change whose row a purge erased since is left out; the purge itself is a scope.purged change with counts only. Needs the read right.
          */
         get: operations["listChanges"];
@@ -807,7 +807,7 @@ export interface components {
             scope_known?: boolean;
         };
         ChangeItem: {
-            /** @description As the API gives the row: an event of GET /v1/events (revision.*), an item of GET /v1/conflicts (review.*), an episode of GET /v1/episodes/{id} (episode.failed), or the purge's counts (scope.purged). */
+            /** @description As the API gives the row: a belief of GET /v1/beliefs (belief.*; a forgotten one without its words), an event of GET /v1/events (revision.*), an item of GET /v1/conflicts (review.*), an episode of GET /v1/episodes/{id} (episode.failed), or the purge's counts (scope.purged). */
             data: unknown;
             /**
              * Format: int64
@@ -824,7 +824,7 @@ export interface components {
              * @description What changed.
              * @enum {string}
              */
-            type: "revision.applied" | "revision.reverted" | "review.opened" | "review.resolved" | "episode.failed" | "scope.purged";
+            type: "belief.created" | "belief.forgotten" | "revision.applied" | "revision.reverted" | "review.opened" | "review.resolved" | "episode.failed" | "scope.purged";
         };
         Changes: {
             /** @description Oldest first: in commit order within a scope, by time across scopes. */
@@ -1438,7 +1438,7 @@ export interface components {
             disabled: boolean;
             disabled_reason: string | null;
             /** @description Empty: every type. */
-            events: string[];
+            events: ("belief.created" | "belief.forgotten" | "revision.applied" | "revision.reverted" | "review.opened" | "review.resolved" | "episode.failed" | "scope.purged")[];
             /**
              * Format: int64
              * @description Deliveries given up after a day of retries.
@@ -1525,8 +1525,8 @@ export interface components {
             type: string;
         };
         WebhookRequest: {
-            /** @description The types to deliver: revision.applied, revision.reverted, review.opened, review.resolved, episode.failed, scope.purged. Absent or empty: all. */
-            events?: string[] | null;
+            /** @description The types to deliver (the feed's). Absent or empty: all. */
+            events?: ("belief.created" | "belief.forgotten" | "revision.applied" | "revision.reverted" | "review.opened" | "review.resolved" | "episode.failed" | "scope.purged")[] | null;
             /** @description The changes of every scope starting with it are delivered; it must start with one of the key's scope prefixes. */
             scope_prefix: string;
             /** @description Where deliveries are posted: https, on a host that resolves to public addresses only (unless the worker runs with WEBHOOK_ALLOW_PRIVATE=true). */
@@ -2188,7 +2188,7 @@ export interface operations {
             query?: {
                 /** @description Read this scope's changes. Exactly one of scope and scope_prefix. */
                 scope?: string;
-                /** @description Read the changes of every scope starting with this prefix; it must start with one of the key's scope prefixes. */
+                /** @description Read the changes of every scope starting with this prefix; it must start with one of the key's scope prefixes. * reads every scope of the key's prefixes. */
                 scope_prefix?: string;
                 "-"?: boolean;
                 /** @description The cursor a previous read answered: the changes after it. Absent: from the first change kept. */

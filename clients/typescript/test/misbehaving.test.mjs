@@ -11,6 +11,7 @@ import {
   InvalidRequest,
   InvalidResponse,
   RateLimited,
+  Redirected,
   ServerError,
   TimeoutError,
   TransportError,
@@ -280,5 +281,62 @@ describe("wait", () => {
       assert.match(e.message, /8: not tried yet/);
       return true;
     });
+
+// No redirect is followed: fetch's own following turned a POST into a GET and reported
+// the other host's 404 as NotFound (the Python client also sent it the key).
+describe("redirects", () => {
+  /** A server of another origin that records each request's Authorization header and answers 404. */
+  async function otherHost(t) {
+    const keys = [];
+    const s = await serve(t, (req, res) => {
+      keys.push(req.headers.authorization ?? "");
+      res.writeHead(404, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ error: { code: "not_found", message: "elsewhere" } }));
+    });
+    return { ...s, keys };
+  }
+
+  test("to another host", async (t) => {
+    const other = await otherHost(t);
+    const calls = [
+      ["GET", (c) => c.beliefs("user:1")],
+      ["POST", (c) => c.assertBelief({ scope: "user:1", statement: "User is tall", attribute: "height" })],
+      ["export", async (c) => { for await (const _ of c.export({ scope: "user:1" })); }],
+    ];
+    for (const status of [301, 302, 303, 307, 308]) {
+      for (const [name, call] of calls) {
+        const s = await serve(t, (_req, res) => {
+          res.writeHead(status, { Location: `${other.url}/v1/beliefs` });
+          res.end();
+        });
+        const c = new Client({ url: s.url, key: "credo_secret", maxRetries: 3, backoff: 1 });
+        await assert.rejects(call(c), (e) => {
+          assert.ok(e instanceof Redirected, `${status} ${name}: ${e}`);
+          assert.ok(e instanceof InvalidResponse);
+          assert.equal(e.status, status);
+          assert.equal(e.location, `${other.url}/v1/beliefs`);
+          assert.match(e.message, /follows no redirect/);
+          return true;
+        });
+        assert.equal(s.requests.length, 1, `${status} ${name}: not retried`);
+      }
+    }
+    assert.deepEqual(other.requests, [], "the other host got no request");
+    assert.deepEqual(other.keys, [], "nor the key");
+  });
+
+  test("to the same host", async (t) => {
+    // The API never redirects: a redirect is a proxy's or a wrong URL's, said at once.
+    const s = await serve(t, (_req, res) => {
+      res.writeHead(308, { Location: "/api/v1/beliefs" });
+      res.end();
+    });
+    const c = new Client({ url: s.url, key: "k" });
+    await assert.rejects(c.assertBelief({ scope: "user:1", statement: "User is tall", attribute: "height" }), (e) => {
+      assert.ok(e instanceof Redirected);
+      assert.equal(e.location, "/api/v1/beliefs");
+      return true;
+    });
+    assert.deepEqual(s.requests, ["POST /v1/beliefs"]);
   });
 });
