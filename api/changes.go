@@ -38,7 +38,7 @@ func (in *changesInput) Resolve(ctx huma.Context) []error {
 type ChangeItem struct {
 	Type      string    `json:"type" enum:"belief.created,belief.forgotten,revision.applied,revision.reverted,review.opened,review.resolved,episode.failed,scope.purged" doc:"What changed."`
 	Scope     string    `json:"scope"`
-	Position  int64     `json:"position" doc:"The change's place in its scope: commit order."`
+	Position  int64     `json:"position" doc:"The change's place in its scope: commit order, never going back (even across a purge of the scope); gaps mean nothing."`
 	Timestamp time.Time `json:"timestamp" doc:"When the change was made."`
 	Data      any       `json:"data" doc:"As the API gives the row: a belief of GET /v1/beliefs (belief.*; a forgotten one without its words), an event of GET /v1/events (revision.*), an item of GET /v1/conflicts (review.*), an episode of GET /v1/episodes/{id} (episode.failed), or the purge's counts (scope.purged)."`
 }
@@ -61,7 +61,7 @@ func (s *Server) registerChanges() {
 		OperationID: "listChanges", Method: http.MethodGet, Path: "/v1/changes", Tags: []string{"revisions"},
 		Summary: "What changed: beliefs created and forgotten, revisions, reverts, review items, failed episodes, purges",
 		Description: "The change feed of one scope, or of every scope under a prefix, in commit order, after a cursor; with wait, an empty read waits up to that many seconds for a change. " +
-			"The cursor resumes exactly: nothing missed, nothing twice. A change whose row a purge erased since is left out; the purge itself is a scope.purged change with counts only. Needs the read right.",
+			"The cursor resumes exactly: nothing missed, nothing twice; one naming a position its scope never had is refused (400). A change whose row a purge erased since is left out; the purge itself is a scope.purged change with counts only. Needs the read right.",
 	}, http.StatusBadRequest, http.StatusForbidden), func(ctx context.Context, in *changesInput) (*output[Changes], error) {
 		return wrap(s.changes(ctx, principalFrom(ctx), *in))
 	})
@@ -73,7 +73,7 @@ func (s *Server) changes(ctx context.Context, p *Principal, in changesInput) (*C
 	case in.HasPrefix == (in.Scope != ""):
 		return nil, invalid("give exactly one of scope and scope_prefix")
 	case in.HasPrefix && in.ScopePrefix == AllScopes:
-		// As webhooks and policies read it: every scope the key may read.
+		// As a key's scopes read it: every scope the key may read.
 		if err := s.need(p, RightRead); err != nil {
 			return nil, err
 		}

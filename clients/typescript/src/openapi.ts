@@ -115,7 +115,7 @@ export interface paths {
         };
         /**
          * What changed: beliefs created and forgotten, revisions, reverts, review items, failed episodes, purges
-         * @description The change feed of one scope, or of every scope under a prefix, in commit order, after a cursor; with wait, an empty read waits up to that many seconds for a change. The cursor resumes exactly: nothing missed, nothing twice. A change whose row a purge erased since is left out; the purge itself is a scope.purged change with counts only. Needs the read right.
+         * @description The change feed of one scope, or of every scope under a prefix, in commit order, after a cursor; with wait, an empty read waits up to that many seconds for a change. The cursor resumes exactly: nothing missed, nothing twice; one naming a position its scope never had is refused (400). A change whose row a purge erased since is left out; the purge itself is a scope.purged change with counts only. Needs the read right.
          */
         get: operations["listChanges"];
         put?: never;
@@ -811,7 +811,7 @@ export interface components {
             data: unknown;
             /**
              * Format: int64
-             * @description The change's place in its scope: commit order.
+             * @description The change's place in its scope: commit order, never going back (even across a purge of the scope); gaps mean nothing.
              */
             position: number;
             scope: string;
