@@ -155,8 +155,7 @@ func changesCursor(c *Changes) changes.Cursor {
 // is left out, and the cursor passes it.
 func (s *Server) readChanges(ctx context.Context, q changes.Query) (*Changes, error) {
 	page, err := s.feed.Read(ctx, q)
-	var ahead *changes.AheadError
-	if errors.As(err, &ahead) {
+	if ahead, ok := errors.AsType[*changes.AheadError](err); ok {
 		return nil, invalid("after: " + ahead.Error() + ": not a cursor this feed gave (of another database, or altered)")
 	}
 	if err != nil {
