@@ -281,6 +281,8 @@ describe("wait", () => {
       assert.match(e.message, /8: not tried yet/);
       return true;
     });
+  });
+});
 
 // No redirect is followed: fetch's own following turned a POST into a GET and reported
 // the other host's 404 as NotFound (the Python client also sent it the key).
