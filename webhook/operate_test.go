@@ -62,7 +62,7 @@ func TestGoneDisablesThenEnableUpdateResend(t *testing.T) {
 	s := newSetup(t, func(c *webhook.WorkerConfig) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	})
-	w, secret := s.create(t, rc.srv.URL+"/old", "acme/")
+	w, secret := s.create(t, rc.srv.URL+"/old", "acme/", memory.ChangeRevisionApplied)
 	s.supersede(t, "acme/user:1", "User lives in Miami")
 	s.drain(t)
 	ctx := context.Background()
@@ -136,8 +136,8 @@ func TestMessageIDsPerWebhookAndFeedPosition(t *testing.T) {
 	ok := func(*http.Request, int) int { return http.StatusOK }
 	ra, rb := newReceiver(t, ok), newReceiver(t, ok)
 	s := newSetup(t, nil)
-	s.create(t, ra.srv.URL, "acme/")
-	s.create(t, rb.srv.URL, "acme/")
+	s.create(t, ra.srv.URL, "acme/", memory.ChangeRevisionApplied)
+	s.create(t, rb.srv.URL, "acme/", memory.ChangeRevisionApplied)
 	for _, city := range []string{"Miami", "Lisbon", "Kyoto"} {
 		s.supersede(t, "acme/user:1", "User lives in "+city)
 	}
@@ -269,7 +269,7 @@ func TestDeliveriesAreTraced(t *testing.T) {
 		Render: api.WebhookRenderer(store, changes.NewReader(schema.Pool)), Timeout: 2 * time.Second,
 		RetryBase: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond}
 	s.client = s.startClient(t)
-	s.create(t, rc.srv.URL, "acme/")
+	s.create(t, rc.srv.URL, "acme/", memory.ChangeRevisionApplied)
 
 	res, err := s.store.Apply(context.Background(), &memory.Batch{Scope: "acme/user:1", Origin: memory.RevisionOperator, At: date("2026-01-15"),
 		Facts: []memory.Fact{{Statement: "User lives in Miami", Attribute: "city", Confidence: 0.9, Origin: memory.OriginUserStated}}})
