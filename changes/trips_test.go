@@ -6,39 +6,12 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/changes"
+	"github.com/credohq/credo/internal/dbtest"
 	"github.com/credohq/credo/memory"
 )
-
-// tripTx counts the round trips made through a transaction: one per statement sent
-// alone, one per batch.
-type tripTx struct {
-	pgx.Tx
-	trips int
-}
-
-func (t *tripTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	t.trips++
-	return t.Tx.Exec(ctx, sql, args...)
-}
-
-func (t *tripTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	t.trips++
-	return t.Tx.Query(ctx, sql, args...)
-}
-
-func (t *tripTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	t.trips++
-	return t.Tx.QueryRow(ctx, sql, args...)
-}
-
-func (t *tripTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	t.trips++
-	return t.Tx.SendBatch(ctx, b)
-}
 
 // Announcing an extraction's new beliefs costs the same two round trips (the head,
 // then one batch of every change) however many beliefs it stores: the extraction
@@ -57,14 +30,14 @@ func TestAnnouncingBeliefsCostsTwoTripsPerBatch(t *testing.T) {
 			b.Facts = append(b.Facts, memory.Fact{Statement: fmt.Sprint("User owns boat ", i), Attribute: fmt.Sprint("boat_", i),
 				Confidence: 0.9, Origin: memory.OriginUserStated})
 		}
-		var counted *tripTx
+		var counted *dbtest.TripTx
 		err := pgx.BeginFunc(ctx, s.schema.Pool, func(tx pgx.Tx) error {
-			counted = &tripTx{Tx: tx}
+			counted = &dbtest.TripTx{Tx: tx}
 			_, err := store.ApplyTx(ctx, counted, b)
 			return err
 		})
 		require.NoError(t, err)
-		return counted.trips
+		return counted.Trips
 	}
 	for _, facts := range []int{1, 5} {
 		require.Equal(t, trips(quiet, facts)+2, trips(s.store, facts), "%d new beliefs", facts)

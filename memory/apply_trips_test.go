@@ -8,34 +8,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
+
+	"github.com/credohq/credo/internal/dbtest"
 )
-
-// tripTx counts the round trips made through a transaction: one per statement sent
-// alone, one per batch.
-type tripTx struct {
-	pgx.Tx
-	trips int
-}
-
-func (t *tripTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	t.trips++
-	return t.Tx.Exec(ctx, sql, args...)
-}
-
-func (t *tripTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	t.trips++
-	return t.Tx.Query(ctx, sql, args...)
-}
-
-func (t *tripTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	t.trips++
-	return t.Tx.QueryRow(ctx, sql, args...)
-}
-
-func (t *tripTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	t.trips++
-	return t.Tx.SendBatch(ctx, b)
-}
 
 // tripConn counts the round trips made through a Conn: one per statement sent alone,
 // one per batch.
@@ -99,10 +74,10 @@ func TestApplyRoundTrips(t *testing.T) {
 			n   int
 		)
 		err = pgx.BeginFunc(ctx, bundle.schema.Pool, func(tx pgx.Tx) error {
-			counted := &tripTx{Tx: tx}
+			counted := &dbtest.TripTx{Tx: tx}
 			var err error
 			res, err = s.ApplyTx(ctx, counted, b)
-			n = counted.trips
+			n = counted.Trips
 			return err
 		})
 		require.NoError(t, err)
