@@ -1,18 +1,17 @@
 package extract_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/credohq/credo/extract"
+	"github.com/credohq/credo/internal/testlog"
 	"github.com/credohq/credo/llm"
 	"github.com/credohq/credo/llm/llmtest"
 	"github.com/credohq/credo/pipelinetest"
@@ -180,29 +179,11 @@ func TestSegmentsResumeWhereTheyStopped(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log the workers write to concurrently.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // The extraction log says which segment a prompt held and, at the last, how many there
 // were: never "segments=0" for the first of several (issue 51, item 9).
 func TestExtractionLogNamesSegments(t *testing.T) {
 	t.Parallel()
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	p := pipelinetest.New(t, &pipelinetest.Options{Provider: llm.ProviderOllama,
 		LLMOptions: []llmtest.Option{llmtest.WithContextLength(llmtest.DefaultChatModel, 8192)},
 		Extract:    func(c *extract.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) }})

@@ -1,7 +1,6 @@
 package webhook_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,28 +22,11 @@ import (
 	"github.com/credohq/credo/api"
 	"github.com/credohq/credo/changes"
 	"github.com/credohq/credo/internal/dbtest"
+	"github.com/credohq/credo/internal/testlog"
 	"github.com/credohq/credo/internal/tracing/tracingtest"
 	"github.com/credohq/credo/memory"
 	"github.com/credohq/credo/webhook"
 )
-
-// lockedBuffer is a log written by the worker's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // A receiver that answers 410 Gone disables its webhook at once (it is not retried), and
 // the failure is logged at warn with the webhook, the status and the error, neither the
@@ -58,7 +40,7 @@ func TestGoneDisablesThenEnableUpdateResend(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	s := newSetup(t, func(c *webhook.WorkerConfig) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	})
