@@ -248,7 +248,7 @@ func TestDeliveriesAreTraced(t *testing.T) {
 	require.NoError(t, err)
 	s := &setup{schema: schema, store: store, webhooks: hooks, middleware: rec.RiverMiddleware()}
 	s.cfg = webhook.WorkerConfig{Pool: schema.Pool, SecretKey: secretKey, Guard: webhook.Guard{AllowPrivate: true},
-		Render: api.WebhookRenderer(store, changes.NewReader(schema.Pool)), Timeout: 2 * time.Second,
+		Render: api.WebhookRenderer(store, changes.NewReader(schema.Pool)), Timeout: time.Minute,
 		RetryBase: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond}
 	s.client = s.startClient(t)
 	s.create(t, rc.srv.URL, "acme/", memory.ChangeRevisionApplied)
