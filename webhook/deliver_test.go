@@ -455,6 +455,23 @@ func TestDeliveryOutlivesAStoppedWorker(t *testing.T) {
 	require.Zero(t, status.Status.Pending)
 }
 
+// A webhook whose prefix is "*" (as the API stores it) takes the changes of every scope,
+// as the feed's and a policy's "*" read.
+func TestEveryScopeWebhook(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, func(*http.Request, int) int { return http.StatusNoContent })
+	s := newSetup(t, nil)
+	s.create(t, rc.srv.URL, webhook.EveryScope, memory.ChangeRevisionApplied)
+	s.supersede(t, "acme/user:1", "User lives in Miami")
+	s.supersede(t, "globex/user:1", "User lives in Oslo")
+	s.drain(t)
+	scopes := map[any]bool{}
+	for _, r := range rc.delivered() {
+		scopes[decode(t, r).Data["scope"]] = true
+	}
+	require.Equal(t, map[any]bool{"acme/user:1": true, "globex/user:1": true}, scopes)
+}
+
 // A webhook subscribes to new beliefs and soft forgets: each is delivered with the
 // belief as the API gives it (a forgotten one without its words).
 func TestBeliefsCreatedAndForgottenAreDelivered(t *testing.T) {

@@ -71,9 +71,14 @@ type Status struct {
 	Failed int
 }
 
+// EveryScope as a webhook's prefix subscribes it to every scope, as a key's, a policy's
+// and the change feed's "*" reads; only a key of every scope may create it.
+const EveryScope = "*"
+
 // Subscribes reports whether w takes changes of kind in scope.
 func (w *Webhook) Subscribes(scope string, kind memory.ChangeKind) bool {
-	return w.DisabledAt == nil && strings.HasPrefix(scope, w.ScopePrefix) && (len(w.Events) == 0 || slices.Contains(w.Events, kind))
+	under := w.ScopePrefix == EveryScope || strings.HasPrefix(scope, w.ScopePrefix)
+	return w.DisabledAt == nil && under && (len(w.Events) == 0 || slices.Contains(w.Events, kind))
 }
 
 // Webhooks manages subscriptions: the owner of the webhook table.
