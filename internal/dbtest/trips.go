@@ -14,21 +14,25 @@ type TripTx struct {
 	Trips int
 }
 
+// Exec counts a trip and runs the statement.
 func (t *TripTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	t.Trips++
 	return t.Tx.Exec(ctx, sql, args...)
 }
 
+// Query counts a trip and runs the query.
 func (t *TripTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	t.Trips++
 	return t.Tx.Query(ctx, sql, args...)
 }
 
+// QueryRow counts a trip and runs the query.
 func (t *TripTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	t.Trips++
 	return t.Tx.QueryRow(ctx, sql, args...)
 }
 
+// SendBatch counts a trip and sends the batch.
 func (t *TripTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	t.Trips++
 	return t.Tx.SendBatch(ctx, b)
