@@ -14,7 +14,8 @@ import (
 // counts, not only that it is first: reciprocal rank fusion, tried first, put a belief
 // holding the one rare code the question says below look-alikes that were middling in
 // both rankings, as every belief of a small scope is in every ranking. Weights measured
-// on LoCoMo's evidence annotations (docs/evaluation.md, "Retrieval").
+// on LoCoMo's evidence annotations afterwards (docs/evaluation.md, "Retrieval"); they were
+// set on the issue's own case (a code the embedding blurs), not tuned on that table.
 const (
 	WeightVector = 1.0
 	WeightWords  = 0.5
