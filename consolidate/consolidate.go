@@ -220,6 +220,13 @@ func (w *Worker) pass(ctx context.Context, scope string, rep *Report, finish fun
 	if err := w.indexScope(ctx, scope); err != nil {
 		return false, err
 	}
+	// The words most of the scope's beliefs hold, which recall's words ranking leaves
+	// out, counted again once the scope grew or shrank by a fifth.
+	if res, err := w.cfg.Store.CountCommonWords(ctx, scope); err != nil {
+		return false, err
+	} else if res.Counted {
+		w.log.DebugContext(ctx, "common words counted", "scope", scope, "beliefs", res.Beliefs, "words", res.Words)
+	}
 	reviewed, moreReview, err := w.review(ctx, scope, rep)
 	if err != nil {
 		return false, err

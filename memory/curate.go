@@ -305,6 +305,9 @@ func (c *curation) deleteEpisodes(ctx context.Context) error {
 // consolidation forgets the scope's judged clusters, as a purge does: a cluster judged
 // while a removed belief was current named it.
 func (c *curation) consolidation(ctx context.Context) error {
+	if err := forgetCommonWords(ctx, c.tx, c.scope); err != nil {
+		return err
+	}
 	return c.exec(ctx, "consolidation_judgment", "DELETE FROM consolidation_judgment WHERE scope = $1", c.scope)
 }
 

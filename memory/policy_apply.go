@@ -270,7 +270,7 @@ func (sr *scopeRedaction) beliefs(ctx context.Context) error {
 			return fmt.Errorf("redact belief %d: %w", b.ID, err)
 		}
 	}
-	return nil
+	return forgetCommonWords(ctx, sr.tx, sr.scope)
 }
 
 // events redacts the texts of the scope's revision events: the statements, the excerpt,

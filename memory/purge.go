@@ -458,6 +458,10 @@ func (p *purge) consolidation(ctx context.Context) error {
 	if err := p.exec(ctx, "consolidation_judgment", "DELETE FROM consolidation_judgment WHERE scope = $1", p.sel.Scope); err != nil {
 		return err
 	}
+	// The scope's common words are counted again by the next pass, without the purged.
+	if err := forgetCommonWords(ctx, p.tx, p.sel.Scope); err != nil {
+		return err
+	}
 	if !p.sel.All {
 		return nil
 	}

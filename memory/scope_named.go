@@ -27,7 +27,7 @@ type ScopeNamer interface {
 // holds beliefs or episodes: partial purges may have removed every belief and episode of
 // a scope while its watermark, entities or judgments stay.
 var scopeTables = []string{"belief", "episode", "revision_event", "belief_conflict", "belief_dependency",
-	"scope_consolidation", "consolidation_judgment", "scope_vector_index", "entity", "entity_alias", "slot_synonym"}
+	"scope_consolidation", "consolidation_judgment", "scope_vector_index", "entity", "entity_alias", "slot_synonym", "scope_common_words"}
 
 // namedScopes is the scopes that any row names, as q asks: memory's tables, River's jobs
 // that a purge of the scope deletes (not a running one, let finish, nor a completed

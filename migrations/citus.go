@@ -18,7 +18,7 @@ const DefaultShardCount = 32
 // episode, in an order where each table's references are distributed before it.
 var distributed = []string{"episode", "belief", "revision_event", "belief_conflict", "belief_dependency",
 	"scope_consolidation", "consolidation_judgment", "scope_vector_index", "change_head", "change", "webhook_delivery",
-	"entity", "entity_alias", "slot_synonym"}
+	"entity", "entity_alias", "slot_synonym", "scope_common_words"}
 
 // reference are the tables without a scope, copied to every node: small, read by every
 // shard's queries or by the coordinator alone (scope_policy: a few rows per

@@ -59,7 +59,7 @@ func TestCitusDistribute(t *testing.T) {
 		group := got["episode"].Group
 		for _, table := range []string{"episode", "belief", "revision_event", "belief_conflict", "belief_dependency",
 			"scope_consolidation", "consolidation_judgment", "scope_vector_index", "change_head", "change", "webhook_delivery",
-			"entity", "entity_alias"} {
+			"entity", "entity_alias", "slot_synonym", "scope_common_words"} {
 			p, ok := got[table]
 			require.True(t, ok, "%s is distributed", table)
 			require.Equal(t, "h", p.Method, table)

@@ -50,7 +50,7 @@ func (d *driver) GetMigrationFS(line string) fs.FS {
 
 func (d *driver) GetMigrationTruncateTables(line string, version int) []string {
 	if line == Line {
-		return []string{"scope_index_drop", "slot_synonym", "entity_alias", "entity", "inspector_session", "scope_vector_index", "api_key", "purge_tombstone", "consolidation_judgment", "scope_consolidation", "belief_dependency", "belief_conflict", "revision_event", "belief", "episode", "embedding_model"}
+		return []string{"scope_common_words", "scope_index_drop", "slot_synonym", "entity_alias", "entity", "inspector_session", "scope_vector_index", "api_key", "purge_tombstone", "consolidation_judgment", "scope_consolidation", "belief_dependency", "belief_conflict", "revision_event", "belief", "episode", "embedding_model"}
 	}
 	return d.Driver.GetMigrationTruncateTables(line, version)
 }

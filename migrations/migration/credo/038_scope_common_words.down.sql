@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS scope_common_words;
