@@ -75,7 +75,7 @@ func TestCitusDistribute(t *testing.T) {
 			_, ok := got[table]
 			require.False(t, ok, "River's %s stays local to the coordinator", table)
 		}
-		require.Len(t, got, 21, "every table of credo is in Citus's metadata")
+		require.Len(t, got, 22, "every table of credo is in Citus's metadata")
 	}
 	check()
 
@@ -157,7 +157,7 @@ func TestCitusMoveDatabase(t *testing.T) {
 
 	require.NoError(t, migrations.MigrateWithConfig(ctx, moved, &migrations.Config{ShardCount: dbtest.ShardCount}))
 	got := placements(t, moved, dst)
-	require.Len(t, got, 21)
+	require.Len(t, got, 22)
 	require.Equal(t, "h", got["belief_dependency"].Method)
 	require.Equal(t, got["episode"].Group, got["belief_dependency"].Group)
 	require.Equal(t, "n", got["embedding_model"].Method)
