@@ -283,6 +283,13 @@ func loadSearchWorld(b *testing.B, dim, crowd int, sizes []int) *searchWorld {
 	w.reindex = time.Since(start)
 
 	for _, sc := range scopes {
+		// The words more than memory.MaxTermBeliefs of the scope's beliefs hold, counted
+		// as the scope's consolidation pass counts them once it grew.
+		start = time.Now()
+		common, err := w.store.CountCommonWords(ctx, sc.name)
+		require.NoError(b, err)
+		require.Equal(b, sc.size > memory.MaxTermBeliefs, common.Counted)
+		b.Logf("%s: %d common words counted in %s", sc.name, common.Words, time.Since(start).Round(time.Millisecond))
 		rows, err := w.pool.Query(ctx, "SELECT id FROM belief WHERE scope = $1 ORDER BY id", sc.name)
 		require.NoError(b, err)
 		sc.ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
@@ -897,13 +904,12 @@ func (t *searchTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchE
 
 // trace counts a statement of a read by its kind, and captures it when asked.
 func (t *searchTracer) trace(sql string, args []any) {
+	if strings.Contains(sql, "b.words @@") && !strings.HasPrefix(sql, "EXPLAIN") {
+		// A fused read: its text's rankings in the vector read's statement.
+		t.wordsReads.Add(1)
+	}
 	switch {
 	case strings.HasPrefix(sql, "EXPLAIN"):
-	case strings.Contains(sql, "entity_alias"):
-		// The entity ranking, which computes distances to its own rows only.
-		if strings.Contains(sql, "b.words @@") {
-			t.wordsReads.Add(1)
-		}
 	case strings.Contains(sql, "<=>"):
 		// A scope index's statement casts to the model's dimension, as its index does;
 		// the exact scan's does not, so that no index can answer it; the default read
@@ -960,27 +966,19 @@ func (t *searchTracer) notices() []string {
 // pooled connection settles on (the generic plan, if PostgreSQL picks it).
 func explainCaptured(ctx context.Context, pool *pgxpool.Pool, captured []tracedQuery) ([]string, error) {
 	var settings []tracedQuery
-	// The nearest-neighbour statement, the last, and the words ranking's, when the read
-	// has one.
+	// The nearest-neighbour statement, the last (a fused read's holds its text's
+	// rankings too).
 	var targets []*tracedQuery
-	var words *tracedQuery
 	for i, q := range captured {
 		switch {
 		case strings.HasPrefix(q.sql, "SET LOCAL "): // memory's setLocal
 			settings = append(settings, q)
-		case strings.Contains(q.sql, "entity_alias"):
-			if words == nil && strings.Contains(q.sql, "b.words @@") {
-				words = &captured[i]
-			}
 		case strings.Contains(q.sql, "<=>"):
 			targets = []*tracedQuery{&captured[i]}
 		}
 	}
 	if len(targets) == 0 {
 		return nil, fmt.Errorf("no nearest-neighbour statement among the %d captured", len(captured))
-	}
-	if words != nil {
-		targets = append(targets, words)
 	}
 	var plan []string
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {

@@ -7,7 +7,7 @@ import (
 
 // Recall by a text fuses three rankings of a scope's beliefs (docs/design.md, "Recall by
 // vectors, words and entities"): by embedding (exact, nearestRead), by the words they
-// share with the text (queueWords) and by the entities the text names (queueEntities).
+// share with the text and by the entities the text names (queueText, one statement).
 // Each gives a belief a score within 0..1: its cosine similarity to the text, its share
 // of the weight of the text's words, 1 when it is about an entity the text names. The
 // fused score is their weighted sum, so that how much better the best of a ranking is
@@ -37,39 +37,38 @@ type Match struct {
 	WordsScore float64 `json:"words_score,omitempty"`
 }
 
-// fuse is the beliefs of the three rankings, each once, by fused score, best first, at
-// most k; each carries its Match. Equal scores keep the nearer first, then by id, as the
-// vector read does.
-func fuse(k int, vector, words, named []Belief) []Belief {
-	byID := map[int64]*Belief{}
-	var order []int64
-	add := func(list []Belief, set func(m *Match, rank int)) {
-		for i, b := range list {
-			got, ok := byID[b.ID]
-			if !ok {
-				var wordsScore float64
-				if b.Match != nil {
-					wordsScore = b.Match.WordsScore
-				}
-				b.Match = &Match{WordsScore: wordsScore}
-				byID[b.ID], got = &b, &b
-				order = append(order, b.ID)
-			}
-			if got.Distance == nil {
-				got.Distance = b.Distance
-			}
-			if b.Match != nil && b.Match.WordsScore > got.Match.WordsScore {
-				got.Match.WordsScore = b.Match.WordsScore
-			}
-			set(got.Match, i+1)
-		}
+// fuse is the beliefs of the vector ranking (nearest first) and of the text's rankings
+// (each with its words and entity ranks from the statement, textRanksSQL), each once, by
+// fused score, best first, at most k; each carries its Match. Equal scores keep the
+// nearer first, then by id, as the vector read does.
+func fuse(k int, vector, text []Belief) []Belief {
+	out := make([]Belief, 0, len(vector)+len(text))
+	at := make(map[int64]int, len(vector)+len(text))
+	for i, b := range vector {
+		m := textMatch(b.Match)
+		m.VectorRank = i + 1
+		b.Match = &m
+		at[b.ID] = len(out)
+		out = append(out, b)
 	}
-	add(vector, func(m *Match, r int) { m.VectorRank = r })
-	add(words, func(m *Match, r int) { m.WordsRank = r })
-	add(named, func(m *Match, r int) { m.EntityRank = r })
-	out := make([]Belief, 0, len(order))
-	for _, id := range order {
-		b := byID[id]
+	for _, b := range text {
+		if i, ok := at[b.ID]; ok {
+			// Read twice: by the scope's own index, and by the text.
+			m := textMatch(b.Match)
+			m.VectorRank = out[i].Match.VectorRank
+			out[i].Match = &m
+			if out[i].Distance == nil {
+				out[i].Distance = b.Distance
+			}
+			continue
+		}
+		m := textMatch(b.Match)
+		b.Match = &m
+		at[b.ID] = len(out)
+		out = append(out, b)
+	}
+	for i := range out {
+		b := &out[i]
 		m := b.Match
 		if b.Distance != nil {
 			m.Vector = WeightVector * min(1, max(0, 1-*b.Distance))
@@ -79,12 +78,20 @@ func fuse(k int, vector, words, named []Belief) []Belief {
 			m.Entity = WeightEntity
 		}
 		m.Fused = m.Vector + m.Words + m.Entity
-		out = append(out, *b)
 	}
 	slices.SortStableFunc(out, func(a, b Belief) int {
 		return cmp.Or(cmp.Compare(b.Match.Fused, a.Match.Fused), compareDistance(a.Distance, b.Distance), cmp.Compare(a.ID, b.ID))
 	})
 	return out[:min(k, len(out))]
+}
+
+// textMatch is the text's part of m, as a fused statement read it: the words score and
+// ranks. Nil reads nothing.
+func textMatch(m *Match) Match {
+	if m == nil {
+		return Match{}
+	}
+	return Match{WordsScore: m.WordsScore, WordsRank: m.WordsRank, EntityRank: m.EntityRank}
 }
 
 // compareDistance orders the nearer first, a belief without a distance last.

@@ -52,6 +52,10 @@ func scanBelief(row pgx.CollectableRow) (Belief, error) {
 	var (
 		b            Belief
 		supersededBy *int64
+		// A fused read's ranks and words score (nearestQuery.joinBack): null where a
+		// belief is not in that ranking.
+		vectorRank, wordsRank, entityRank *int
+		words                             *float64
 	)
 	dest := []any{&b.ID, &b.Scope, &b.Subject, &b.Attribute, &b.Kind, &b.Statement, &b.Status, &b.Confidence, &b.Origin,
 		&b.ValidFrom, &b.ValidUntil, &b.RecordedAt, &b.RetiredAt, &b.Supersedes, &supersededBy, &b.EpisodeID, &b.Quote,
@@ -62,9 +66,14 @@ func scanBelief(row pgx.CollectableRow) (Belief, error) {
 			dest = append(dest, &b.Episodes)
 		case "distance":
 			dest = append(dest, &b.Distance)
+		case "vector_rank":
+			dest = append(dest, &vectorRank)
 		case "words":
-			b.Match = &Match{}
-			dest = append(dest, &b.Match.WordsScore)
+			dest = append(dest, &words)
+		case "words_rank":
+			dest = append(dest, &wordsRank)
+		case "entity_rank":
+			dest = append(dest, &entityRank)
 		default:
 			return Belief{}, fmt.Errorf("unknown belief column %q", f.Name)
 		}
@@ -74,6 +83,10 @@ func scanBelief(row pgx.CollectableRow) (Belief, error) {
 	}
 	if supersededBy != nil {
 		b.SupersededBy = []int64{*supersededBy}
+	}
+	if vectorRank != nil || words != nil || entityRank != nil {
+		b.Match = &Match{VectorRank: deref(vectorRank), WordsScore: deref(words), WordsRank: deref(wordsRank),
+			EntityRank: deref(entityRank)}
 	}
 	b.ValidFrom, b.RecordedAt, b.LastSeenAt = b.ValidFrom.UTC(), b.RecordedAt.UTC(), b.LastSeenAt.UTC()
 	b.ValidUntil, b.RetiredAt = utcPtr(b.ValidUntil), utcPtr(b.RetiredAt)
@@ -295,17 +308,15 @@ func (s *Store) ranked(ctx context.Context, q rankQuery) ([]Belief, error) {
 	scope, _ := q.args[0].(string)
 	q.columns = scoped(q.columns, q.view)
 	r, err := newNearestRead(ctx, s, nearestQuery{table: searchBeliefs, scope: scope, where: q.view, args: q.args, model: q.model,
-		vec: q.vec, k: q.k}, q.columns, scanBelief)
+		vec: q.vec, k: q.k, text: q.text}, q.columns, scanBelief)
 	if err != nil {
 		return nil, err
 	}
+	if q.text != "" {
+		r.split = splitRanks
+	}
 	b := &pgx.Batch{}
 	r.queue(b)
-	var words, named []Belief
-	if q.text != "" && q.k > 0 {
-		queueWords(b, q, &words)
-		queueEntities(b, q, &named)
-	}
 	n := len(q.args)
 	where := fmt.Sprintf("%s AND %s ORDER BY b.valid_from DESC, b.id DESC LIMIT $%d", q.view, notEmbeddedWith(n+1), n+2)
 	var unranked []Belief
@@ -322,7 +333,7 @@ func (s *Store) ranked(ctx context.Context, q rankQuery) ([]Belief, error) {
 		return nil, err
 	}
 	if q.text != "" {
-		bs = fuse(q.k, bs, words, named)
+		bs = fuse(q.k, bs, r.text)
 	}
 	for _, u := range unranked {
 		if !slices.ContainsFunc(bs, func(b Belief) bool { return b.ID == u.ID }) {

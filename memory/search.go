@@ -52,6 +52,16 @@ type nearestQuery struct {
 	model string
 	vec   []float32
 	k     int
+	// text, when set, fuses the words and entity rankings of a text into the read's
+	// statement (textRanksSQL): beliefs only.
+	text string
+}
+
+// vectorOnly is q without its text: a read again after the batch's (nearestRead.finish)
+// is of the vector ranking alone, the text's being read already.
+func (q nearestQuery) vectorOnly() nearestQuery {
+	q.text = ""
+	return q
 }
 
 // nearest reads the k rows of q nearest to its vector, nearest first and then by id,
@@ -81,6 +91,10 @@ type nearestRead[T any] struct {
 	dim     int
 	indexed bool
 	rows    []T
+	// split, with q.text, parts the batch's rows into the vector ranking's (rows) and
+	// those only the text's rankings found (text).
+	split func([]T) (vector, text []T)
+	text  []T
 }
 
 // newNearestRead checks q. A read of no row (k 0) queues nothing and finds nothing.
@@ -112,6 +126,9 @@ func (r *nearestRead[T]) queue(b *pgx.Batch) {
 	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
 		var err error
 		r.rows, err = pgx.CollectRows(rows, r.scan)
+		if err == nil && r.split != nil {
+			r.rows, r.text = r.split(r.rows)
+		}
 		return err
 	})
 }
@@ -119,10 +136,14 @@ func (r *nearestRead[T]) queue(b *pgx.Batch) {
 // scanSQL is the read of a scope without an index of its own: the halfvec ranking where
 // the scope's current beliefs have copies, else the exact scan.
 func (r *nearestRead[T]) scanSQL(guarded bool) (string, []any) {
-	if !r.s.fullScan && r.q.activeBeliefs() && halfvecFits(r.dim, r.q.scope, r.q.model) {
-		return r.q.halfvecSQL(r.columns, guarded)
+	q := r.q
+	if !guarded {
+		q = q.vectorOnly()
 	}
-	return r.q.exactSQL(r.columns, guarded)
+	if !r.s.fullScan && q.activeBeliefs() && halfvecFits(r.dim, q.scope, q.model) {
+		return q.halfvecSQL(r.columns, guarded)
+	}
+	return q.exactSQL(r.columns, guarded)
 }
 
 // finish is the read's answer, once the batch queue used was sent.
@@ -162,7 +183,7 @@ func (r *nearestRead[T]) finish(ctx context.Context) ([]T, error) {
 	}
 	// Fewer than k: the scope may hold fewer, or the index stopped early. The exact scan
 	// tells which.
-	sql, args := r.q.exactSQL(r.columns, false)
+	sql, args := r.q.vectorOnly().exactSQL(r.columns, false)
 	return r.read(ctx, sql, args)
 }
 
@@ -228,18 +249,45 @@ func halfvecCandidates(k int) int { return 4 * k }
 // scope. Ties are broken by id at both stages, as exactSQL does.
 func (q nearestQuery) halfvecSQL(columns string, guarded bool) (string, []any) {
 	n := len(q.args)
-	sql := fmt.Sprintf(`SELECT %s, n.distance AS distance FROM (
-			SELECT c.id, x.distance FROM (
+	ranked := fmt.Sprintf(`SELECT c.id, x.distance FROM (
 				SELECT b.id FROM belief b
 				WHERE %s AND b.embed_model = $%d AND b.embedding_half IS NOT NULL%s
 				ORDER BY b.embedding_half <=> $%d::halfvec, b.id LIMIT $%d) c
 			CROSS JOIN LATERAL (SELECT x.embedding <=> $%d::vector AS distance FROM belief x
 				WHERE x.scope = $1 AND x.id = c.id OFFSET 0) x
-			ORDER BY x.distance, c.id LIMIT $%d) n
-		JOIN belief b ON b.scope = $1 AND b.id = n.id ORDER BY n.distance, b.id`,
-		columns, q.where, n+1, q.guard(guarded, n+1), n+2, n+3, n+4, n+5)
-	return sql, append(append([]any{}, q.args...), q.model, unitHalfvec(q.vec), halfvecCandidates(q.k),
-		pgvector.NewVector(q.vec), q.k)
+			ORDER BY x.distance, c.id LIMIT $%d`,
+		q.where, n+1, q.guard(guarded, n+1), n+2, n+3, n+4, n+5)
+	return q.joinBack(columns, ranked, append(append([]any{}, q.args...), q.model, unitHalfvec(q.vec), halfvecCandidates(q.k),
+		pgvector.NewVector(q.vec), q.k), n+4, n+1)
+}
+
+// joinBack is the statement that reads the rows of ranked (their id and distance, its
+// arguments args, the query vector in the argument numbered vec and the model in model)
+// with their columns, nearest first; with q.text, fused with its words and entity
+// rankings (textRanksSQL) in the same statement, each row saying where it ranked.
+func (q nearestQuery) joinBack(columns, ranked string, args []any, vec, model int) (string, []any) {
+	if q.text == "" {
+		return fmt.Sprintf(`SELECT %s, n.distance AS distance FROM (%s) n
+			JOIN %s b ON b.scope = $1 AND b.id = n.id ORDER BY n.distance, b.id`, columns, ranked, q.table), args
+	}
+	distance := fmt.Sprintf("CASE WHEN b.embed_model = $%d THEN b.embedding <=> $%d::vector END", model, vec)
+	ranks, textArgs := textRanksSQL(q.where, q.text, q.k, len(args)+1, distance)
+	// A belief only the text found is read only if it can be among the k that fuse
+	// keeps: when the vector ranking has k beliefs, its fused score must reach the
+	// similarity of the k-th, which each of the k reaches at least.
+	fused := fmt.Sprintf("%g * greatest(0, least(1, 1 - coalesce(%s, 1))) + %g * coalesce(c.score, 0) + %g * (c.erank IS NOT NULL)::int",
+		WeightVector, distance, WeightWords, WeightEntity)
+	return fmt.Sprintf(`WITH n AS MATERIALIZED (SELECT r.id, r.distance, row_number() OVER (ORDER BY r.distance, r.id) AS rank FROM (%[1]s) r),
+		%[2]s,
+		c AS (SELECT coalesce(n.id, s.id, e.id) AS id, n.rank AS vrank, n.distance, s.score, s.rank AS wrank, e.rank AS erank
+			FROM n FULL JOIN s ON s.id = n.id FULL JOIN e ON e.id = coalesce(n.id, s.id)),
+		bar AS MATERIALIZED (SELECT CASE WHEN count(*) = $%[6]d THEN %[7]g * greatest(0, least(1, 1 - max(n.distance))) END AS fused FROM n)
+		SELECT %[3]s, c.vrank AS vector_rank, c.score AS words, c.wrank AS words_rank, c.erank AS entity_rank,
+			coalesce(c.distance, %[4]s) AS distance
+		FROM c JOIN belief b ON b.scope = $1 AND b.id = c.id
+		WHERE c.vrank IS NOT NULL OR %[5]s >= coalesce((SELECT fused FROM bar), 0)
+		ORDER BY c.vrank NULLS LAST, b.id`, ranked, ranks, columns, distance, fused, len(args)+len(textArgs)+1, WeightVector),
+		append(append(args, textArgs...), q.k)
 }
 
 // exactSQL ranks every row of q by distance. The distance is computed without the cast
@@ -249,12 +297,10 @@ func (q nearestQuery) halfvecSQL(columns string, guarded bool) (string, []any) {
 func (q nearestQuery) exactSQL(columns string, guarded bool) (string, []any) {
 	n := len(q.args)
 	// The join back names the scope too: on Citus it stays on the scope's shard.
-	sql := fmt.Sprintf(`SELECT %s, n.distance AS distance FROM (
-			SELECT b.id, b.embedding <=> $%d::vector AS distance FROM %s b
-			WHERE %s AND b.embed_model = $%d%s ORDER BY distance, b.id LIMIT $%d) n
-		JOIN %s b ON b.scope = $1 AND b.id = n.id ORDER BY n.distance, b.id`,
-		columns, n+1, q.table, q.where, n+2, q.guard(guarded, n+2), n+3, q.table)
-	return sql, append(append([]any{}, q.args...), pgvector.NewVector(q.vec), q.model, q.k)
+	ranked := fmt.Sprintf(`SELECT b.id, b.embedding <=> $%d::vector AS distance FROM %s b
+			WHERE %s AND b.embed_model = $%d%s ORDER BY distance, b.id LIMIT $%d`,
+		n+1, q.table, q.where, n+2, q.guard(guarded, n+2), n+3)
+	return q.joinBack(columns, ranked, append(append([]any{}, q.args...), pgvector.NewVector(q.vec), q.model, q.k), n+1, n+2)
 }
 
 // guard is, when guarded, the condition that the scope has no index of its own on q's

@@ -112,3 +112,37 @@ func TestCountCommonWords(t *testing.T) {
 	require.Equal(t, CommonWordsResult{}, res)
 	require.Nil(t, b.common(t))
 }
+
+// A word more than MaxTermBeliefs beliefs of the scope hold, current or not, is left out
+// of a text's terms once counted: its posting list is not read. Before the count, the
+// read counts the current beliefs holding it, 5 here.
+func TestCommonWordsAreLeftOut(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupCommon(t)
+	b.add(t, 70, 65)
+	q := CandidatesQuery{Scope: b.scope, Text: "the zebra", Model: commonModel, Vector: dbtest.Unit(b.rng, commonDim), K: 5}
+
+	scored := func() int {
+		t.Helper()
+		bs, err := b.store.Candidates(ctx, q)
+		require.NoError(t, err)
+		require.Len(t, bs, 5)
+		n := 0
+		for _, bl := range bs {
+			require.NotNil(t, bl.Match)
+			if bl.Match.WordsScore > 0 {
+				n++
+				require.Positive(t, bl.Match.WordsRank)
+			}
+		}
+		return n
+	}
+	require.Equal(t, 5, scored(), "the 5 current beliefs holding zebra")
+
+	res, err := b.store.CountCommonWords(ctx, b.scope)
+	require.NoError(t, err)
+	require.True(t, res.Counted)
+	require.Contains(t, b.common(t), "zebra")
+	require.Zero(t, scored(), "zebra is common: left to the vectors")
+}
