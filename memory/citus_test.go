@@ -4,6 +4,7 @@ package memory
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,19 @@ func TestCitusRouter(t *testing.T) {
 	_, err = store.ChangedSince(ctx, scope, model, day("2026-01-01"), 10)
 	require.NoError(t, err)
 	_, err = store.Flagged(ctx, scope, 10)
+	require.NoError(t, err)
+	// Its count of a scope's common words, here of a scope grown past MaxTermBeliefs.
+	const grown = "acme/user:7"
+	notes := make([]dbtest.Row, MaxTermBeliefs+1)
+	for i := range notes {
+		notes[i] = dbtest.Row{Scope: grown, Statement: "User keeps note " + strconv.Itoa(i), Vector: []float32{0, 1, 0}}
+	}
+	dbtest.InsertBeliefs(t, schema.Pool, model, notes)
+	common, err := store.CountCommonWords(ctx, grown)
+	require.NoError(t, err)
+	require.True(t, common.Counted)
+	// Extraction's candidates, fused with the transcript's words and entities.
+	_, err = store.Candidates(ctx, CandidatesQuery{Scope: scope, Text: "I moved to Miami", Model: model, Vector: []float32{1, 0, 0}, K: 5})
 	require.NoError(t, err)
 
 	// Resolving a review item.
