@@ -246,6 +246,11 @@ func storeTurns(ctx context.Context, store *memory.Store, cfg LocomoRetrievalCon
 			ids[keys[i]] = f.BeliefID
 		}
 	}
+	// The words most of the conversation's turns hold, as its consolidation pass counts
+	// them: the words ranking leaves them out, as it does for the worker's scopes.
+	if _, err := store.CountCommonWords(ctx, s.Scope()); err != nil {
+		return nil, last, err
+	}
 	for {
 		pending, err := store.Unembedded(ctx, s.Scope(), cfg.EmbedModel, 64)
 		if err != nil || len(pending) == 0 {
