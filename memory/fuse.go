@@ -7,15 +7,16 @@ import (
 
 // Recall by a text fuses three rankings of a scope's beliefs (docs/design.md, "Recall by
 // vectors, words and entities"): by embedding (exact, nearestRead), by the words they
-// share with the text and by the entities the text names (queueText, one statement).
-// Each gives a belief a score within 0..1: its cosine similarity to the text, its share
-// of the weight of the text's words, 1 when it is about an entity the text names. The
-// fused score is their weighted sum, so that how much better the best of a ranking is
-// counts, not only that it is first: reciprocal rank fusion, tried first, put a belief
-// holding the one rare code the question says below look-alikes that were middling in
-// both rankings, as every belief of a small scope is in every ranking. Weights measured
-// on LoCoMo's evidence annotations afterwards (docs/evaluation.md, "Retrieval"); they were
-// set on the issue's own case (a code the embedding blurs), not tuned on that table.
+// share with the text and by the entities the text names (textRanksSQL, all in one
+// statement). Each gives a belief a score within 0..1: its cosine similarity to the
+// text, its share of the weight of the text's words, 1 when it is about an entity the
+// text names. The fused score is their weighted sum, so that how much better the best of
+// a ranking is counts, not only that it is first: reciprocal rank fusion, tried first,
+// put a belief holding the one rare code the question says below look-alikes that were
+// middling in both rankings, as every belief of a small scope is in every ranking.
+// Weights measured on LoCoMo's evidence annotations afterwards (docs/evaluation.md,
+// "Retrieval"); they were set on the issue's own case (a code the embedding blurs), not
+// tuned on that table.
 const (
 	WeightVector = 1.0
 	WeightWords  = 0.5
