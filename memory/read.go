@@ -312,9 +312,6 @@ func (s *Store) ranked(ctx context.Context, q rankQuery) ([]Belief, error) {
 	if err != nil {
 		return nil, err
 	}
-	if q.text != "" {
-		r.split = splitRanks
-	}
 	b := &pgx.Batch{}
 	r.queue(b)
 	n := len(q.args)
@@ -328,12 +325,18 @@ func (s *Store) ranked(ctx context.Context, q rankQuery) ([]Belief, error) {
 	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
 		return nil, err
 	}
+	// A fused statement's rows are the vector ranking's and those only the text found:
+	// finish sees the former alone, as a read of the vectors.
+	var text []Belief
+	if q.text != "" {
+		r.rows, text = splitRanks(r.rows)
+	}
 	bs, err := r.finish(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if q.text != "" {
-		bs = fuse(q.k, bs, r.text)
+		bs = fuse(q.k, bs, text)
 	}
 	for _, u := range unranked {
 		if !slices.ContainsFunc(bs, func(b Belief) bool { return b.ID == u.ID }) {

@@ -91,10 +91,6 @@ type nearestRead[T any] struct {
 	dim     int
 	indexed bool
 	rows    []T
-	// split, with q.text, parts the batch's rows into the vector ranking's (rows) and
-	// those only the text's rankings found (text).
-	split func([]T) (vector, text []T)
-	text  []T
 }
 
 // newNearestRead checks q. A read of no row (k 0) queues nothing and finds nothing.
@@ -126,9 +122,6 @@ func (r *nearestRead[T]) queue(b *pgx.Batch) {
 	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
 		var err error
 		r.rows, err = pgx.CollectRows(rows, r.scan)
-		if err == nil && r.split != nil {
-			r.rows, r.text = r.split(r.rows)
-		}
 		return err
 	})
 }

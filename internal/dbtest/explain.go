@@ -13,8 +13,7 @@ import (
 // in tx: prepared, executed six times first, so that the plan shown is the one
 // PostgreSQL settles on, generic or custom. (EXPLAIN of a statement with parameters
 // would plan it once for their values.) The arguments are written as literals: strings,
-// integers, real[] as []float32, and values whose String is their text form, as
-// pgvector's vectors.
+// integers, and values whose String is their text form, as pgvector's vectors.
 func ExplainPrepared(ctx context.Context, tx pgx.Tx, options, sql string, args []any) ([]string, error) {
 	lits := make([]string, len(args))
 	for i, a := range args {
@@ -27,16 +26,6 @@ func ExplainPrepared(ctx context.Context, tx pgx.Tx, options, sql string, args [
 			lits[i] = strconv.FormatInt(int64(v), 10)
 		case int64:
 			lits[i] = strconv.FormatInt(v, 10)
-		case []float32:
-			// A real[], as the words ranking sends its vector.
-			lits[i] = "NULL"
-			if v != nil {
-				parts := make([]string, len(v))
-				for j, x := range v {
-					parts[j] = strconv.FormatFloat(float64(x), 'g', -1, 32)
-				}
-				lits[i] = quote("{" + strings.Join(parts, ",") + "}")
-			}
 		case fmt.Stringer:
 			lits[i] = quote(v.String())
 		default:
